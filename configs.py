@@ -87,7 +87,7 @@ class RewardConfig:
     judge_max_retry_after_s: float = 60.0  # a longer retry-after moves on to the next backend at once, seconds
     judge_cooldown_after: int = 2  # consecutive failed calls before a backend is skipped for judge_cooldown_s
     judge_max_tokens: int = 1024  # judge reply budget, tokens
-    judge_temperature: float = 0.0  # judge sampling temperature
+    judge_temperature: float = 0.0  # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
     judge_default_price: tuple[float, float] = (3.0, 15.0)  # USD per million input/output tokens, models not in reward.PRICES
 
 
@@ -106,6 +106,7 @@ class GRPOConfig:
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"] = "token_mean"  # loss aggregation
     drop_zero_variance_groups: bool = True  # drop groups whose rewards are all equal (no signal)
     mask_truncated: bool = False  # exclude episodes cut off by a limit from the loss
+    num_minibatches: int = 1  # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
 
 
 @dataclass
@@ -131,6 +132,7 @@ class TrainConfig:
     micro_batch_tokens: int = 16384  # tokens per packed micro-batch on each rank
     epochs_shuffle: bool = True  # reshuffle the tasks every epoch
     curriculum: bool = False  # skip tasks whose recent groups were all 0 or all 1
+    curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
