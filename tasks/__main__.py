@@ -1,0 +1,142 @@
+"""CLI: python -m tasks {validate, import-csv, generate} (tyro).
+
+  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--normalize-weights]
+  python -m tasks import-csv CSV OUT_DIR [--normalize-weights]
+  python -m tasks generate --seed-tasks tasks/data --n 20 --model M [--backend anthropic|openai]
+                           [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
+Exit status: 0 success, 1 a task failed (validate) or nothing was accepted (generate), 2 bad input.
+"""
+
+import asyncio
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+import tyro
+from rich.console import Console
+from rich.markup import escape
+
+from tasks.loaders import import_csv as _import_csv, load_tasks
+from tasks.task import TaskError
+
+# Piped output (make, CI logs) gets 120 columns instead of rich's 80 so task ids fit on one line.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+
+
+def _load(path: str, normalize_weights: bool):
+    try:
+        return load_tasks(path, normalize_weights=normalize_weights)
+    except (TaskError, FileNotFoundError) as e:
+        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        return None
+
+
+def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "tasks/data", jobs: int = 4,
+             normalize_weights: bool = False, base_image: str | None = None) -> int:
+    """Prove tasks valid: weighted tests fail on the untouched container, all pass after solution.sh.
+
+    Args:
+        ids: task ids to validate (default: every task under --tasks).
+        tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.
+        jobs: tasks validated at once (each uses two containers).
+        normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
+        base_image: image the Dockerfiles build FROM (default: sandbox.BASE_IMAGE).
+    """
+    from tasks.validate import results_table, validate_tasks
+
+    loaded = _load(tasks, normalize_weights)
+    if loaded is None:
+        return 2
+    unknown = sorted(set(ids) - {t.id for t in loaded})
+    if unknown:
+        console.print(f"error: unknown task ids under {tasks}: {', '.join(unknown)}", soft_wrap=True)
+        return 2
+    selected = [t for t in loaded if not ids or t.id in ids]
+    console.print(f"validating {len(selected)} task(s) from {tasks} with {jobs} job(s)")
+    done = 0
+
+    def progress(result):
+        nonlocal done
+        done += 1
+        verdict = "[green]ok  [/green]" if result.ok else "[red]FAIL[/red]"
+        detail = "" if result.ok else f": {escape(result.reason)}"
+        console.print(f"[{done:>{len(str(len(selected)))}}/{len(selected)}] {verdict} {result.task_id} "
+                      f"({result.duration_s:.1f}s){detail}", soft_wrap=True)
+
+    start = time.monotonic()
+    results = asyncio.run(validate_tasks(selected, jobs=jobs, base_image=base_image, on_result=progress))
+    console.print(results_table(selected, results))
+    failed = [r for r in results if not r.ok]
+    console.print(f"{len(results)} task(s): {len(results) - len(failed)} valid, {len(failed)} invalid "
+                  f"({time.monotonic() - start:.0f}s)")
+    for r in failed:
+        console.print(f"  {r.task_id}: {r.reason}", soft_wrap=True, markup=False)
+    return 1 if failed else 0
+
+
+def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str],
+               normalize_weights: bool = False) -> int:
+    """Materialise a terminal-bench-rl CSV as native task folders OUT_DIR/<task_id>/.
+
+    Args:
+        csv: the CSV (columns task_id, difficulty, title, use_case_category, prompt, category, tags,
+            dockerfile, test_functions, test_weights, additional_files).
+        out_dir: folder to write the tasks into (created if missing; existing task folders are never overwritten).
+        normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
+    """
+    try:
+        written = _import_csv(csv, out_dir, normalize_weights=normalize_weights)
+    except (TaskError, FileNotFoundError) as e:
+        console.print(f"error: {e}", soft_wrap=True, markup=False)
+        return 2
+    console.print(f"imported {len(written)} task(s) into {out_dir}: {', '.join(t.id for t in written)}",
+                  soft_wrap=True, markup=False)
+    return 0
+
+
+def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backend: Literal["anthropic", "openai"] = "anthropic",
+             base_url: str | None = None, jobs: int = 4, dedup_threshold: float = 0.8, max_tokens: int = 8192) -> int:
+    """Draft N tasks with an LLM from seed tasks; keep the novel ones that validate.
+
+    Args:
+        seed_tasks: tasks shown to the LLM as examples (any path load_tasks reads).
+        n: drafts to request (accepted <= n).
+        model: model name sent to the backend.
+        staging: folder for drafts and rejections.jsonl.
+        out: folder the accepted tasks are copied to.
+        backend: 'anthropic' (Messages API, $ANTHROPIC_API_KEY) or 'openai' (/chat/completions, $OPENAI_API_KEY).
+        base_url: API base URL (required for openai; a local server may go without a key).
+        jobs: concurrent LLM requests and validations.
+        dedup_threshold: drop drafts whose instruction similarity to a seed or earlier draft is >= this.
+        max_tokens: reply budget per draft, tokens.
+    """
+    from tasks.generate import generate as run, make_llm
+
+    seeds = _load(seed_tasks, False)
+    if seeds is None:
+        return 2
+    try:
+        llm = make_llm(backend, model, base_url, max_tokens=max_tokens)
+    except ValueError as e:
+        console.print(f"error: {e}", markup=False)
+        return 2
+    report = asyncio.run(run(seeds, n, llm, Path(staging), Path(out), jobs=jobs, dedup_threshold=dedup_threshold))
+    console.print(f"{len(report.accepted)} of {n} draft(s) accepted into {out}: {', '.join(report.accepted) or '-'}",
+                  markup=False, soft_wrap=True)
+    for r in report.rejected:
+        console.print(f"  rejected draft {r.draft} ({r.task_id or '?'}) at {r.stage}: {r.reason}", markup=False,
+                      soft_wrap=True)
+    return 0 if report.accepted else 1
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "import-csv": import_csv, "generate": generate})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""Static checks shared by every task loader: test discovery, weights, allowed pre-passes, Dockerfile.
+
+Test names are found with `ast` (no test code is imported or run): module-level functions and methods of
+`Test*` classes whose names start with `test`, in every tests/**/test_*.py, as pytest collects them by
+default. A function (or class) decorated with `pytest.mark.parametrize` is marked parametrized; its
+JUnit names are `name[case-id]`, so a weight may name the function (all cases) or one `name[...]` case.
+"""
+
+import ast
+import fnmatch
+import json
+import logging
+import math
+import posixpath
+import shlex
+from pathlib import Path
+
+from tasks.task import TaskError
+
+log = logging.getLogger("termrl.tasks")
+
+
+def _is_parametrize(decorator: ast.expr) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return isinstance(target, ast.Attribute) and target.attr == "parametrize"
+
+
+def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
+    """Test function names in tests_dir/**/test_*.py -> whether the function is parametrized.
+
+    Raises TaskError (field 'tests') if the folder or test files are missing, a file is not valid
+    Python, or no test function is found.
+    """
+    if not tests_dir.is_dir():
+        raise TaskError(task_id, "tests", "missing tests/ folder", tests_dir)
+    files = sorted(tests_dir.rglob("test_*.py"))
+    if not files:
+        raise TaskError(task_id, "tests", "no test_*.py files in tests/", tests_dir)
+    tests: dict[str, bool] = {}
+    for file in files:
+        try:
+            tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
+        except (SyntaxError, UnicodeDecodeError) as e:
+            line = getattr(e, "lineno", None)
+            raise TaskError(task_id, "tests", f"not valid Python (line {line}): {getattr(e, 'msg', e)}", file) from e
+        for node in tree.body:
+            funcs, class_param = [node], False
+            if isinstance(node, ast.ClassDef):
+                if not node.name.startswith("Test"):
+                    continue
+                funcs, class_param = node.body, any(_is_parametrize(d) for d in node.decorator_list)
+            for fn in funcs:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("test"):
+                    param = class_param or any(_is_parametrize(d) for d in fn.decorator_list)
+                    tests[fn.name] = tests.get(fn.name, False) or param
+    if not tests:
+        raise TaskError(task_id, "tests", "no test functions (def test_...) found in tests/", tests_dir)
+    return tests
+
+
+def _known(tests: dict[str, bool]) -> str:
+    return ", ".join(sorted(tests))
+
+
+def _resolve_name(task_id: str, field: str, key: str, tests: dict[str, bool], path: Path | None) -> str:
+    """A test name as written in a weights/allowed_prepass table -> the checked test name."""
+    base, bracket, _ = key.partition("[")
+    if key in tests or (bracket and key.endswith("]") and tests.get(base)):
+        return key
+    if bracket and base in tests:
+        raise TaskError(task_id, field, f"'{key}' names a case of '{base}', which is not parametrized", path)
+    if not key.startswith("test"):
+        prefixed = f"test_{key}"
+        if prefixed in tests or (bracket and tests.get(f"test_{base}")):
+            log.warning("task '%s', field '%s': key '%s' has no 'test_' prefix; using '%s'", task_id, field, key, prefixed)
+            return prefixed
+        raise TaskError(task_id, field, f"'{key}' names no test (nor does '{prefixed}'); tests found: {_known(tests)}", path)
+    raise TaskError(task_id, field, f"'{key}' names a test that does not exist; tests found: {_known(tests)}", path)
+
+
+def _weight_value(task_id: str, field: str, name: str, value, path: Path | None) -> float:
+    """A weight as written (number, or a numeric string from a public dataset) -> float >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TaskError(task_id, field, f"weight of '{name}' must be a number, got {json.dumps(value)}", path)
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise TaskError(task_id, field, f"weight of '{name}' is not a number: {json.dumps(value)}", path) from None
+        log.warning("task '%s', field '%s': weight of '%s' is the string %s; using %r",
+                    task_id, field, name, json.dumps(value), number)
+        value = number
+    value = float(value)
+    if not math.isfinite(value):
+        raise TaskError(task_id, field, f"weight of '{name}' is not finite: {value}", path)
+    if value < 0:
+        raise TaskError(task_id, field, f"weight of '{name}' is negative: {value:g}", path)
+    return value
+
+
+def check_weights(task_id: str, raw, tests: dict[str, bool], normalize: bool = False,
+                  field: str = "weights", path: Path | None = None) -> dict[str, float]:
+    """Check a {test name: weight} table against the tests found; return it with float weights summing to 1.
+
+    Keys without the `test_` prefix become `test_<key>` (with a logged warning) when that test exists;
+    numeric strings become floats (with a warning). Weights must sum to 1 within 1e-6; with
+    normalize=True they are divided by their sum instead (with a warning).
+    Raises TaskError for: a non-table, an empty table, unknown tests, two keys naming the same test,
+    non-numeric, non-finite or negative weights, a zero sum, a sum != 1 without normalize.
+    """
+    if not isinstance(raw, dict):
+        raise TaskError(task_id, field, f"must be a table of test name -> weight, got {json.dumps(raw)}", path)
+    if not raw:
+        raise TaskError(task_id, field, "is empty; give each scored test a weight", path)
+    weights: dict[str, float] = {}
+    for key, value in raw.items():
+        name = _resolve_name(task_id, field, str(key), tests, path)
+        if name in weights:
+            raise TaskError(task_id, field, f"two keys name the test '{name}'", path)
+        weights[name] = _weight_value(task_id, field, name, value, path)
+    total = sum(weights.values())
+    if total <= 0:
+        raise TaskError(task_id, field, "weights sum to 0", path)
+    if abs(total - 1.0) > 1e-6:
+        if not normalize:
+            raise TaskError(task_id, field, f"weights sum to {total:g}, not 1 (normalize_weights=True or "
+                                            "--normalize-weights rescales them)", path)
+        log.warning("task '%s', field '%s': weights sum to %g; rescaled to sum to 1", task_id, field, total)
+        weights = {name: w / total for name, w in weights.items()}
+    return weights
+
+
+def check_allowed_prepass(task_id: str, raw, tests: dict[str, bool], path: Path | None = None) -> dict[str, str]:
+    """Check the {test name: reason} table of tests allowed to pass before the solution runs.
+
+    Raises TaskError (field 'allowed_prepass') for a non-table, unknown tests or an empty reason.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise TaskError(task_id, "allowed_prepass", f"must be a table of test name -> reason, got {json.dumps(raw)}", path)
+    allowed = {}
+    for key, reason in raw.items():
+        name = _resolve_name(task_id, "allowed_prepass", str(key), tests, path)
+        if not isinstance(reason, str) or not reason.strip():
+            raise TaskError(task_id, "allowed_prepass", f"'{name}' needs a reason (a non-empty string)", path)
+        allowed[name] = reason.strip()
+    return allowed
+
+
+def _logical_lines(text: str):
+    """Dockerfile lines with backslash continuations joined -> (first line number, text)."""
+    start, parts = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not parts and (not stripped or stripped.startswith("#")):
+            continue
+        if start is None:
+            start = number
+        if stripped.endswith("\\"):
+            parts.append(stripped[:-1].strip())
+            continue
+        parts.append(stripped)
+        yield start, " ".join(parts)
+        start, parts = None, []
+    if parts:
+        yield start, " ".join(parts)
+
+
+def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None) -> None:
+    """The Dockerfile exists, no COPY/ADD puts tests/ or solution.sh into the image, and (given context_dir)
+    every plain COPY/ADD source exists in the build context with at least one file in it.
+
+    Tests must reach the container only at verification time, or the agent could read (or edit) them.
+    `COPY . ...` or a wildcard matching tests is refused too. `--from=` stages are not build context;
+    sources with wildcards or variables are not checked for existence (docker resolves them).
+    Raises TaskError (field 'dockerfile').
+    """
+    if not dockerfile.is_file():
+        raise TaskError(task_id, "dockerfile", "missing Dockerfile", dockerfile)
+    text = dockerfile.read_text(encoding="utf-8", errors="replace")
+    for number, line in _logical_lines(text):
+        instruction, _, rest = line.partition(" ")
+        if instruction.upper() not in ("COPY", "ADD"):
+            continue
+        rest = rest.strip()
+        try:
+            args = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
+        except (ValueError, json.JSONDecodeError) as e:
+            raise TaskError(task_id, "dockerfile", f"line {number}: cannot parse '{line}': {e}", dockerfile) from e
+        flags = [a for a in args if a.startswith("--")]
+        if any(f.startswith("--from") for f in flags):
+            continue
+        sources = [a for a in args if not a.startswith("--")][:-1]
+        for source in sources:
+            if "://" in source:
+                continue
+            first = posixpath.normpath(source).lstrip("/").split("/")[0]
+            if first == "." or fnmatch.fnmatch("tests", first):
+                raise TaskError(task_id, "dockerfile", f"line {number}: '{line}' copies tests/ into the image; "
+                                "tests are copied in only at verification time", dockerfile)
+            if fnmatch.fnmatch("solution.sh", posixpath.normpath(source).lstrip("/")):
+                raise TaskError(task_id, "dockerfile", f"line {number}: '{line}' copies solution.sh into the image",
+                                dockerfile)
+            if context_dir is not None and not any(c in source for c in "*?[$"):
+                target = context_dir / posixpath.normpath(source).lstrip("/")
+                if not (target.is_file() or (target.is_dir() and any(p.is_file() for p in target.rglob("*")))):
+                    raise TaskError(task_id, "dockerfile", f"line {number}: '{line}': {source} is missing from the "
+                                    "build context (or holds no files)", dockerfile)

@@ -1,0 +1,54 @@
+"""The Task record every part of termrl passes around, and the error raised for bad task files.
+
+A task is a folder on disk (see DESIGN.md, "Task format"): a Dockerfile and build context that prepare
+/app, hidden pytest tests copied in only after the agent stops, an oracle solution.sh, and per-test
+weights that turn the test results into a verification score in [0, 1].
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIFFICULTIES = ("easy", "medium", "hard", "extremely_hard")
+
+
+class TaskError(ValueError):
+    """A task file is malformed. The message names the task, the field and the file.
+
+    Attributes: task_id (str), field (str), path (Path | None).
+    """
+
+    def __init__(self, task_id: str, field: str, message: str, path: Path | str | None = None):
+        self.task_id, self.field, self.message = task_id, field, message
+        self.path = Path(path) if path is not None else None
+        where = f" [{self.path}]" if self.path is not None else ""
+        super().__init__(f"task '{task_id}', field '{field}': {message}{where}")
+
+
+@dataclass
+class Task:
+    """One terminal task, loaded and checked.
+
+    weights: test name -> weight, each >= 0, summing to 1. A name is a pytest test function
+        (`test_x`, matching every case of a parametrized function) or one case (`test_x[a-1]`),
+        as in JUnit `testcase@name`.
+    allowed_prepass: test name -> reason it may already pass on the untouched container.
+    agent_timeout_s, test_timeout_s: wall-clock limits in seconds.
+    meta: free-form provenance (source format, title, ...); never used for scoring.
+    """
+
+    id: str
+    instruction: str
+    difficulty: str
+    category: str
+    tags: list[str]
+    path: Path  # the task folder
+    dockerfile: Path
+    context_dir: Path  # docker build context (the task folder)
+    tests_dir: Path
+    weights: dict[str, float]
+    solution: Path | None
+    agent_timeout_s: float
+    test_timeout_s: float
+    max_turns: int | None = None
+    allowed_prepass: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)

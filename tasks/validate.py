@@ -1,0 +1,168 @@
+"""Oracle validation: prove each task's tests are meaningful (fail before) and its solution works (pass after).
+
+Per task: build the image; in one container run the tests untouched (every weighted test must fail,
+unless [allowed_prepass] lists it with a reason); in a fresh container run solution.sh from /app, then
+the tests (every test must pass, every weighted test must be reported). Both containers run at once.
+terminal-bench-rl's pipeline only checked the first half; a task no solution can pass teaches nothing.
+"""
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import sandbox
+from reward import verify  # the same weighted-test rule the training reward uses
+from tasks.task import Task
+
+SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
+
+
+@dataclass
+class ValidationResult:
+    """Outcome of validating one task. reasons is empty iff ok; durations in seconds."""
+
+    task_id: str
+    ok: bool
+    reasons: list[str] = field(default_factory=list)
+    before: "sandbox.TestReport | None" = None  # tests on the untouched container
+    after: "sandbox.TestReport | None" = None  # tests after solution.sh
+    solution_exit_code: int | None = None
+    duration_s: float = 0.0
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+
+def _tail(text: str, n: int = 300) -> str:
+    text = " ".join(text.strip().split())
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+def check_before(task: Task, report) -> list[str]:
+    """Reasons the untouched-container run disqualifies the task (empty list = fine)."""
+    if report.timed_out:
+        return [f"tests timed out on the untouched container after {task.test_timeout_s:g}s"]
+    passing = [n for n in verify(report, task.weights).passed if n not in task.allowed_prepass]
+    if passing:
+        return [f"tests pass before the solution: {', '.join(passing)} (fix the tests, or list them under "
+                "[allowed_prepass] with a reason)"]
+    return []
+
+
+def check_after(task: Task, exec_result, report) -> list[str]:
+    """Reasons the solution run disqualifies the task (empty list = fine)."""
+    if exec_result.timed_out:
+        return [f"solution.sh timed out after {task.agent_timeout_s:g}s"]
+    if exec_result.exit_code != 0:
+        return [f"solution.sh exited with code {exec_result.exit_code}: {_tail(exec_result.output)}"]
+    if report.timed_out:
+        return [f"tests timed out after the solution ({task.test_timeout_s:g}s)"]
+    if report.error:
+        return [f"tests errored after the solution: {_tail(report.error)}"]
+    reasons = []
+    failing = sorted(n for n, ok in report.tests.items() if not ok)
+    if failing:
+        reasons.append(f"tests fail after the solution: {', '.join(failing)}")
+    missing = verify(report, task.weights).missing
+    if missing:
+        reasons.append(f"weighted tests not reported by pytest: {', '.join(missing)}")
+    return reasons
+
+
+async def _run_untouched(image: str, task: Task, limits):
+    async with await sandbox.Sandbox.start(image, limits=limits) as sb:
+        return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+
+
+async def _run_solution(image: str, task: Task, limits):
+    async with await sandbox.Sandbox.start(image, limits=limits) as sb:
+        await sb.write_file(SOLUTION_PATH, task.solution.read_bytes())
+        result = await sb.exec(f"cd /app && bash {SOLUTION_PATH}", timeout=task.agent_timeout_s)
+        if result.timed_out or result.exit_code != 0:
+            return result, None
+        await sb.exec(f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]}", timeout=30)
+        return result, await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+
+
+async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:
+    """Build task's image and check it: weighted tests fail untouched, all tests pass after solution.sh.
+
+    base_image: image the Dockerfile builds FROM (None = sandbox.BASE_IMAGE); limits: sandbox.Limits.
+    Never raises for a bad task: image build errors, sandbox errors and crashes become a failed result
+    whose reasons say what happened. Containers are always removed.
+    """
+    start = time.monotonic()
+    result = ValidationResult(task.id, ok=False)
+    if task.solution is None:
+        result.reasons.append("no solution.sh")
+    else:
+        try:
+            image = await asyncio.to_thread(sandbox.build_image, task, base_image)
+        except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
+            result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
+        else:
+            before, after = await asyncio.gather(_run_untouched(image, task, limits),
+                                                 _run_solution(image, task, limits), return_exceptions=True)
+            for outcome in (before, after):
+                if isinstance(outcome, Exception):
+                    result.reasons.append(f"{type(outcome).__name__}: {outcome}")
+            if not isinstance(before, Exception):
+                result.before = before
+                result.reasons += check_before(task, before)
+            if not isinstance(after, Exception):
+                exec_result, result.after = after
+                result.solution_exit_code = exec_result.exit_code
+                result.reasons += check_after(task, exec_result, result.after)
+    result.ok = not result.reasons
+    result.duration_s = time.monotonic() - start
+    return result
+
+
+async def validate_tasks(tasks: list[Task], jobs: int = 4, base_image: str | None = None, limits=None,
+                         on_result=None) -> list[ValidationResult]:
+    """Validate tasks concurrently, at most `jobs` at a time (each uses two containers).
+
+    on_result(result) is called as each task finishes (progress output). Returns results in task order.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    semaphore = asyncio.Semaphore(jobs)
+
+    async def one(task: Task) -> ValidationResult:
+        async with semaphore:
+            result = await validate_task(task, base_image, limits)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    return list(await asyncio.gather(*(one(t) for t in tasks)))
+
+
+def _count(report, weights) -> str:
+    return "-" if report is None else f"{len(verify(report, weights).passed)}/{len(weights)}"
+
+
+def results_table(tasks: list[Task], results: list[ValidationResult]):
+    """A rich Table, one row per task: weighted tests passing before / after the solution, solution exit code,
+    seconds, verdict. Failure reasons are long; the CLI prints them in full below the table."""
+    from rich.table import Table
+
+    by_id = {t.id: t for t in tasks}
+    ok = sum(r.ok for r in results)
+    table = Table(title=f"task validation: {ok}/{len(results)} valid", title_justify="left")
+    table.add_column("task", overflow="fold")
+    # Short columns never shrink below their header: a narrow terminal folds task ids instead.
+    table.add_column("difficulty", min_width=10, no_wrap=True)
+    table.add_column("before", justify="right", min_width=6, no_wrap=True)  # weighted tests passing untouched
+    table.add_column("solution", min_width=8, no_wrap=True)
+    table.add_column("after", justify="right", min_width=5, no_wrap=True)  # weighted tests passing after solution.sh
+    table.add_column("time", justify="right", min_width=6, no_wrap=True)
+    table.add_column("result", min_width=6, no_wrap=True)
+    for r in results:
+        task = by_id[r.task_id]
+        exit_code = "-" if r.solution_exit_code is None else f"exit {r.solution_exit_code}"
+        table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), exit_code,
+                      _count(r.after, task.weights), f"{r.duration_s:.1f}s",
+                      "[green]ok[/green]" if r.ok else "[red]FAIL[/red]")
+    return table
