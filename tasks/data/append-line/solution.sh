@@ -1,0 +1,2 @@
+#!/bin/bash
+grep -qxF '10.0.0.9 cache.internal' /app/hosts || echo '10.0.0.9 cache.internal' >> /app/hosts

@@ -1,0 +1,2 @@
+#!/bin/bash
+rm -f /app/tmp.log

@@ -1,0 +1,2 @@
+#!/bin/bash
+ls /app/docs > /app/listing.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+mkdir -p /app/project/src /app/project/tests /app/project/docs

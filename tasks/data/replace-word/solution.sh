@@ -1,0 +1,2 @@
+#!/bin/bash
+sed -i 's/staging/production/g' /app/motd.txt

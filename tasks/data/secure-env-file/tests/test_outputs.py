@@ -1,0 +1,16 @@
+import os
+import stat
+from pathlib import Path
+
+
+def test_not_world_accessible():
+    mode = os.stat("/app/secrets.env").st_mode
+    assert not mode & (stat.S_IRWXO | stat.S_IRWXG), oct(mode)
+
+
+def test_mode_is_600():
+    assert stat.S_IMODE(os.stat("/app/secrets.env").st_mode) == 0o600
+
+
+def test_content_unchanged():
+    assert Path("/app/secrets.env").read_text() == "DB_PASSWORD=hunter2\nAPI_TOKEN=tok_live_8f2a9c\n"

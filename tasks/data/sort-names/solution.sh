@@ -1,0 +1,2 @@
+#!/bin/bash
+sort -f /app/names.txt > /app/sorted.txt
