@@ -1,0 +1,951 @@
+"""Docker sandboxes for terminal agents: images, containers, commands, files, hidden tests, reaping.
+
+One `Sandbox` is one container that one agent works in. The container is built to never hang, leak
+or let the agent out:
+
+- Isolation: no network (`network_mode="none"`), memory limit with swap equal to it (no swap), CPU quota,
+  pids limit, `cap_drop=ALL` plus the few capabilities a root shell needs for file work, `no-new-privileges`,
+  `init=True` (docker-init reaps the zombies left by background jobs).
+- Dead man: the container's main process is a small bash shell server under `timeout -s KILL <max_lifetime_s>`,
+  reading commands from the container's stdin, which is attached to a socket held by the owning process.
+  When the owner dies (even by SIGKILL) the kernel closes the socket, the server reads EOF and exits, and
+  the container stops by itself; `reap()` removes it.
+- Commands: the shell server runs each command under `timeout -k` in its own process group, so a timeout
+  kills the whole group, and a final `kill -KILL -<group>` removes what ignored SIGTERM. No `docker exec`
+  per command: one message on the socket, output back on it. The working directory and exported
+  variables are saved after each command and restored before the next, so `cd /tmp` then `pwd` prints `/tmp`.
+  Output is streamed from the socket keeping only a head and a rolling tail (bounded memory), stdout and
+  stderr interleaved in one pipe, decoded as UTF-8 with replacement, ANSI escapes stripped.
+- Hidden tests: copied in only by `run_tests`, into a fresh random directory; pytest writes JUnit XML into
+  another fresh directory, fetched with `get_archive` and parsed with xml.etree (never parsed from output
+  the agent could forge).
+
+Blocking docker-py calls run in worker threads behind a semaphore (`max_concurrent`); the async API
+(`Sandbox.start`, `exec`, ...) is what rollout.py and reward.py use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import fcntl
+import functools
+import hashlib
+import io
+import logging
+import os
+import re
+import secrets
+import signal
+import socket
+import tarfile
+import threading
+import time
+import weakref
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import docker
+import docker.errors
+import docker.types
+
+log = logging.getLogger("termrl.sandbox")
+
+BASE_IMAGE = os.environ.get("BASE_IMAGE", "termrl/base:bookworm")
+WORKDIR = "/app"  # working directory of a fresh sandbox
+# One id per process unless the caller names its run; labels every container this process starts.
+RUN_ID = os.environ.get("TERMRL_RUN_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+# What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
+# AUDIT_WRITE, SETFCAP, ...) stays dropped.
+DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+
+
+class ImageBuildError(RuntimeError):
+    """A task image failed to build. `log_tail` holds the last lines of the build log."""
+
+    def __init__(self, message: str, log_tail: str = ""):
+        super().__init__(message + (f"\n--- build log (tail) ---\n{log_tail}" if log_tail else ""))
+        self.log_tail = log_tail
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (image missing, container gone, Docker error), not the agent's command."""
+
+
+@dataclass
+class ExecResult:
+    """One command's outcome. exit_code is None when the command timed out or its shell was killed."""
+
+    exit_code: int | None
+    output: str  # stdout and stderr interleaved, UTF-8 (errors replaced), ANSI stripped, head + tail capped
+    timed_out: bool
+    truncated: bool  # True when bytes were cut from the middle (the output says how many)
+    duration_s: float  # wall clock seconds, host side
+
+
+@dataclass
+class TestReport:
+    """Hidden-test outcome. tests maps JUnit `testcase@name` (e.g. `test_case[a-1]`) to passed."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    tests: dict[str, bool]
+    timed_out: bool  # pytest ran past its timeout: every known test is False
+    error: str | None  # collection error, no tests, no report, ...; None when pytest ran normally
+    duration_s: float
+    output: str  # pytest's terminal output (capped); informational only, never parsed for results
+
+
+@dataclass
+class Limits:
+    """Per-sandbox resource limits and defaults."""
+
+    memory_bytes: int = 1 << 30  # memory limit; swap limit set equal (no swap)
+    cpus: float = 1.0  # CPU quota, cores
+    pids: int = 256  # max processes in the container (fork bombs stop here)
+    output_bytes: int = 16384  # bytes of output kept per exec (head + tail)
+    exec_timeout_s: float = 60.0  # default timeout of `exec`, seconds
+    max_lifetime_s: float = 24 * 3600.0  # the container stops by itself after this long, seconds
+    cap_add: tuple[str, ...] = DEFAULT_CAPS  # capabilities kept after cap_drop=ALL
+
+    def __post_init__(self):
+        checks = [("memory_bytes", self.memory_bytes >= 16 << 20, ">= 16 MiB"), ("cpus", self.cpus > 0, "> 0"),
+                  ("pids", self.pids >= 16, ">= 16"), ("output_bytes", self.output_bytes >= 256, ">= 256"),
+                  ("exec_timeout_s", self.exec_timeout_s > 0, "> 0"), ("max_lifetime_s", self.max_lifetime_s >= 1, ">= 1")]
+        for name, ok, need in checks:
+            if not ok:
+                raise ValueError(f"Limits.{name} = {getattr(self, name)!r}: must be {need}")
+
+    @classmethod
+    def from_config(cls, cfg) -> Limits:
+        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s)."""
+        return cls(memory_bytes=int(cfg.memory_mb) << 20, cpus=float(cfg.cpus), pids=int(cfg.pids),
+                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Docker clients, worker threads and the concurrency limit
+
+
+def default_max_concurrent() -> int:
+    """Docker operations in flight at once: 8 per CPU core, at most one per 0.5 GiB of RAM, at least 4."""
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return max(4, min(8 * (os.cpu_count() or 1), int(mem_gib / 0.5)))
+
+
+MAX_CONCURRENT = int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
+_lock = threading.Lock()
+_clients: dict[float, docker.APIClient] = {}
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Semaphore
+
+
+def set_max_concurrent(n: int) -> None:
+    """Set the number of blocking Docker operations in flight (0 = default_max_concurrent())."""
+    global MAX_CONCURRENT, _executor
+    if n < 0:
+        raise ValueError(f"max_concurrent = {n}: must be >= 0 (0 = auto)")
+    with _lock:
+        MAX_CONCURRENT = n or default_max_concurrent()
+        _semaphores.clear()
+        old, _executor = _executor, None
+    if old is not None:
+        old.shutdown(wait=False)
+
+
+def _api(timeout: float = 60.0) -> docker.APIClient:
+    """A process-wide docker-py low-level client with this socket timeout (seconds)."""
+    with _lock:
+        if timeout not in _clients:
+            _clients[timeout] = docker.from_env(timeout=timeout, max_pool_size=MAX_CONCURRENT + 16).api
+        return _clients[timeout]
+
+
+async def _blocking(fn, *args, limit: bool = True):
+    """Run a blocking call in a worker thread, behind this loop's semaphore unless limit=False.
+
+    Docker API work (start, file copies) is limited to MAX_CONCURRENT at once. Commands and hidden-test
+    runs are not: their thread mostly waits on the already open shell socket for as long as the command
+    runs, and one agent's `sleep 60` must not hold up another agent's `ls`. close() is not limited either,
+    so cleanup never waits behind busy sandboxes.
+    """
+    global _executor
+    loop = asyncio.get_running_loop()
+    with _lock:
+        if _executor is None:  # threads start lazily; the cap only bounds a pathological pile-up
+            _executor = concurrent.futures.ThreadPoolExecutor(max(512, 2 * MAX_CONCURRENT), thread_name_prefix="sandbox")
+        sem = _semaphores.get(loop)
+        if sem is None:
+            sem = _semaphores[loop] = asyncio.Semaphore(MAX_CONCURRENT)
+        executor = _executor
+    call = functools.partial(fn, *args)
+    if not limit:
+        return await loop.run_in_executor(executor, call)
+    async with sem:
+        return await loop.run_in_executor(executor, call)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Images
+
+
+def _lock_dir() -> Path:
+    d = Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl") / "locks"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+_tag_locks: dict[str, threading.Lock] = collections.defaultdict(threading.Lock)
+
+
+def _context_files(task) -> list[tuple[str, Path]]:
+    """(name in the build context, host path) for every file sent to the builder, sorted.
+
+    The tests directory is left out even when it lies inside the context: hidden tests must never be
+    reachable from the image (a `COPY . /app` would otherwise leak them).
+    """
+    context = Path(task.context_dir)
+    tests = Path(task.tests_dir).resolve() if getattr(task, "tests_dir", None) else None
+    out = []
+    for root, dirs, files in os.walk(context):
+        root_p = Path(root)
+        dirs[:] = sorted(d for d in dirs if tests is None or (root_p / d).resolve() != tests)
+        for f in sorted(files):
+            out.append(((root_p / f).relative_to(context).as_posix(), root_p / f))
+    return out
+
+
+def build_image(task, base_image: str | None = None) -> str:
+    """Build (or reuse) the image of a task; return its tag `termrl/task-<id>:<hash12>`.
+
+    The hash is sha256 over the Dockerfile, every build-context file (name, mode, content; the tests dir
+    excluded) and the base image's id, so a changed file or base image gives a new tag and an unchanged
+    task reuses the old one. Builds of one tag are serialised by a thread lock and an fcntl file lock, so
+    concurrent requests from threads and processes build it once. The build passes `--build-arg BASE_IMAGE`.
+
+    Args:
+        task: has `id` (str), `dockerfile` (Path), `context_dir` (Path), optionally `tests_dir` (Path).
+        base_image: the image the Dockerfile builds FROM; default BASE_IMAGE.
+    Raises:
+        ValueError: task.id is not usable in an image name, or task.dockerfile / task.context_dir is missing.
+        ImageBuildError: the base image is missing or the build failed (`.log_tail` has the log's last lines).
+    """
+    base = base_image or BASE_IMAGE
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,100}", str(task.id)):
+        raise ValueError(f"task.id = {task.id!r}: must be lowercase letters, digits, '.', '_' or '-' (image name)")
+    dockerfile, context = Path(task.dockerfile), Path(task.context_dir)
+    if not dockerfile.is_file():
+        raise ValueError(f"task {task.id}: task.dockerfile = {str(dockerfile)!r} is not a file")
+    if not context.is_dir():
+        raise ValueError(f"task {task.id}: task.context_dir = {str(context)!r} is not a directory")
+    api = _api(60.0)
+    try:
+        base_id = api.inspect_image(base)["Id"]
+    except docker.errors.ImageNotFound:
+        raise ImageBuildError(f"task {task.id}: base image {base!r} not found (run scripts/setup.sh)") from None
+
+    files = _context_files(task)
+    h = hashlib.sha256(b"termrl-image-v1\0" + base_id.encode() + b"\0" + dockerfile.read_bytes())
+    for name, path in files:
+        h.update(f"\0{name}\0{path.lstat().st_mode:o}\0".encode())
+        h.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+    tag = f"termrl/task-{task.id}:{h.hexdigest()[:12]}"
+
+    with _tag_locks[tag], open(_lock_dir() / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as lf:
+        fcntl.flock(lf, fcntl.LOCK_EX)  # released when the file closes
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            api.inspect_image(tag)
+            return tag
+        log.info("building image %s", tag)
+        _build(task.id, tag, base, dockerfile, files)
+    return tag
+
+
+def _build(task_id: str, tag: str, base: str, dockerfile: Path, files: list[tuple[str, Path]]) -> None:
+    """Send the context as a tar built here (so the tests dir is left out) and stream the build log."""
+    buf = io.BytesIO()
+    df_name = ".termrl.Dockerfile"
+    # Listed in .dockerignore, the builder still reads these two but COPY never copies them into the image.
+    ignore = b"".join(p.read_bytes() for n, p in files if n == ".dockerignore") + f"\n{df_name}\n.dockerignore\n".encode()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, path in files:
+            if name != ".dockerignore":
+                tar.add(path, arcname=name, recursive=False)
+        for name, data in ((df_name, dockerfile.read_bytes()), (".dockerignore", ignore)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    tail: collections.deque[str] = collections.deque(maxlen=40)
+    try:
+        for chunk in _api(3600.0).build(fileobj=buf, custom_context=True, tag=tag, dockerfile=df_name, rm=True,
+                                         forcerm=True, pull=False, decode=True, buildargs={"BASE_IMAGE": base},
+                                         network_mode="none", labels={"termrl.task": task_id}):
+            if "stream" in chunk:
+                tail.extend(line for line in chunk["stream"].rstrip("\n").split("\n"))
+            if "error" in chunk:
+                tail.append(chunk["error"].rstrip())
+                raise ImageBuildError(f"task {task_id}: building {tag} failed: {chunk['error'].strip()}",
+                                      "\n".join(tail))
+    except docker.errors.APIError as e:
+        raise ImageBuildError(f"task {task_id}: building {tag} failed: {e.explanation or e}", "\n".join(tail)) from e
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In-container shell: the server loop (the container's main process) reads one command at a time and runs
+# it under `timeout` in a fresh bash (INNER) that restores the shell state first and saves it on exit;
+# markers go in-band on stdout. The scripts travel in environment variables (TERMRL_SERVER/INNER), so `ps`
+# inside the sandbox shows short lines, and the command text in TERMRL_C; INNER unsets them all before
+# running the command.
+
+# Protocol, one message per command on the server's stdin: "<nonce> <timeout_s> <stateful>\n<command>\0".
+# Output markers are NUL-delimited and carry the per-command nonce, so command output cannot end a command:
+# S:<process group> from the command's shell when it starts (the host kills that group if the server
+# itself hangs), E:<rc>:<timed_out> from the server when the command is over. `timeout -v` writes to $tf
+# only when it had to send a signal: that is how a timeout is told apart from a command that exits 124.
+# After a timeout the server kills what is left of the command's process group (what ignored SIGTERM,
+# background jobs) before reporting E. Everything here is a builtin except `timeout` and the shell.
+_SERVER = r"""
+exec 2>/dev/null  # the server's own stderr only carries job notices such as "Killed"
+d=/tmp/.termrl
+while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
+  [ -d $d ] || { mkdir -p $d && chmod 1777 $d; } 2>/dev/null
+  tf=$d/timeout; [ -w $d ] || tf=/dev/null
+  : 2>/dev/null > $d/pgid
+  TERMRL_N=$n TERMRL_C=$c TERMRL_ST=$st timeout -v -k 0.5 "$t" bash -c 'eval "$TERMRL_INNER"' bash </dev/null 2>"$tf"
+  rc=$? to=0
+  [ "$tf" != /dev/null ] && [ -s "$tf" ] && to=1
+  if [ $to = 1 ] && IFS= read -r pg 2>/dev/null < $d/pgid && [ -n "$pg" ]; then kill -KILL -- "-$pg" 2>/dev/null; fi
+  printf '\0TERMRL:%s:E:%s:%s\0' "$n" "$rc" "$to"
+done
+"""
+
+# Runs the command in this shell (so `cd` and `export` take effect) and saves cwd and exported variables
+# on exit. Before restoring, every exported variable is unset, so variables the agent unset stay unset.
+# Builtins except one `mv` per command.
+_INNER = r"""
+exec 2>&1
+read -r -a __termrl_stat < /proc/$BASHPID/stat  # field 4: process group (timeout made its own)
+printf '\0TERMRL:%s:S:%s\0' "$TERMRL_N" "${__termrl_stat[4]}"
+printf '%s\n' "${__termrl_stat[4]}" 2>/dev/null > /tmp/.termrl/pgid
+__termrl_cmd=$TERMRL_C __termrl_st=$TERMRL_ST
+unset TERMRL_N TERMRL_C TERMRL_ST TERMRL_INNER TERMRL_SERVER __termrl_stat
+if [ "$__termrl_st" = 1 ]; then
+  if [ -f /tmp/.termrl/state ] && compgen -e > /tmp/.termrl/names 2>/dev/null; then
+    while IFS= read -r __termrl_v; do unset "$__termrl_v" 2>/dev/null; done < /tmp/.termrl/names
+    . /tmp/.termrl/state 2>/dev/null
+    cd -- "$__termrl_cwd"
+  fi
+  __termrl_save() {  # write-then-rename: a command killed mid-save must not leave a truncated state
+    { export -p; printf '__termrl_cwd=%q\n' "$PWD"; } 2>/dev/null > /tmp/.termrl/state.$$ &&
+      mv -f /tmp/.termrl/state.$$ /tmp/.termrl/state 2>/dev/null
+  }
+  trap __termrl_save EXIT
+fi
+unset __termrl_st
+eval "$__termrl_cmd"
+"""
+
+_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_output(data: bytes) -> str:
+    """Bytes a terminal command wrote -> text for the model: ANSI escape sequences removed, UTF-8 decoded
+    with U+FFFD for invalid bytes, CR LF and lone CR turned into LF, other control bytes (NUL, BEL, ...) removed."""
+    text = _ANSI.sub(b"", data).decode("utf-8", errors="replace")
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+class _Capture:
+    """Keeps the first `limit // 2` and the last `limit - limit // 2` bytes of a stream: memory O(limit)."""
+
+    def __init__(self, limit: int):
+        self.head_limit, self.tail_limit = limit // 2, limit - limit // 2
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self.tail_limit:  # trim in batches, not on every chunk
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def result(self) -> tuple[str, bool]:
+        tail = bytes(self.tail[-self.tail_limit:]) if self.tail_limit else b""
+        cut = self.total - len(self.head) - len(tail)
+        if cut <= 0:
+            return clean_output(bytes(self.head) + tail), False
+        return clean_output(bytes(self.head)) + f"\n[... {cut} bytes of output cut ...]\n" + clean_output(tail), True
+
+
+class _Shell:
+    """The shell server of one sandbox (the container's main process), reached through one attach socket:
+    commands go to its stdin, output comes back as Docker's multiplexed frames. Closing the socket (or the
+    owner dying) closes the container's stdin: the server's `read` fails, it exits, the container stops."""
+
+    def __init__(self, api: docker.APIClient, container_id: str):
+        sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        self._io = sock  # keep the SocketIO (and the response it holds) alive
+        self.sock: socket.socket = getattr(sock, "_sock", sock)
+        self.raw = b""  # bytes not yet split into multiplexed frames
+        self.carry = b""  # stdout bytes held back because a marker may straddle two reads
+        self.leftover = b""  # output that arrived after the last command ended (background jobs)
+        self.alive = True
+
+    def frames(self, deadline: float) -> list[tuple[int, bytes]] | None:
+        """Read once; return the complete (stream, payload) frames ([] on EOF-less timeout, None on EOF)."""
+        self.sock.settimeout(max(0.01, min(1.0, deadline - time.monotonic())))
+        try:
+            data = self.sock.recv(262144)
+        except (socket.timeout, TimeoutError):
+            return []
+        except OSError:
+            data = b""
+        if not data:
+            self.alive = False
+            return None
+        raw, pos, out = self.raw + data, 0, []
+        while len(raw) - pos >= 8:  # frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian)
+            size = int.from_bytes(raw[pos + 4:pos + 8], "big")
+            if len(raw) - pos < 8 + size:
+                break
+            out.append((raw[pos], raw[pos + 8:pos + 8 + size]))
+            pos += 8 + size
+        self.raw = raw[pos:]
+        return out
+
+    def close(self) -> None:
+        self.alive = False
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(Exception):
+            self._io.close()
+
+
+def _markers(shell: _Shell, nonce: bytes, data: bytes, emit) -> list[list[bytes]]:
+    """Split stdout data into output (passed to emit) and this command's markers (returned, as fields)."""
+    prefix = b"\x00TERMRL:" + nonce + b":"
+    buf, found = shell.carry + data, []
+    while True:
+        i = buf.find(prefix)
+        if i < 0:
+            keep = min(len(buf), len(prefix) - 1)
+            emit(buf[: len(buf) - keep])
+            shell.carry = buf[len(buf) - keep:]
+            return found
+        emit(buf[:i])
+        j = buf.find(b"\x00", i + len(prefix))
+        if j < 0 and len(buf) - i < 128:  # a marker split across reads: wait for the rest
+            shell.carry = buf[i:]
+            return found
+        if j < 0:  # not a marker after all (too long): plain output
+            emit(buf[i:i + 1])
+            buf = buf[i + 1:]
+            continue
+        fields = buf[i + len(prefix): j].split(b":")
+        found.append(fields)
+        buf = buf[j + 1:]
+        if fields[0] == b"E":  # what follows belongs to whatever runs after this command
+            shell.leftover, shell.carry = buf, b""
+            return found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sandbox
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Sandbox:
+    """One isolated container for one agent. Create with `await Sandbox.start(image)`; use as `async with`.
+
+    Methods are coroutines; the blocking Docker work runs in worker threads. Commands of one sandbox run
+    one at a time (a second `exec` waits for the first). Cancelling an awaiting `exec` does not stop the
+    command: its timeout does (the worker thread returns a few seconds after `timeout` at the latest).
+    """
+
+    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell):
+        self.id, self.name, self.limits, self.run_id = container_id, name, limits, run_id
+        self._shell: _Shell | None = shell  # also the dead man: closing its socket stops the container
+        self._exec_lock = threading.Lock()
+        self._closed = False
+
+    # ---- lifecycle ------------------------------------------------------------------------------------
+
+    @classmethod
+    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
+        """Create and start a container from `image` with the isolation defaults; working dir /app.
+
+        Raises:
+            SandboxError: the image does not exist or Docker refused to create/start the container.
+        """
+        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID)
+
+    @classmethod
+    def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
+        api = _api()
+        name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
+        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.started": f"{time.time():.3f}",
+                  "termrl.owner": _owner(), "termrl.image": image}
+        host_config = api.create_host_config(
+            network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
+            nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
+            security_opt=["no-new-privileges"], init=True,
+            log_config=docker.types.LogConfig(type="none"))  # command output must not pile up in the engine's logs
+        try:
+            cid = api.create_container(
+                image, command=["timeout", "-s", "KILL", f"{limits.max_lifetime_s:.0f}", "bash", "-c",
+                                'eval "$TERMRL_SERVER"', "termrl-shell"], stdin_open=True,
+                environment={"TERMRL_SERVER": _SERVER, "TERMRL_INNER": _INNER},
+                working_dir=WORKDIR, labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
+        except docker.errors.ImageNotFound:
+            raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"creating a container from {image!r} failed: {e.explanation or e}") from e
+        try:
+            # Attach before start: no output is missed, and the owner may die the instant the container runs.
+            shell = _Shell(api, cid)
+            api.start(cid)
+        except Exception as e:
+            with contextlib.suppress(Exception):
+                api.remove_container(cid, force=True)
+            raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
+        return cls(cid, name, limits, run_id, shell)
+
+    async def __aenter__(self) -> Sandbox:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self, timeout: float = 30.0) -> None:
+        """Remove the container. Idempotent; returns within about `timeout` seconds even if Docker hangs.
+
+        Order: close the shell socket (the dead man: the container then stops by itself), `remove(force)`
+        (kill + remove) with a 10 s socket timeout; on failure `kill` then `remove` again. A container that
+        is already gone counts as removed. Errors are logged, never raised (close runs in cleanup paths).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await asyncio.wait_for(_blocking(self._close_blocking, limit=False), timeout)
+        except Exception as e:  # noqa: BLE001 - cleanup must not raise; the reaper is the backstop
+            log.warning("closing sandbox %s failed: %s (reap() will remove it)", self.name, e)
+
+    def _close_blocking(self) -> None:
+        if self._shell is not None:
+            self._shell.close()
+        api = _api(10.0)
+        for step in ("remove", "kill", "remove"):
+            try:
+                if step == "kill":
+                    api.kill(self.id)
+                else:
+                    api.remove_container(self.id, force=True)
+                    return
+            except docker.errors.NotFound:
+                return
+            except docker.errors.APIError as e:
+                if e.status_code == 409 and "already in progress" in str(e):
+                    return
+                log.warning("sandbox %s: %s failed: %s", self.name, step, e)
+            except Exception as e:  # noqa: BLE001 - timeouts: try the next step
+                log.warning("sandbox %s: %s failed: %s", self.name, step, e)
+        raise SandboxError(f"sandbox {self.name}: could not remove container {self.id[:12]}")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError(f"sandbox {self.name} is closed")
+
+    # ---- commands -------------------------------------------------------------------------------------
+
+    async def exec(self, cmd: str, timeout: float | None = None) -> ExecResult:
+        """Run a bash command line in the sandbox's persistent shell state (cwd, exported variables).
+
+        The command runs in its own process group under `timeout -k 0.5 <timeout>`; on expiry the whole
+        group gets SIGTERM, then SIGKILL after 0.5 s, and every process left in the group is killed, so
+        nothing of it remains. stdin is /dev/null. Output: see ExecResult (at most limits.output_bytes bytes
+        kept, head and tail, with a marker saying how many bytes were cut).
+
+        Args:
+            cmd: bash source, e.g. "cd /tmp && ls"; at most 96 KiB.
+            timeout: seconds (> 0); default limits.exec_timeout_s.
+        Raises:
+            ValueError: cmd is not a str, too long or contains NUL; timeout <= 0.
+            SandboxError: the sandbox is closed or its container is not running.
+        """
+        timeout = self.limits.exec_timeout_s if timeout is None else float(timeout)
+        if not isinstance(cmd, str):
+            raise ValueError(f"exec: cmd must be str, got {type(cmd).__name__}")
+        if "\x00" in cmd:
+            raise ValueError("exec: cmd contains a NUL byte")
+        if len(cmd.encode()) > 96 * 1024:
+            raise ValueError(f"exec: cmd is {len(cmd.encode())} bytes; the limit is 96 KiB (write a file instead)")
+        if not timeout > 0:
+            raise ValueError(f"exec: timeout = {timeout!r}: must be > 0 seconds")
+        self._check_open()
+        return await _blocking(self._exec_blocking, cmd, timeout, True, limit=False)
+
+    def _exec_blocking(self, cmd: str, timeout: float, stateful: bool, output_bytes: int | None = None) -> ExecResult:
+        with self._exec_lock:
+            self._check_open()
+            t0 = time.monotonic()
+            api = _api()
+            for _ in range(2):
+                if self._shell is None or not self._shell.alive:
+                    self._shell = self._open_shell(api)
+                res = self._run_in_shell(api, self._shell, cmd, timeout, stateful, output_bytes, t0)
+                if res is not None:
+                    return res
+                # The command never started: the shell died first (a shell opened while the container was
+                # stopping after `kill -9 -1` dies at once): let the container settle, restart it, retry once.
+                self._shell.close()
+                self._shell = None
+                self._settle(api)
+            raise SandboxError(f"sandbox {self.name}: the shell keeps dying before the command starts")
+
+    def _run_in_shell(self, api, shell: _Shell, cmd: str, timeout: float, stateful: bool,
+                      output_bytes: int | None, t0: float) -> ExecResult | None:
+        """Send one command and stream its output. None when the shell was gone before the command started."""
+        nonce = secrets.token_hex(8)
+        try:
+            shell.sock.sendall(f"{nonce} {timeout:.3f} {int(stateful)}\n".encode() + cmd.encode() + b"\0")
+        except OSError:
+            return None
+        cap = _Capture(output_bytes or self.limits.output_bytes)
+        cap.feed(shell.leftover)
+        shell.leftover = b""
+        group, end, swept = None, None, False
+        deadline = t0 + timeout + 0.5 + 2.0  # timeout(1) fires at `timeout`, SIGKILL 0.5 s later
+        while end is None:
+            if time.monotonic() > deadline:
+                if swept or group is None:
+                    break
+                with contextlib.suppress(Exception):  # the server is stuck: kill the command's group from outside
+                    self._sweep(api, group)
+                swept, deadline = True, time.monotonic() + 2.0
+            frames = shell.frames(deadline)
+            if frames is None:
+                break
+            for stream, payload in frames:
+                if end is not None:  # after this command's end: output of background jobs, for the next one
+                    shell.leftover += payload
+                elif stream != 1:  # the server's own stderr (rare): keep it, never scan it for markers
+                    cap.feed(payload)
+                else:
+                    for fields in _markers(shell, nonce.encode(), payload, cap.feed):
+                        if fields[0] == b"S":
+                            group = int(fields[1])
+                        elif fields[0] == b"E":
+                            end = (int(fields[1]), fields[2] == b"1")
+        if group is None and end is None and not shell.alive:
+            return None
+        output, truncated = cap.result()
+        duration = time.monotonic() - t0
+        if end is not None:
+            rc, timed_out = end
+            if group is None:  # the command's shell never started
+                output += (f"\n[termrl: the shell could not start the command (status {rc}); "
+                           "timeout or bash may be missing from the sandbox]")
+            return ExecResult(None if timed_out else rc, output, timed_out, truncated, duration)
+        # No end marker: the shell died (kill -9 -1, OOM) or hung past every deadline.
+        hung = shell.alive
+        shell.close()
+        self._shell = None
+        if hung:
+            with contextlib.suppress(Exception):
+                self._sweep(api, group, pattern="[t]ermrl-shell")  # the server: container stops
+            output += "\n[termrl: the command did not stop after its timeout; its shell was killed]"
+        else:
+            output += "\n[termrl: the shell running this command was killed; the next command starts a new one]"
+        if not self._settle(api):
+            output += ("\n[termrl: the sandbox container stopped because every process in it was killed; "
+                       "the next command restarts it: files are kept, processes are not]")
+        return ExecResult(None, output, hung, truncated, duration)
+
+    def _settle(self, api, within_s: float = 2.0) -> bool:
+        """Wait until a container whose processes were all killed has stopped; return whether it still runs."""
+        stop_by = time.monotonic() + within_s
+        while self._running(api) and time.monotonic() < stop_by:
+            time.sleep(0.1)
+        return self._running(api)
+
+    def _open_shell(self, api) -> _Shell:
+        """Restart the stopped container (its main process, the shell server, was killed, e.g. by
+        `kill -9 -1`) with a new attach socket: files are kept, processes are not. A container whose server
+        is stuck (e.g. a background fork bomb holds every pid) is killed first."""
+        if self._settle(api):
+            with contextlib.suppress(docker.errors.APIError):
+                api.kill(self.id)
+            if self._settle(api, 10.0):
+                raise SandboxError(f"sandbox {self.name}: its shell is gone and the container does not stop")
+        try:
+            shell = _Shell(api, self.id)
+            api.start(self.id)
+        except docker.errors.NotFound:
+            raise SandboxError(f"sandbox {self.name}: container {self.id[:12]} no longer exists (reaped?)") from None
+        except docker.errors.APIError as e:
+            raise SandboxError(f"sandbox {self.name}: restarting its stopped container failed: {e.explanation or e}") from e
+        log.warning("sandbox %s: its container had stopped; restarted it (files kept, processes lost)", self.name)
+        return shell
+
+    def _running(self, api) -> bool:
+        try:
+            return bool(api.inspect_container(self.id)["State"]["Running"])
+        except docker.errors.NotFound:
+            return False
+
+    def _sweep(self, api, group: int | None, pattern: str | None = None) -> None:
+        """Kill a process group (and processes whose command line matches pattern) from a fresh exec."""
+        cmd = []
+        if group:
+            cmd.append(f"kill -KILL -- -{int(group)}")
+        if pattern:
+            cmd.append(f"pkill -KILL -f '{pattern}'")
+        if cmd:
+            eid = api.exec_create(self.id, ["sh", "-c", "; ".join(cmd) + "; true"], user="root")["Id"]
+            api.exec_start(eid)
+
+    # ---- files ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _abs(path: str | os.PathLike) -> PurePosixPath:
+        p = PurePosixPath(os.fspath(path))
+        if "\x00" in str(p) or not str(p):
+            raise ValueError(f"path {str(path)!r}: must be a non-empty path without NUL")
+        return p if p.is_absolute() else PurePosixPath(WORKDIR) / p
+
+    async def write_file(self, path: str | os.PathLike, data: bytes | str, mode: int = 0o644) -> None:
+        """Write a file (str is encoded as UTF-8); missing parent directories are created. Relative paths are
+        under /app. Raises ValueError on a bad path or data type, SandboxError when Docker refuses the write."""
+        if isinstance(data, str):
+            data = data.encode()
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError(f"write_file: data must be bytes or str, got {type(data).__name__}")
+        p = self._abs(path)
+        if p == PurePosixPath("/"):
+            raise ValueError("write_file: path '/' is a directory")
+        self._check_open()
+        await _blocking(self._write_blocking, p, bytes(data), mode)
+
+    def _write_blocking(self, p: PurePosixPath, data: bytes, mode: int) -> None:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo(str(p).lstrip("/"))  # extracted at "/": Docker creates missing parents
+            info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+            tar.addfile(info, io.BytesIO(data))
+        try:
+            _api().put_archive(self.id, "/", buf.getvalue())
+        except docker.errors.APIError as e:
+            raise SandboxError(f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}") from e
+
+    async def read_file(self, path: str | os.PathLike, max_bytes: int = 10 << 20) -> bytes:
+        """Read a regular file (symlinks followed). Relative paths are under /app.
+
+        Raises:
+            FileNotFoundError: no such file. IsADirectoryError: path is a directory.
+            ValueError: the file is larger than max_bytes (the size is named).
+        """
+        p = self._abs(path)
+        self._check_open()
+        return await _blocking(self._read_blocking, p, max_bytes, 0)
+
+    def _read_blocking(self, p: PurePosixPath, max_bytes: int, depth: int) -> bytes:
+        try:
+            stream, stat = _api().get_archive(self.id, str(p))
+        except docker.errors.NotFound:
+            raise FileNotFoundError(f"read_file: no such file in sandbox {self.name}: {str(p)!r}") from None
+        if stat.get("linkTarget") and depth < 8:
+            target = PurePosixPath(stat["linkTarget"])
+            return self._read_blocking(target if target.is_absolute() else p.parent / target, max_bytes, depth + 1)
+        if stat.get("mode", 0) & (1 << 31):  # Go's os.ModeDir bit
+            raise IsADirectoryError(f"read_file: {str(p)!r} is a directory in sandbox {self.name}")
+        if stat.get("size", 0) > max_bytes:
+            raise ValueError(f"read_file: {str(p)!r} is {stat['size']} bytes, more than max_bytes={max_bytes}")
+        data = b"".join(stream)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            member = next((m for m in tar.getmembers() if m.isfile()), None)
+            if member is None:
+                raise FileNotFoundError(f"read_file: {str(p)!r} is not a regular file in sandbox {self.name}")
+            return tar.extractfile(member).read()
+
+    # ---- hidden tests ---------------------------------------------------------------------------------
+
+    async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0) -> TestReport:
+        """Copy `tests_dir` into a fresh random directory and run pytest there; results from JUnit XML.
+
+        pytest runs as `python3 -m pytest -p no:cacheprovider --junitxml=<fresh dir>/report.xml` with the
+        tests dir as rootdir (a pytest.ini is added when the dir has none, so no ini or conftest.py the agent
+        planted above it is used). The report is fetched with get_archive and parsed with xml.etree. A test
+        passes when its testcase has no failure, error or skipped child; duplicate names are ANDed.
+
+        Returns:
+            TestReport. Timeout: every test found by `--collect-only` is False, timed_out=True.
+            Collection error / no tests / no report: `error` says so (tests that did run are still listed).
+        Raises:
+            FileNotFoundError: tests_dir is not a directory on the host. SandboxError: the sandbox is closed
+            or its container is gone.
+        """
+        tests_dir = Path(tests_dir)
+        if not tests_dir.is_dir():
+            raise FileNotFoundError(f"run_tests: tests_dir {str(tests_dir)!r} is not a directory")
+        if not timeout > 0:
+            raise ValueError(f"run_tests: timeout = {timeout!r}: must be > 0 seconds")
+        self._check_open()
+        return await _blocking(self._run_tests_blocking, tests_dir, float(timeout), limit=False)
+
+    def _run_tests_blocking(self, tests_dir: Path, timeout: float) -> TestReport:
+        t0 = time.monotonic()
+        tdir, jdir = f"termrl-tests-{secrets.token_hex(8)}", f"termrl-junit-{secrets.token_hex(8)}"
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            tar.add(tests_dir, arcname=tdir, filter=lambda ti: None if "__pycache__" in ti.name else ti)
+            if not any((tests_dir / f).exists() for f in ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")):
+                ini = b"[pytest]\n"
+                info = tarfile.TarInfo(f"{tdir}/pytest.ini")
+                info.size, info.mode = len(ini), 0o644
+                tar.addfile(info, io.BytesIO(ini))
+            info = tarfile.TarInfo(jdir)
+            info.type, info.mode = tarfile.DIRTYPE, 0o777
+            tar.addfile(info)
+        try:
+            _api().put_archive(self.id, "/tmp", buf.getvalue())
+        except docker.errors.APIError as e:
+            raise SandboxError(f"run_tests: copying tests into sandbox {self.name} failed: {e.explanation or e}") from e
+        pytest = f"cd /tmp/{tdir} && python3 -m pytest -p no:cacheprovider --color=no -q -rA"
+        res = self._exec_blocking(f"{pytest} --junitxml=/tmp/{jdir}/report.xml", timeout, False, 65536)
+        if res.timed_out:
+            col = self._exec_blocking(f"{pytest} --collect-only", 60.0, False, 1 << 20)
+            # `--collect-only -q` prints one node id per line: path::[Class::]name[params]
+            names = [ln.split("::", 1)[1].rsplit("::", 1)[-1] for ln in col.output.splitlines()
+                     if "::" in ln and not ln[:1].isspace() and ".py::" in ln]
+            return TestReport({n: False for n in names}, True, None, time.monotonic() - t0, res.output)
+        try:
+            xml = self._read_blocking(PurePosixPath(f"/tmp/{jdir}/report.xml"), 64 << 20, 0)
+        except FileNotFoundError:
+            return TestReport({}, False, f"pytest wrote no JUnit report (exit code {res.exit_code}); output tail:\n"
+                              f"{res.output[-2000:]}", time.monotonic() - t0, res.output)
+        tests, error = parse_junit(xml)
+        if error is None and res.exit_code == 5:
+            error = "pytest collected no tests"
+        elif error is None and res.exit_code not in (0, 1):
+            error = f"pytest exited with code {res.exit_code}; output tail:\n{res.output[-2000:]}"
+        return TestReport(tests, False, error, time.monotonic() - t0, res.output)
+
+
+def parse_junit(xml: bytes) -> tuple[dict[str, bool], str | None]:
+    """JUnit XML (pytest --junitxml, xunit1 or xunit2) -> ({testcase@name: passed}, collection error or None).
+
+    A testcase passes when it has no <failure>, <error> or <skipped> child. pytest reports a module that
+    fails to import as a testcase whose <error> message is "collection failure"; those become the error
+    string, not tests. A name seen twice (same test name in two files, or a teardown error) is ANDed.
+    Raises ValueError when the XML does not parse.
+    """
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise ValueError(f"JUnit report does not parse: {e}") from e
+    tests: dict[str, bool] = {}
+    errors = []
+    for case in root.iter("testcase"):
+        name = case.get("name", "")
+        bad = [child for child in case if child.tag in ("failure", "error", "skipped")]
+        if any(c.tag == "error" and "collection failure" in (c.get("message") or "") for c in bad):
+            detail = (bad[0].text or "").strip().splitlines()
+            errors.append(f"collection error in {case.get('classname') or name}: " + (detail[-1] if detail else ""))
+            continue
+        tests[name] = tests.get(name, True) and not bad
+    return tests, ("; ".join(errors) if errors else None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reaping
+
+
+def _owner_dead(owner: str) -> bool:
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
+    """Remove containers labelled termrl=1; return how many were removed.
+
+    With run_id and/or older_than_s: every matching container (label termrl.run_id equal; label
+    termrl.started at least older_than_s seconds ago), running or not. With neither: only containers
+    left by a dead owner (stopped, or whose owner process on this host is gone), so a run starting up
+    never kills the live sandboxes of another run on the same engine.
+    """
+    api = _api()
+    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
+    now, removed = time.time(), 0
+    for c in api.containers(all=True, filters={"label": labels}):
+        lab = c.get("Labels") or {}
+        if older_than_s is not None:
+            try:
+                started = float(lab.get("termrl.started", "0"))
+            except ValueError:
+                started = 0.0
+            if now - started < older_than_s:
+                continue
+        if run_id is None and older_than_s is None and c.get("State") == "running" \
+                and not _owner_dead(lab.get("termrl.owner", "")):
+            continue
+        try:
+            api.remove_container(c["Id"], force=True)
+            removed += 1
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as e:
+            if not (e.status_code == 409 and "already in progress" in str(e)):
+                log.warning("reap: removing %s failed: %s", c["Id"][:12], e)
+    return removed
+
+
+def install_signal_cleanup(run_id: str | None = None) -> None:
+    """On SIGINT/SIGTERM remove this run's containers (reap(run_id)), then act as the previous handler did
+    (SIGINT: KeyboardInterrupt; SIGTERM default: die by the signal). Call from the main thread of train.py
+    and rollout.py. run_id defaults to RUN_ID (this process)."""
+    rid = run_id or RUN_ID
+    previous = {}
+
+    def handler(signum, frame):
+        try:
+            n = reap(run_id=rid)
+            log.warning("signal %d: removed %d sandbox container(s) of run %s", signum, n, rid)
+        except Exception as e:  # noqa: BLE001 - still honour the signal
+            log.warning("signal %d: reaping run %s failed: %s", signum, rid, e)
+        prev = previous[signum]
+        if callable(prev):
+            prev(signum, frame)
+        elif prev != signal.SIG_IGN:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.getsignal(sig)
+        signal.signal(sig, handler)

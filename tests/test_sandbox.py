@@ -1,0 +1,545 @@
+"""sandbox.py against the real Docker engine: one behaviour per test, exact expected values.
+
+Tests that do not change shared state use one module-wide sandbox; tests that break their sandbox
+(bombs, kill -9 -1, rm -rf /) get their own and check the shared one still works afterwards.
+"""
+
+import asyncio
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker.errors
+import pytest
+
+import sandbox
+from sandbox import ExecResult, ImageBuildError, Limits, Sandbox, SandboxError
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_ID = f"test-sandbox-{os.getpid()}"
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture(scope="module")
+def sb(docker_client):
+    box = run(Sandbox.start(sandbox.BASE_IMAGE, run_id=RUN_ID))
+    yield box
+    run(box.close())
+
+
+def own_sandbox(**limits) -> Sandbox:
+    return run(Sandbox.start(sandbox.BASE_IMAGE, limits=Limits(**limits), run_id=RUN_ID))
+
+
+def sh(box: Sandbox, cmd: str, timeout: float = 30) -> ExecResult:
+    return run(box.exec(cmd, timeout=timeout))
+
+
+def status(client, cid: str) -> str:
+    try:
+        return client.api.inspect_container(cid)["State"]["Status"]
+    except docker.errors.NotFound:
+        return "gone"
+
+
+def wait_status(client, cid: str, want: str, within_s: float = 30) -> str:
+    end = time.monotonic() + within_s
+    while status(client, cid) != want and time.monotonic() < end:
+        time.sleep(0.2)
+    return status(client, cid)
+
+
+# ---- shell state and results ---------------------------------------------------------------------------
+
+
+def test_fresh_sandbox_works_in_app(sb):
+    assert sh(sb, "cd /app 2>/dev/null; pwd").output == "/app\n"
+
+
+def test_cd_persists_across_exec(sb):
+    sh(sb, "cd /tmp")
+    assert sh(sb, "pwd").output == "/tmp\n"
+    sh(sb, "cd /app")
+
+
+def test_exported_variable_persists_across_exec(sb):
+    sh(sb, "export GREETING='hello world'")
+    assert sh(sb, 'echo "$GREETING"').output == "hello world\n"
+
+
+def test_unset_variable_stays_unset(sb):
+    sh(sb, "export DOOMED=1")
+    sh(sb, "unset DOOMED")
+    assert sh(sb, 'echo "[${DOOMED-unset}]"').output == "[unset]\n"
+
+
+def test_exit_code_is_returned(sb):
+    r = sh(sb, "echo before; exit 7")
+    assert (r.exit_code, r.output, r.timed_out, r.truncated) == (7, "before\n", False, False)
+
+
+def test_stdout_and_stderr_are_interleaved_in_order(sb):
+    assert sh(sb, "echo one; echo two >&2; echo three; echo four >&2").output == "one\ntwo\nthree\nfour\n"
+
+
+def test_ansi_escapes_are_stripped(sb):
+    assert sh(sb, r"printf '\033[1;31mred\033[0m \033]0;title\007plain\n'").output == "red plain\n"
+
+
+def test_invalid_utf8_is_replaced(sb):
+    assert sh(sb, r"printf 'caf\xc3\xa9 \xff\xfe!\n'").output == "café \ufffd\ufffd!\n"
+
+
+def test_output_keeps_head_and_tail_with_cut_marker(sb):
+    r = sh(sb, "seq 1 100000")
+    data = "".join(f"{i}\n" for i in range(1, 100001)).encode()
+    head, tail = data[:8192].decode(), data[-8192:].decode()
+    assert r.truncated is True
+    assert r.output == head + f"\n[... {len(data) - 16384} bytes of output cut ...]\n" + tail
+
+
+def test_binary_output_from_urandom_is_text_with_exact_cut(sb):
+    r = sh(sb, "head -c 100000 /dev/urandom")
+    assert r.exit_code == 0 and r.truncated is True
+    assert "\n[... 83616 bytes of output cut ...]\n" in r.output
+    assert re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", r.output) is None
+
+
+def test_output_flood_keeps_memory_bounded(sb):
+    tracemalloc.start()
+    try:
+        r = sh(sb, "yes", timeout=5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.timed_out is True and r.truncated is True
+    assert r.output.startswith("y\ny\ny\n")
+    assert peak < 4 * 2**20, f"peak traced memory {peak} bytes while streaming a yes flood"
+
+
+def test_background_job_keeps_running_and_its_output_reaches_the_next_command(sb):
+    r = sh(sb, "(sleep 0.5; echo late) & sleep 300 >/dev/null 2>&1 & echo started")
+    assert (r.exit_code, r.output) == (0, "started\n")
+    assert sh(sb, "sleep 1.5; pgrep -c -f 'sleep 300'; echo now").output == "late\n1\nnow\n"
+    sh(sb, "pkill -f 'sleep 300'")
+
+
+def test_exec_rejects_bad_arguments(sb):
+    with pytest.raises(ValueError, match="timeout"):
+        run(sb.exec("true", timeout=0))
+    with pytest.raises(ValueError, match="NUL"):
+        run(sb.exec("echo a\x00b"))
+    with pytest.raises(ValueError, match="cmd must be str"):
+        run(sb.exec(b"true"))
+
+
+# ---- timeouts ------------------------------------------------------------------------------------------
+
+
+def test_timeout_stops_command_and_leaves_no_process(sb):
+    r = sh(sb, "sleep 1000", timeout=2)
+    assert (r.timed_out, r.exit_code) == (True, None)
+    assert "sleep 1000" not in sh(sb, "ps -eo args").output
+    assert sh(sb, "echo still usable").output == "still usable\n"
+
+
+def test_command_ignoring_sigterm_is_killed_with_its_children(sb):
+    r = sh(sb, "trap '' TERM; (trap '' TERM; sleep 1001) & sleep 1002", timeout=1)
+    assert r.timed_out is True
+    procs = sh(sb, "ps -eo args").output
+    assert "sleep 1001" not in procs and "sleep 1002" not in procs
+
+
+def test_own_exit_124_is_not_a_timeout(sb):
+    r = sh(sb, "exit 124", timeout=10)
+    assert (r.exit_code, r.timed_out) == (124, False)
+
+
+# ---- isolation -----------------------------------------------------------------------------------------
+
+
+def test_isolation_defaults_are_applied(sb, docker_client):
+    info = docker_client.api.inspect_container(sb.id)
+    hc, labels = info["HostConfig"], info["Config"]["Labels"]
+    assert hc["NetworkMode"] == "none"
+    assert hc["Memory"] == hc["MemorySwap"] == 1 << 30
+    assert hc["NanoCpus"] == 1_000_000_000
+    assert hc["PidsLimit"] == 256
+    assert hc["CapDrop"] == ["ALL"]
+    assert sorted(hc["CapAdd"]) == sorted(sandbox.DEFAULT_CAPS)
+    assert hc["SecurityOpt"] == ["no-new-privileges"]
+    assert hc["Init"] is True
+    assert (labels["termrl"], labels["termrl.run_id"]) == ("1", RUN_ID)
+    assert abs(float(labels["termrl.started"]) - time.time()) < 3600
+
+
+def test_only_loopback_interface_exists(sb):
+    assert sh(sb, "ls /sys/class/net").output == "lo\n"
+    ifaces = [ln.split(":")[0].strip() for ln in sh(sb, "cat /proc/net/dev").output.splitlines()[2:]]
+    assert ifaces == ["lo"]
+
+
+def test_network_access_fails(sb):
+    r = sh(sb, "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 80), timeout=3)\"")
+    assert r.exit_code == 1
+    assert r.output.rstrip().endswith("OSError: [Errno 101] Network is unreachable")
+
+
+def test_fork_bomb_is_contained(sb):
+    box = own_sandbox(pids=64)
+    try:
+        # The bomb runs in the background of a foreground sleep, so the timeout is what ends it.
+        r = sh(box, "bomb() { bomb | bomb & }; bomb; sleep 100", timeout=3)
+        assert r.timed_out is True
+        assert "fork: retry: Resource temporarily unavailable" in r.output  # the pids limit held it
+        assert sh(box, "ps -e -o comm= > /tmp/p; grep -c '^bash$' /tmp/p").output == "2\n"  # the server and this command
+    finally:
+        run(box.close())
+    assert sh(sb, "echo unaffected").output == "unaffected\n"
+
+
+def test_memory_bomb_is_killed_and_sandbox_survives(sb):
+    box = own_sandbox(memory_bytes=128 << 20)
+    try:
+        r = sh(box, "python3 -c \"s = 'x' * (512 * 2**20)\"")
+        assert (r.exit_code, r.timed_out) == (137, False)
+        assert sh(box, "echo alive").output == "alive\n"
+    finally:
+        run(box.close())
+    assert sh(sb, "echo unaffected").output == "unaffected\n"
+
+
+def test_kill_all_processes_is_reported_and_sandbox_restarts(sb):
+    box = own_sandbox()
+    try:
+        run(box.write_file("/app/keep.txt", "kept"))
+        r = sh(box, "kill -9 -1")
+        assert r.exit_code is None
+        assert "every process in it was killed" in r.output
+        assert sh(box, "cat /app/keep.txt").output == "kept"
+    finally:
+        run(box.close())
+        run(box.close())
+    assert sh(sb, "echo unaffected").output == "unaffected\n"
+
+
+def test_rm_rf_root_is_reported_and_close_still_works(sb, docker_client):
+    box = own_sandbox()
+    try:
+        r = sh(box, "rm -rf --no-preserve-root / >/dev/null 2>&1; echo rc=$?", timeout=60)
+        assert r.output.startswith("rc=1\n")  # /proc, /sys and mounts cannot go
+        r = sh(box, "ls /")
+        assert r.exit_code != 0
+        assert "the shell could not start the command" in r.output
+    finally:
+        run(box.close())
+    assert status(docker_client, box.id) == "gone"
+    assert sh(sb, "ls /usr/bin/bash").output == "/usr/bin/bash\n"
+    assert Path("/usr/bin/env").exists()
+
+
+# ---- files ---------------------------------------------------------------------------------------------
+
+
+def test_write_and_read_file_with_spaces_and_non_ascii_path(sb):
+    path = "/app/my dir/ünï cödé 文件.txt"
+    run(sb.write_file(path, "héllo\n"))
+    assert run(sb.read_file(path)) == "héllo\n".encode()
+    assert sh(sb, f"cat '{path}'").output == "héllo\n"
+
+
+def test_write_file_bytes_roundtrip(sb):
+    data = bytes(range(256)) * 4
+    run(sb.write_file("/tmp/bin/blob.bin", data))
+    assert run(sb.read_file("/tmp/bin/blob.bin")) == data
+
+
+def test_read_missing_file_raises_clear_error(sb):
+    with pytest.raises(FileNotFoundError, match="no such file in sandbox .*'/app/missing.txt'"):
+        run(sb.read_file("/app/missing.txt"))
+
+
+def test_read_file_larger_than_max_bytes_raises(sb):
+    run(sb.write_file("/tmp/big.txt", "x" * 1000))
+    with pytest.raises(ValueError, match="is 1000 bytes, more than max_bytes=100"):
+        run(sb.read_file("/tmp/big.txt", max_bytes=100))
+
+
+def test_read_directory_raises(sb):
+    with pytest.raises(IsADirectoryError, match="'/app' is a directory"):
+        run(sb.read_file("/app"))
+
+
+# ---- hidden tests --------------------------------------------------------------------------------------
+
+
+def write_tests(d: Path, files: dict[str, str]) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    for name, src in files.items():
+        (d / name).write_text(textwrap.dedent(src))
+    return d
+
+
+def test_run_tests_reports_each_test_with_parametrized_ids(sb, tmp_path):
+    tests = write_tests(tmp_path / "tests", {"test_task.py": """
+        import pytest
+        def test_pass():
+            assert open('/app/answer.txt').read() == '42'
+        def test_fail():
+            assert 1 == 2
+        @pytest.mark.parametrize('x,y', [(1, 'a'), (2, 'b c')])
+        def test_case(x, y):
+            assert x == 1
+        """})
+    run(sb.write_file("/app/answer.txt", "42"))
+    report = run(sb.run_tests(tests, timeout=60))
+    assert report.tests == {"test_pass": True, "test_fail": False, "test_case[1-a]": True, "test_case[2-b c]": False}
+    assert (report.timed_out, report.error) == (False, None)
+
+
+def test_run_tests_timeout_fails_every_test(sb, tmp_path):
+    tests = write_tests(tmp_path / "tests", {"test_slow.py": """
+        import time
+        import pytest
+        def test_fast():
+            pass
+        @pytest.mark.parametrize('v', ['a b'])
+        def test_slow(v):
+            time.sleep(60)
+        """})
+    report = run(sb.run_tests(tests, timeout=3))
+    assert report.tests == {"test_fast": False, "test_slow[a b]": False}
+    assert report.timed_out is True
+
+
+def test_run_tests_collection_error_is_reported(sb, tmp_path):
+    tests = write_tests(tmp_path / "tests", {"test_ok.py": "def test_ok():\n    pass\n",
+                                             "test_broken.py": "import nonexistent_mod_xyz\n"})
+    report = run(sb.run_tests(tests, timeout=60))
+    assert report.tests == {}
+    assert report.error == ("collection error in test_broken: "
+                            "E   ModuleNotFoundError: No module named 'nonexistent_mod_xyz'")
+
+
+def test_run_tests_ignores_conftest_planted_by_agent(sb, tmp_path):
+    run(sb.write_file("/tmp/conftest.py", textwrap.dedent("""
+        import pytest
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(item, call):
+            outcome = yield
+            outcome.get_result().outcome = 'passed'
+        """)))
+    run(sb.write_file("/tmp/pytest.ini", "[pytest]\n"))
+    tests = write_tests(tmp_path / "tests", {"test_x.py": "def test_x():\n    assert False\n"})
+    assert run(sb.run_tests(tests, timeout=60)).tests == {"test_x": False}
+
+
+def test_run_tests_missing_dir_raises(sb, tmp_path):
+    with pytest.raises(FileNotFoundError, match="tests_dir .*nope.* is not a directory"):
+        run(sb.run_tests(tmp_path / "nope"))
+
+
+def test_parse_junit_ands_duplicate_names():
+    xml = b"""<testsuites><testsuite>
+      <testcase classname="a" name="test_same"/><testcase classname="b" name="test_same"><failure/></testcase>
+      <testcase classname="a" name="test_skip"><skipped/></testcase><testcase classname="a" name="test_ok"/>
+    </testsuite></testsuites>"""
+    assert sandbox.parse_junit(xml) == ({"test_same": False, "test_skip": False, "test_ok": True}, None)
+
+
+# ---- lifecycle -----------------------------------------------------------------------------------------
+
+
+def test_close_is_idempotent_and_removes_container(docker_client):
+    box = own_sandbox()
+    run(box.close())
+    run(box.close())
+    assert status(docker_client, box.id) == "gone"
+    with pytest.raises(SandboxError, match="is closed"):
+        run(box.exec("true"))
+
+
+def test_start_with_missing_image_raises():
+    with pytest.raises(SandboxError, match="image 'termrl/no-such-image:nope' not found"):
+        run(Sandbox.start("termrl/no-such-image:nope", run_id=RUN_ID))
+
+
+def test_reap_by_run_id_and_age(docker_client):
+    a, b = f"reap-a-{uuid.uuid4().hex[:8]}", f"reap-b-{uuid.uuid4().hex[:8]}"
+
+    async def start_three():
+        return await asyncio.gather(Sandbox.start(sandbox.BASE_IMAGE, run_id=a),
+                                    Sandbox.start(sandbox.BASE_IMAGE, run_id=a),
+                                    Sandbox.start(sandbox.BASE_IMAGE, run_id=b))
+
+    boxes = run(start_three())
+    try:
+        assert sandbox.reap(run_id=a) == 2
+        assert sandbox.reap(run_id=b, older_than_s=3600) == 0
+        assert sandbox.reap(run_id=b, older_than_s=0) == 1
+        assert [status(docker_client, x.id) for x in boxes] == ["gone"] * 3
+        with pytest.raises(SandboxError, match="no longer exists"):
+            run(boxes[0].exec("true"))
+    finally:
+        for x in boxes:
+            run(x.close())
+
+
+CHILD = """
+import sys, time, asyncio, sandbox
+run_id, mode = sys.argv[1], sys.argv[2]
+if mode == "signal":
+    sandbox.install_signal_cleanup(run_id)
+box = asyncio.run(sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id))
+print(box.id, flush=True)
+time.sleep(120)
+"""
+
+
+def start_child(mode: str) -> tuple[subprocess.Popen, str, str]:
+    run_id = f"child-{mode}-{uuid.uuid4().hex[:8]}"
+    p = subprocess.Popen([sys.executable, "-c", CHILD, run_id, mode], stdout=subprocess.PIPE, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return p, run_id, p.stdout.readline().strip()
+
+
+def test_container_stops_when_owner_dies_and_reap_removes_it(docker_client):
+    p, run_id, cid = start_child("deadman")
+    assert status(docker_client, cid) == "running"
+    p.kill()
+    p.wait()
+    assert wait_status(docker_client, cid, "exited") == "exited"
+    assert sandbox.reap() >= 1  # no filter: containers of dead owners only
+    assert status(docker_client, cid) == "gone"
+    assert sandbox.reap(run_id=run_id) == 0
+
+
+def test_container_stops_after_max_lifetime(docker_client):
+    box = own_sandbox(max_lifetime_s=2)
+    try:
+        assert wait_status(docker_client, box.id, "exited") == "exited"
+    finally:
+        run(box.close())
+
+
+def test_sigterm_handler_removes_the_runs_containers(docker_client):
+    p, run_id, cid = start_child("signal")
+    assert status(docker_client, cid) == "running"
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == -signal.SIGTERM
+    assert status(docker_client, cid) == "gone"
+
+
+def test_reap_without_filter_keeps_live_sandboxes(sb, docker_client):
+    sandbox.reap()
+    assert status(docker_client, sb.id) == "running"
+
+
+# ---- images --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FakeTask:  # the fields build_image reads (tasks.Task has them all)
+    id: str
+    dockerfile: Path
+    context_dir: Path
+    tests_dir: Path
+
+
+def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> FakeTask:
+    task_id = f"t-{uuid.uuid4().hex[:10]}"
+    d = tmp_path / task_id
+    (d / "tests").mkdir(parents=True)
+    (d / "tests" / "test_hidden.py").write_text("def test_hidden():\n    pass\n")
+    (d / "Dockerfile").write_text(dockerfile)
+    for name, text in files.items():
+        (d / name).write_text(text)
+    return FakeTask(task_id, d / "Dockerfile", d, d / "tests")
+
+
+BUILD_CHILD = """
+import sys, logging, sandbox
+from pathlib import Path
+from dataclasses import dataclass
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+@dataclass
+class T:
+    id: str
+    dockerfile: Path
+    context_dir: Path
+    tests_dir: Path
+d = Path(sys.argv[2])
+print(sandbox.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
+"""
+
+
+def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, docker_client):
+    task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY . /ctx/\nRUN sleep 1\n",
+                     {"hello.txt": f"hello {uuid.uuid4().hex}\n"})
+    caplog.set_level(logging.INFO, logger="termrl.sandbox")
+    child = subprocess.Popen([sys.executable, "-c", BUILD_CHILD, task.id, str(task.context_dir)], cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    tags = []
+    threads = [threading.Thread(target=lambda: tags.append(sandbox.build_image(task))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out, err = child.communicate(timeout=300)
+    try:
+        builds = sum("building image" in r.getMessage() for r in caplog.records) + err.count("building image")
+        assert builds == 1
+        assert len(set(tags + [out.strip()])) == 1
+        assert re.fullmatch(rf"termrl/task-{task.id}:[0-9a-f]{{12}}", tags[0])
+        assert sandbox.build_image(task) == tags[0]  # reused, not rebuilt
+        box = run(Sandbox.start(tags[0], run_id=RUN_ID))
+        try:
+            assert sh(box, "ls -A /ctx").output == "Dockerfile\nhello.txt\n"  # no tests/, no helper files
+        finally:
+            run(box.close())
+    finally:
+        docker_client.images.remove(tags[0], force=True) if tags else None
+
+
+def test_build_failure_raises_with_log_tail(tmp_path):
+    task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-marker-42 && exit 3\n", {})
+    with pytest.raises(ImageBuildError) as e:
+        sandbox.build_image(task)
+    assert "boom-marker-42" in e.value.log_tail
+    assert "returned a non-zero code: 3" in str(e.value)
+    assert task.id in str(e.value)
+
+
+def test_build_image_rejects_bad_task_id(tmp_path):
+    task = make_task(tmp_path, "FROM scratch\n", {})
+    task.id = "Bad Id"
+    with pytest.raises(ValueError, match="task.id = 'Bad Id'"):
+        sandbox.build_image(task)
+
+
+def test_limits_reject_bad_values():
+    with pytest.raises(ValueError, match=r"Limits.pids = 1: must be >= 16"):
+        Limits(pids=1)
+
+
+def test_limits_from_sandbox_config():
+    from configs import SandboxConfig
+
+    cfg = SandboxConfig(memory_mb=512, cpus=0.5, pids=128, output_limit_bytes=4096, exec_timeout_s=30)
+    assert Limits.from_config(cfg) == Limits(memory_bytes=512 << 20, cpus=0.5, pids=128, output_bytes=4096,
+                                             exec_timeout_s=30.0)
+
