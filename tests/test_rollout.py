@@ -1,0 +1,485 @@
+"""rollout.py: the agent loop in real containers, token-exact trajectories, engines, limits, pass@k, the CLI.
+
+Real Docker, real starter tasks, the real SmolLM2 tokenizer and model; ScriptedEngine is a real Engine that
+replays fixed text through that tokenizer.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+import torch
+
+import model
+import rollout as R
+from configs import RolloutConfig
+from tasks import load_tasks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = os.path.join(ROOT, "tasks", "data")
+CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=256, episode_timeout_s=120.0,
+                    max_format_errors=3, max_concurrent_episodes=8)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return model.load_tokenizer(model.default_model_dir())
+
+
+USED = ("write-hello-file", "count-lines")  # easy starter tasks
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {i: load_tasks(os.path.join(TASKS, i))[0] for i in USED}
+
+
+def task_dir(tmp_path):
+    """A task folder holding only USED (symlinks), so the CLI tests do not depend on the rest of the set."""
+    d = tmp_path / "tasks"
+    d.mkdir()
+    for i in USED:
+        (d / i).symlink_to(os.path.join(TASKS, i))
+    return str(d)
+
+
+class RecordingEngine(R.ScriptedEngine):
+    """A ScriptedEngine that keeps every completion it returned, to check the trajectory against them."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.completions = []
+
+    async def generate(self, prompt_ids, sampling):
+        c = await super().generate(prompt_ids, sampling)
+        self.completions.append(c)
+        return c
+
+
+def run(tasks, engine, tok, cfg=CFG, fmt="markdown", n=1, **kw):
+    return asyncio.run(R.run_episodes(tasks, engine, tok, n, cfg, action_format=fmt, progress=False, **kw))
+
+
+def observations(traj):
+    return [m["content"] for m in traj.messages[2:] if m["role"] != "assistant"]
+
+
+def assert_aligned(traj, completions, prompt_len):
+    """loss_mask is 1 exactly on the generated tokens, which appear verbatim with their engine log-probs."""
+    assert len(traj.token_ids) == len(traj.loss_mask) == len(traj.logprobs)
+    assert traj.prompt_len == prompt_len and traj.loss_mask[:prompt_len] == [0] * prompt_len
+    generated = [t for t, m in zip(traj.token_ids, traj.loss_mask) if m == 1]
+    assert generated == [t for c in completions for t in c.token_ids]
+    assert [lp for lp, m in zip(traj.logprobs, traj.loss_mask) if m == 1] == [-1.0] * len(generated)
+    assert all(lp == 0.0 for lp, m in zip(traj.logprobs, traj.loss_mask) if m == 0)
+
+
+def assert_matches_template(traj, chat):
+    """token_ids == the chat template's rendering of the same messages (up to the template's trailing "\\n")."""
+    shown = [m for m in traj.messages if m.get("in_tokens", True)]
+    rendered = chat.render(shown)
+    assert traj.token_ids == rendered[:len(traj.token_ids)]
+    assert rendered[len(traj.token_ids):] == chat._after_eot
+
+
+# ----------------------------------------------------------------------------- agent loop in real containers
+
+
+def test_scripted_markdown_episode_solves_real_task_with_reward_1(tok, tasks):
+    eng = RecordingEngine(tok, ["Let me look first.\n```bash\nls -la /app\n```",
+                                "```bash\necho hello > hello.txt\ncat /app/hello.txt\n```\nDONE"])
+    [traj] = run([tasks["write-hello-file"]], eng, tok)
+    assert traj.error is None
+    assert (traj.stop_reason, traj.reward, traj.resolved, traj.truncated, traj.num_turns) == ("finish", 1.0, True, False, 2)
+    assert sorted(traj.verification.passed) == ["test_file_content", "test_file_exists"]
+    chat = R.ChatFormat(tok, "markdown")
+    assert_aligned(traj, eng.completions, len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1]))
+    assert traj.token_ids[-1] == chat.eot_id and traj.loss_mask[-1] == 1
+    obs = observations(traj)
+    assert obs[0].startswith("$ ls -la /app\nexit code: 0\n")
+    assert obs[1] == "$ echo hello > hello.txt\ncat /app/hello.txt\nexit code: 0\nhello\n"
+    assert_matches_template(traj, chat)
+
+
+def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, tasks):
+    think = "<think>\nI should write the file, then check it.\n</think>\n"
+    script = [
+        think + '<tool_call>\n{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hullo\\nhullo\\n"}}\n</tool_call>\n'
+                '<tool_call>\n{"name": "edit_file", "arguments": {"path": "/app/hello.txt", "old": "hullo", "new": "hello"}}\n</tool_call>',
+        '<tool_call>\n{"name": "edit_file", "arguments": {"path": "hello.txt", "old": "hullo\\nhullo\\n", "new": "hello\\n", "replace_all": true}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "hello.txt", "offset": 1, "limit": 5}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "/app/missing.txt"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "bash", "arguments": {"command": "wc -l < hello.txt", "timeout_s": 10}}\n</tool_call>',
+        '<tool_call>\n{"name": "finish", "arguments": {"message": "hello.txt written"}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "bash", "arguments": {"command": "rm hello.txt"}}\n</tool_call>',  # after finish: not run
+    ]
+    eng = RecordingEngine(tok, script)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, fmt="hermes")
+    assert traj.error is None
+    assert (traj.stop_reason, traj.reward, traj.num_turns) == ("finish", 1.0, 3)
+    assert traj.messages[2]["content"].startswith(think)  # <think> kept in messages and in tokens
+    assert traj.messages[-1]["not_run"] == [{"name": "bash", "arguments": {"command": "rm hello.txt"}}]
+    assert [m["role"] for m in traj.messages[2:]] == ["assistant", "tool", "tool", "assistant", "tool", "tool", "tool",
+                                                      "tool", "assistant"]
+    obs = observations(traj)
+    missing = obs.pop(4)  # names the sandbox, whose name is random
+    assert missing.startswith("Error: cannot read /app/missing.txt: read_file: no such file in sandbox termrl-")
+    assert missing.endswith(": '/app/missing.txt'")
+    assert obs == [
+        "Wrote 12 bytes to /app/hello.txt.",
+        "Error: the old text occurs 2 times in /app/hello.txt; make it unique or set replace_all; nothing changed.",
+        "Replaced 1 occurrence(s) in /app/hello.txt.",
+        "hello\n",
+        "exit code: 0\n1\n",
+    ]
+    chat = R.ChatFormat(tok, "hermes")
+    assert_aligned(traj, eng.completions, len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1]))
+    assert_matches_template(traj, chat)
+
+
+HERMES_BAD = [  # (model output, exact observation before the format hint)
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}\n</tool_call>',
+     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 47)."),
+    ('<tool_call>\n{"name": "python", "arguments": {"code": "print(1)"}}\n</tool_call>',
+     "Format error: tool call 1: unknown tool 'python'; the tools are bash, read_file, write_file, edit_file, finish."),
+    ('<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt"}}\n</tool_call>',
+     "Format error: tool call 1: write_file is missing the required argument 'content'."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls", "cwd": "/tmp"}}\n</tool_call>',
+     "Format error: tool call 1: bash got an unexpected argument 'cwd'; its arguments are command, timeout_s."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "echo ' + "x" * 100 + '"}}\n</tool_call>',
+     "Format error: tool call 1: argument 'command' of bash is 105 bytes; the limit is 64 bytes."),
+    ("I will create the file now.", "Format error: no tool call found."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": 7}}\n</tool_call>',
+     "Format error: tool call 1: argument 'command' of bash must be a string, got 7."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}',
+     "Format error: <tool_call> without a closing </tool_call>."),
+]
+HERMES_HINT = ('\n\nCall a tool like this:\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la"}}\n'
+               '</tool_call>')
+
+
+def test_each_malformed_hermes_output_gets_its_exact_error_observation(tok, tasks):
+    finish = '<tool_call>\n{"name": "finish", "arguments": {"message": "gave up"}}\n</tool_call>'
+    eng = RecordingEngine(tok, [bad for bad, _ in HERMES_BAD] + [finish])
+    cfg = replace(CFG, max_turns=20, max_format_errors=20, max_tool_arg_bytes=64)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, cfg, fmt="hermes")
+    assert traj.error is None and traj.stop_reason == "finish" and traj.format_errors == len(HERMES_BAD)
+    assert observations(traj) == [obs + HERMES_HINT for _, obs in HERMES_BAD]
+    assert traj.reward == 0.0 and traj.test_report is not None  # nothing ran, and it was still verified
+    chat = R.ChatFormat(tok, "hermes")
+    assert_matches_template(traj, chat)
+
+
+def test_each_malformed_markdown_output_gets_its_exact_error_observation(tok, tasks):
+    bad = [("I would use ls to look.", "Format error: no bash block and no DONE found."),
+           ("```bash\nls -la", "Format error: a ``` block is not closed."),
+           ("```bash\n```", "Format error: bash block 1 is empty."),
+           ("```bash\necho " + "x" * 100 + "\n```", "Format error: bash block 1 is 105 bytes; the limit is 64 bytes.")]
+    eng = RecordingEngine(tok, [b for b, _ in bad] + ["DONE"])
+    cfg = replace(CFG, max_turns=20, max_format_errors=20, max_tool_arg_bytes=64)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, cfg)
+    hint = "\n\nRun a command like this:\n```bash\nls -la\n```\nWhen the task is done, write DONE on a line by itself."
+    assert observations(traj) == [obs + hint for _, obs in bad]
+    assert (traj.stop_reason, traj.format_errors, traj.reward) == ("finish", 4, 0.0)
+
+
+def test_consecutive_format_errors_end_the_episode_and_a_valid_turn_resets_the_count(tok, tasks):
+    eng = RecordingEngine(tok, ["no call", "```bash\ntrue\n```", "still no call", "nope", "never reached"])
+    cfg = replace(CFG, max_format_errors=2)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, cfg)
+    assert (traj.stop_reason, traj.format_errors, traj.num_turns, traj.truncated) == ("format_errors", 3, 4, True)
+    assert traj.reward == 0.0 and traj.messages[-1]["in_tokens"] is False
+
+
+# ----------------------------------------------------------------------------- limits (each still verified)
+
+
+def test_max_turns_stops_and_verifies(tok, tasks):
+    eng = RecordingEngine(tok, ["```bash\necho hello > hello.txt\n```"] * 5)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_turns=2))
+    assert (traj.stop_reason, traj.num_turns, traj.truncated, traj.reward, traj.resolved) == ("max_turns", 2, True, 1.0, True)
+
+
+def test_max_tokens_per_turn_runs_the_complete_calls_then_stops_and_verifies(tok, tasks):
+    reply = "```bash\necho hello > hello.txt\n```\n" + "Now I will explain what this command does in great detail. " * 5
+    eng = RecordingEngine(tok, [reply])
+    [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_tokens_per_turn=24))
+    assert eng.completions[0].finish_reason == "length" and len(eng.completions[0].token_ids) == 24
+    assert (traj.stop_reason, traj.truncated, traj.reward) == ("max_tokens_per_turn", True, 1.0)
+    assert traj.loss_mask[-1] == 1 and sum(traj.loss_mask) == 24
+
+
+def test_max_context_stops_before_the_observation_overflows(tok, tasks):
+    chat = R.ChatFormat(tok, "markdown")
+    prompt_len = len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1])
+    eng = RecordingEngine(tok, ["```bash\nseq 1 200\n```"] * 3)
+    [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_context_tokens=prompt_len + 40, max_tokens_per_turn=30))
+    assert (traj.stop_reason, traj.truncated, traj.reward) == ("max_context", True, 0.0)
+    assert len(traj.token_ids) <= prompt_len + 40 and traj.messages[-1]["in_tokens"] is False
+
+
+def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
+    slow = RecordingEngine(tok, lambda ids, turn: "```bash\ntrue\n```", delay_s=30.0)
+    cfg = replace(CFG, episode_timeout_s=2.0)
+    t0 = time.monotonic()
+    [traj] = run([tasks["write-hello-file"]], slow, tok, cfg)
+    assert time.monotonic() - t0 < 25  # the 30 s generation was abandoned, not awaited
+    assert (traj.stop_reason, traj.truncated, traj.num_turns, traj.reward) == ("timeout", True, 0, 0.0)
+
+
+# ----------------------------------------------------------------------------- TorchEngine
+
+
+@pytest.fixture(scope="module")
+def smol():
+    torch.manual_seed(0)
+    return model.load_hf(model.default_model_dir())
+
+
+def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
+    chat = R.ChatFormat(tok, "markdown")
+    prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
+                                                "What is the capital of France?", "Rename /app/a.txt to /app/b.txt")]
+    sp = R.SamplingParams(temperature=0.0, max_tokens=12)
+
+    async def go():
+        eng = R.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        one = [await eng.generate(p, sp) for p in prompts]
+        eng2 = R.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        many = await asyncio.gather(*(eng2.generate(p, sp) for p in prompts))
+        await eng.aclose()
+        await eng2.aclose()
+        return one, many
+
+    one, many = asyncio.run(go())
+    for a, b in zip(one, many):
+        assert a.token_ids == b.token_ids and a.finish_reason == b.finish_reason
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+    # greedy log-probs are log_softmax(logits)[token], the learner's quantity at temperature 1
+    with torch.no_grad():
+        ids = torch.tensor([prompts[2] + one[2].token_ids])
+        ref = torch.log_softmax(smol(ids)[0, len(prompts[2]) - 1:-1].float(), -1)
+        ref = ref.gather(1, torch.tensor(one[2].token_ids)[:, None])[:, 0]
+    assert torch.allclose(torch.tensor(one[2].logprobs), ref, atol=1e-4)
+
+
+def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
+    chat = R.ChatFormat(tok, "markdown")
+    _, prompt = chat.prompt_ids("Create /app/hello.txt containing hello")
+    sp = R.SamplingParams(temperature=0.0, max_tokens=8)
+
+    async def go():
+        eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        first = await eng.generate(prompt, sp)
+        turn2 = prompt + first.token_ids + chat.observation_ids([{"role": "user", "content": "$ ls\nexit code: 0"}],
+                                                                closed=first.token_ids[-1] == chat.eot_id)
+        slot, cached = eng._pick_slot(turn2)
+        reused = await eng.generate(turn2, sp)
+        await eng.aclose()
+        fresh_eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        fresh = await fresh_eng.generate(turn2, sp)
+        await fresh_eng.aclose()
+        return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh
+
+    expected_cached, cached, reused, fresh = asyncio.run(go())
+    assert cached == expected_cached  # prompt + all generated tokens but the last (never fed back) are reused
+    assert reused.token_ids == fresh.token_ids
+    assert max(abs(x - y) for x, y in zip(reused.logprobs, fresh.logprobs)) < 1e-4
+
+
+def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_and_logprobs_use_temperature():
+    logits = torch.tensor([[1.0, 3.0, 2.0, 0.0], [0.5, 0.1, 0.2, 2.0]])
+    T = torch.tensor([2.0, 2.0])
+    tok, lp = R.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
+    assert tok.tolist() == [1, 3]
+    assert torch.allclose(lp, torch.log_softmax(logits / 2.0, -1)[[0, 1], [1, 3]])
+    # inverse CDF at temperature 1 without truncation: probabilities [0.1, 0.2, 0.3, 0.4]
+    logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 4))
+    tok, _ = R.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
+                             torch.tensor([0.05, 0.25, 0.55, 0.95]))
+    assert tok.tolist() == [0, 1, 2, 3]
+
+
+def test_smollm2_torch_engine_runs_8_concurrent_episodes_on_2_easy_tasks(tok, tasks, smol):
+    cfg = RolloutConfig(max_turns=2, max_context_tokens=1024, max_tokens_per_turn=32, episode_timeout_s=300.0,
+                        temperature=1.0, max_concurrent_episodes=8)
+    eng = R.TorchEngine(smol, tok, max_batch=8, max_seq_len=1024)
+    picked = [tasks["write-hello-file"], tasks["count-lines"]]
+    assert all(t.difficulty == "easy" for t in picked)
+    trajs = run(picked, eng, tok, cfg, n=4, seed=0)
+    asyncio.run(eng.aclose())
+    assert [(t.task_id, t.group_index) for t in trajs] == [(t.id, j) for t in picked for j in range(4)]
+    for t in trajs:
+        assert t.error is None and t.reward is not None and 0.0 <= t.reward <= 1.0
+        assert t.stop_reason in ("finish", "max_turns", "max_tokens_per_turn", "format_errors", "max_context")
+        assert t.num_turns >= 1 and sum(t.loss_mask) >= 1
+        assert len(t.token_ids) == len(t.loss_mask) == len(t.logprobs) <= 1024
+        gen_lp = [lp for lp, m in zip(t.logprobs, t.loss_mask) if m]
+        assert all(lp <= 0.0 for lp in gen_lp) and any(lp < 0.0 for lp in gen_lp)
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def test_pass_at_k_matches_chen_et_al_formula():
+    assert R.pass_at_k(5, 0, 1) == 0.0
+    assert R.pass_at_k(5, 2, 1) == pytest.approx(0.4)
+    assert R.pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    assert R.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)  # 1 - C(7,5)/C(10,5)
+    assert R.pass_at_k(4, 1, 4) == 1.0
+    with pytest.raises(ValueError):
+        R.pass_at_k(3, 1, 4)
+
+
+def test_summarize_by_difficulty_and_category_excludes_failed_episodes():
+    def t(task, diff, cat, resolved, reward):
+        return R.Trajectory(task, 0, difficulty=diff, category=cat, resolved=resolved, reward=reward)
+
+    trajs = [t("a", "easy", "files", True, 1.0), t("a", "easy", "files", False, 0.5),
+             t("b", "hard", "git", False, 0.0), t("b", "hard", "git", False, 0.25),
+             t("b", "hard", "git", False, None)]
+    s = R.summarize(trajs, k=2)
+    assert s["overall"] == {"episodes": 5, "errors": 1, "tasks": 2, "resolved_rate": 0.25, "pass@1": 0.25,
+                            "pass@2": 0.5, "mean_reward": 0.4375}
+    assert s["by_difficulty"]["easy"]["pass@2"] == 1.0 and s["by_category"]["git"]["pass@2"] == 0.0
+
+
+# ----------------------------------------------------------------------------- the evaluation command
+
+
+def _containers(run_id):
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=termrl=1", "--filter", f"label=termrl.run_id={run_id}"],
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout.split()
+
+
+def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
+    out = tmp_path / "eval"
+    r = subprocess.run([sys.executable, "rollout.py", "--oracle", "--tasks", task_dir(tmp_path), "--k", "2", "--out", str(out), "--no-progress"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"] == {"episodes": 4, "errors": 0, "tasks": 2, "resolved_rate": 1.0, "pass@1": 1.0,
+                                  "pass@2": 1.0, "mean_reward": 1.0}
+    lines = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    assert len(lines) == 4 and {x["stop_reason"] for x in lines} == {"oracle"}
+    assert all(x["test_report"]["tests"] and all(x["test_report"]["tests"].values()) for x in lines)
+    assert "pass@2" in r.stdout and "difficulty=easy" in r.stdout
+
+
+def test_ctrl_c_during_eval_leaves_no_container(tmp_path):
+    run_id = f"test-sigint-{os.getpid()}"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["```bash\nsleep 600\n```"] * 4))
+    p = subprocess.Popen([sys.executable, "rollout.py", "--engine", "scripted", "--script", str(script), "--tasks", task_dir(tmp_path),
+                          "--task-ids", "write-hello-file", "--k", "3", "--run-id", run_id, "--out", str(tmp_path / "o"),
+                          "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_containers(run_id)) < 3 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.5)
+        assert len(_containers(run_id)) == 3, "the episodes never started"
+        time.sleep(1.0)  # the agents are now inside `sleep 600`
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err[-2000:]
+    assert _containers(run_id) == []
+
+
+# ----------------------------------------------------------------------------- OpenAIEngine over real HTTP
+
+
+class _Server:
+    """An OpenAI-compatible server on 127.0.0.1 answering from a fixed reply; records request bodies."""
+
+    def __init__(self, reply_ids, logprobs, as_token_ids=True):
+        import http.server
+        import threading
+
+        self.bodies = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.bodies.append((self.path, body))
+                if self.path == "/v1/completions":
+                    toks = [f"token_id:{t}" if as_token_ids else "x" for t in reply_ids]
+                    data = {"choices": [{"text": "", "finish_reason": "stop",
+                                         "logprobs": {"tokens": toks, "token_logprobs": logprobs}}]}
+                else:
+                    data = {"choices": [{"message": {"role": "assistant", "content": "```bash\nls\n```"},
+                                         "finish_reason": "stop"}]}
+                raw = json.dumps(data).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok):
+    reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [R.ChatFormat.end_of_turn(tok)]
+    lps = [-0.5] * len(reply)
+    srv = _Server(reply, lps)
+
+    async def go():
+        eng = R.OpenAIEngine(srv.url, "smol", tok)
+        c = await eng.generate([1, 2, 3], R.SamplingParams(temperature=0.7, top_k=5, max_tokens=16, seed=3))
+        await eng.aclose()
+        return c
+
+    try:
+        c = asyncio.run(go())
+    finally:
+        srv.close()
+    assert (c.token_ids, c.logprobs, c.finish_reason, c.exact) == (reply, lps, "stop", True)
+    path, body = srv.bodies[0]
+    assert path == "/v1/completions"
+    assert {k: body[k] for k in ("model", "prompt", "max_tokens", "temperature", "top_k", "seed", "logprobs",
+                                 "return_tokens_as_token_ids")} == \
+        {"model": "smol", "prompt": [1, 2, 3], "max_tokens": 16, "temperature": 0.7, "top_k": 5, "seed": 3,
+         "logprobs": 1, "return_tokens_as_token_ids": True}
+
+
+def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
+    srv = _Server([5, 6], [-1.0, -1.0], as_token_ids=False)
+
+    async def go():
+        eng = R.OpenAIEngine(srv.url, "smol", tok)
+        with pytest.raises(ValueError, match="return_tokens_as_token_ids"):
+            await eng.generate([1, 2, 3], R.SamplingParams(max_tokens=4))
+        chat_eng = R.OpenAIEngine(srv.url, "smol", tok, mode="chat")
+        c = await chat_eng.generate([1, 2, 3], R.SamplingParams(max_tokens=4),
+                                    messages=[{"role": "user", "content": "hi", "extra": 1}])
+        await eng.aclose()
+        await chat_eng.aclose()
+        return c
+
+    try:
+        c = asyncio.run(go())
+    finally:
+        srv.close()
+    assert c.exact is False and c.finish_reason == "stop"
+    assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [R.ChatFormat.end_of_turn(tok)]
+    assert srv.bodies[1] == ("/v1/chat/completions", {"model": "smol", "max_tokens": 4, "temperature": 1.0, "top_p": 1.0,
+                                                      "messages": [{"role": "user", "content": "hi"}]})
