@@ -1,0 +1,162 @@
+"""Where the time of one training step goes: rollout (engine compute, container work, idle), train, sync.
+
+    python bench/bench_step.py                       # preset cpu-smollm2, 1 warm-up step + 1 measured step
+    python bench/bench_step.py --measure-steps 2 --preset cpu-smollm2 --tasks-per-step 2
+
+Runs train.py's step in one process (one gloo rank) with the preset's model, tasks and engine: sync
+weights (from the second step on), rollout with verification, GRPO update. Busy intervals are
+recorded around the engine's model calls (TorchEngine._admit / _step: prefill, decode, sampling) and
+around every Sandbox call (start, exec, file transfer, run_tests, close).
+
+Baseline, measured in the same run: the step's busy time = |engine U containers| during the rollout
++ train (forward, backward, optimizer). Printed ratio: overhead = (step wall - busy) / step wall, the
+time spent in neither model compute nor container work (rollout idle + weight sync + bookkeeping).
+Goal: <= 0.10. Zero-variance groups are kept by default (--grpo.no-drop-zero-variance-groups, the
+user's flags come after it), so the update trains on every trajectory as it would with reward spread.
+"""
+
+import argparse
+import asyncio
+import functools
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
+
+import configs  # noqa: E402
+import model as modeling  # noqa: E402
+import reward  # noqa: E402
+import rollout  # noqa: E402
+import sandbox  # noqa: E402
+import train  # noqa: E402
+
+INTERVALS: dict[str, list[tuple[float, float]]] = {"engine": [], "container": [], "verify": []}
+
+
+def _timed_sync(kind, fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            INTERVALS[kind].append((t0, time.perf_counter()))
+    return wrapper
+
+
+def _timed_async(kinds, fn):
+    @functools.wraps(fn)
+    async def wrapper(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return await fn(*a, **k)
+        finally:
+            for kind in kinds:
+                INTERVALS[kind].append((t0, time.perf_counter()))
+    return wrapper
+
+
+def instrument() -> None:
+    rollout.TorchEngine._admit = _timed_sync("engine", rollout.TorchEngine._admit)
+    rollout.TorchEngine._step = _timed_sync("engine", rollout.TorchEngine._step)
+    for name in ("exec", "write_file", "read_file", "close"):
+        setattr(sandbox.Sandbox, name, _timed_async(("container",), getattr(sandbox.Sandbox, name)))
+    sandbox.Sandbox.run_tests = _timed_async(("container", "verify"), sandbox.Sandbox.run_tests)
+    start = sandbox.Sandbox.start.__func__
+    sandbox.Sandbox.start = classmethod(_timed_async(("container",), start))
+
+
+def union_length(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:
+    """Seconds of [lo, hi] covered by at least one interval."""
+    total, end = 0.0, lo
+    for a, b in sorted((max(a, lo), min(b, hi)) for a, b in intervals if b > lo and a < hi):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def main() -> None:
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--measure-steps", type=int, default=1)
+    known, rest = pre.parse_known_args()
+    cfg = configs.parse_cli(["--grpo.no-drop-zero-variance-groups", *rest], description=__doc__)
+    train.check_config(cfg)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    rank, world, _, device = train.init_distributed()
+    instrument()
+    tasks = train.select_tasks(cfg)
+    model_dir = train.resolve_model_dir(cfg.policy.path, rank)
+    tokenizer = modeling.load_tokenizer(model_dir)
+    policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)), device)
+    optimizer, scheduler = train.build_optimizer(policy, cfg)
+    sampler = train.TaskSampler(len(tasks), cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
+    engine = train.build_engine(cfg, model_dir, tokenizer, device, rank)
+    judge = reward.build_judge(cfg.reward, cfg.out_dir)
+    loop = asyncio.new_event_loop()
+    print(f"bench_step: preset tasks {[t.id for t in tasks]}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} "
+          f"per step, model {model_dir}, torch threads {torch.get_num_threads()}, 1 warm-up step + "
+          f"{known.measure_steps} measured")
+    rows = []
+    try:
+        for step in range(1 + known.measure_steps):
+            for v in INTERVALS.values():
+                v.clear()
+            t_step = time.perf_counter()
+            t0 = time.perf_counter()
+            sync_s = train.sync_weights(policy, engine) if step > 0 else 0.0
+            engine.wake_up()
+            t_roll = time.perf_counter()
+            trajs = loop.run_until_complete(rollout.run_episodes(
+                [tasks[i] for i in sampler.next_batch()], engine, tokenizer, cfg.grpo.group_size, cfg.rollout, judge,
+                action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
+                run_id=sandbox.RUN_ID, seed=step, progress=False))
+            t_roll_end = time.perf_counter()
+            engine.sleep()
+            samples, _ = train.samples_from_trajectories(trajs, cfg.grpo.group_size, cfg.grpo)
+            t_train = time.perf_counter()
+            train.update(policy, optimizer, scheduler, samples, cfg, device)
+            t_end = time.perf_counter()
+            eng = union_length(INTERVALS["engine"], t_roll, t_roll_end)
+            cont = union_length(INTERVALS["container"], t_roll, t_roll_end)
+            either = union_length(INTERVALS["engine"] + INTERVALS["container"], t_roll, t_roll_end)
+            verify = union_length(INTERVALS["verify"], t_roll, t_roll_end)
+            r = dict(step=step, wall=t_end - t_step, sync=sync_s, rollout=t_roll_end - t_roll, engine=eng,
+                     container=cont, overlap=eng + cont - either, verify=verify,
+                     idle=(t_roll_end - t_roll) - either, train=t_end - t_train,
+                     other=(t_end - t_step) - (t_roll_end - t_roll) - (t_end - t_train) - sync_s,
+                     episodes=len(trajs), tokens=sum(len(t.token_ids) for t in trajs),
+                     generated=sum(sum(t.loss_mask) for t in trajs), failed=sum(t.reward is None for t in trajs))
+            r["busy"] = either + r["train"]
+            r["overhead"] = r["wall"] - r["busy"]
+            rows.append(r)
+            print(f"{'warm-up' if step == 0 else 'measured'} step {step}: {r['wall']:.1f}s wall, "
+                  f"{r['episodes']} episodes ({r['failed']} failed), {r['tokens']} tokens, "
+                  f"{r['generated']} generated", flush=True)
+    finally:
+        loop.run_until_complete(engine.aclose())
+        if judge is not None:
+            loop.run_until_complete(judge.aclose())
+        loop.close()
+        sandbox.reap(run_id=sandbox.RUN_ID)
+        torch.distributed.destroy_process_group()
+
+    for r in rows[1:]:
+        w = r["wall"]
+        print(f"\nstep {r['step']} ({w:.1f} s wall)")
+        for key, label in (("rollout", "rollout (wall)"), ("engine", "  engine compute"),
+                           ("container", "  container work"), ("overlap", "  engine and containers at once"),
+                           ("verify", "  of which verify (run_tests)"), ("idle", "  idle (neither)"),
+                           ("train", "train (fwd+bwd+optim)"), ("sync", "sync"), ("other", "other (advantages, packing)")):
+            print(f"  {label:34s} {r[key]:8.2f} s  {r[key] / w:6.1%}")
+        print(f"  baseline: busy = engine U containers + train = {r['busy']:.2f} s")
+        print(f"  overhead ratio (wall - busy) / wall = {r['overhead'] / w:.3f}   (idle + sync + other; goal <= 0.10)")
+
+
+if __name__ == "__main__":
+    main()

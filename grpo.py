@@ -1,0 +1,307 @@
+"""GRPO-family advantages and the clipped policy-gradient loss, as pure tensor functions.
+
+Tensors in, tensors out: nothing here touches the model, the optimizer, a process
+group or the disk, so every formula can be checked by hand (tests/test_grpo.py).
+
+Layout. A rollout batch holds N = num_groups * group_size trajectories; the
+group_size attempts at one task are contiguous (trajectory i belongs to group
+i // group_size). Token tensors are [B, T] rows of right-padded sequences, where
+position t of row b holds the log-prob of token t of that trajectory (already
+shifted: the log-prob of the token *at* t given the tokens before it).
+
+Papers followed:
+- GRPO: Shao et al. 2024, "DeepSeekMath" (group-normalised advantages, per-sequence mean).
+- Dr.GRPO: Liu et al. 2025, "Understanding R1-Zero-Like Training" (no std division,
+  token sum over a constant length).
+- DAPO: Yu et al. 2025 (clip-higher, token-mean over the batch, dropping groups whose
+  rewards are all equal).
+- RLOO: Ahmadian et al. 2024, "Back to Basics" (leave-one-out baseline).
+- PPO clipped surrogate: Schulman et al. 2017; dual clip: Ye et al. 2020
+  ("Mastering Complex Control in MOBA Games with Deep RL").
+- KL estimators k1/k3: Schulman 2020, "Approximating KL Divergence".
+- Truncated importance sampling against the rollout engine: Yao et al. 2025,
+  "Your Efficient RL Framework Secretly Brings You Off-Policy RL Training".
+"""
+
+import torch
+from torch import Tensor
+
+ESTIMATORS = ("grpo", "drgrpo", "rloo")
+AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm")
+KL_ESTIMATORS = ("k1", "k3")
+
+
+# -----------------------------------------------------------------------------
+# advantages and group filtering
+
+def _grouped(rewards: Tensor, group_size: int) -> Tensor:
+    """rewards [N] -> [N // group_size, group_size] fp32, validated."""
+    if not isinstance(rewards, Tensor) or rewards.dim() != 1:
+        raise ValueError(f"rewards: expected a 1-D tensor [N], got {getattr(rewards, 'shape', type(rewards))}")
+    if not isinstance(group_size, int) or group_size < 1:
+        raise ValueError(f"group_size: expected a positive int, got {group_size!r}")
+    n = rewards.numel()
+    if n % group_size != 0:
+        raise ValueError(f"rewards: length {n} is not a multiple of group_size={group_size}")
+    bad = (~torch.isfinite(rewards)).nonzero().flatten()
+    if bad.numel() > 0:
+        i = int(bad[0])
+        raise ValueError(f"rewards[{i}] is {rewards[i].item()} (rewards must be finite)")
+    return rewards.float().view(n // group_size, group_size)
+
+
+def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo", eps: float = 1e-6) -> Tensor:
+    """Per-trajectory advantages from group-relative rewards.
+
+    rewards: [N] float (any float dtype), N a multiple of group_size, groups contiguous.
+    Returns [N] fp32. With r_i the rewards of one group of size G, mean = (1/G) sum_j r_j:
+
+        grpo   (DeepSeekMath 2024): A_i = (r_i - mean) / (std + eps),
+               std = sqrt( sum_j (r_j - mean)^2 / (G - 1) )   (unbiased, as torch.std)
+        drgrpo (Liu et al. 2025):   A_i = r_i - mean
+        rloo   (Ahmadian et al. 2024): A_i = r_i - (1/(G-1)) sum_{j != i} r_j
+                                       = G/(G-1) * (r_i - mean)
+
+    A group whose rewards are all equal gets A = 0 for every estimator.
+    Raises ValueError: rewards not 1-D or not finite, N not a multiple of group_size,
+    unknown estimator, or group_size < 2 for grpo/rloo (no baseline without a second attempt).
+    """
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator: expected one of {ESTIMATORS}, got {estimator!r}")
+    r = _grouped(rewards, group_size)
+    if estimator in ("grpo", "rloo") and group_size < 2:
+        raise ValueError(f"group_size: estimator {estimator!r} needs group_size >= 2, got {group_size}")
+    centred = r - r.mean(dim=1, keepdim=True)
+    if estimator == "grpo":
+        adv = centred / (r.std(dim=1, keepdim=True) + eps)
+    elif estimator == "drgrpo":
+        adv = centred
+    else:
+        adv = centred * (group_size / (group_size - 1))
+    return adv.reshape(-1)
+
+
+def nonzero_variance_mask(rewards: Tensor, group_size: int) -> Tensor:
+    """Which trajectories belong to a group with at least two distinct rewards (DAPO dynamic sampling).
+
+    rewards: [N] float, groups contiguous. Returns [N] bool: True where the trajectory's
+    group has max(r) != min(r) (exact comparison: equal rewards are computed by the same
+    formula, so they are bit-identical). Such groups carry all of the policy gradient;
+    the others have A = 0 and would only dilute the token normaliser.
+    Raises ValueError as compute_advantages.
+    """
+    r = _grouped(rewards, group_size)
+    keep = r.amax(dim=1) != r.amin(dim=1)
+    return keep.repeat_interleave(group_size)
+
+
+def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
+    """Zero the loss mask of truncated episodes (cut off by turn, token or time limit).
+
+    loss_mask: [B, T] (bool/int/float); truncated: [B] bool. Returns a new [B, T] tensor of
+    loss_mask's dtype with rows b where truncated[b] set to 0. Used by DAPO-style
+    "overlong filtering": a cut-off episode's reward says little about its last actions.
+    Raises ValueError on shape mismatch.
+    """
+    if loss_mask.dim() != 2 or truncated.shape != (loss_mask.shape[0],):
+        raise ValueError(f"truncated: expected shape [{loss_mask.shape[0]}] for loss_mask {tuple(loss_mask.shape)}, "
+                         f"got {tuple(truncated.shape)}")
+    return loss_mask * (~truncated.bool()).to(loss_mask.dtype).unsqueeze(1)
+
+
+# -----------------------------------------------------------------------------
+# aggregation of token losses
+
+def loss_denominator(loss_mask: Tensor, aggregation: str) -> Tensor:
+    """The local count that `aggregate` divides by, to be summed over micro-batches and ranks.
+
+    loss_mask: [B, T] (bool/int/float). Returns a 0-dim fp32 tensor on loss_mask's device:
+        token_mean:               number of loss tokens, sum_{b,t} m_bt
+        seq_mean_token_mean,
+        seq_mean_token_sum_norm:  number of sequences with at least one loss token
+    train.py sums this over all micro-batches of all ranks (all_reduce SUM) and passes the
+    total as `denominator`, so the summed gradients equal those of one big batch.
+    Raises ValueError for an unknown aggregation.
+    """
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
+    m = loss_mask.float()
+    if aggregation == "token_mean":
+        return m.sum()
+    return (m.sum(dim=1) > 0).float().sum()
+
+
+def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean",
+              denominator: Tensor | float | None = None, max_tokens: int | None = None) -> Tensor:
+    """Reduce per-token values [B, T] to a scalar; masked positions contribute nothing.
+
+    With m the loss mask, n_b = sum_t m_bt, D the denominator (default: local
+    `loss_denominator`, i.e. this batch alone):
+        token_mean (DAPO):               sum_{b,t} v_bt m_bt / D                 D = #loss tokens
+        seq_mean_token_mean (GRPO):      sum_b [ sum_t v_bt m_bt / n_b ] / D     D = #sequences with n_b > 0
+        seq_mean_token_sum_norm (Dr.GRPO): sum_b [ sum_t v_bt m_bt / max_tokens ] / D
+    Sequences with n_b = 0 add 0 and are not counted. If D = 0 (no loss token anywhere) the
+    result is 0.0 and still connected to `values` for autograd.
+    values: [B, T] float; loss_mask: [B, T] bool/int/float; denominator: 0-dim tensor or float;
+    max_tokens: the constant length (tokens) of Dr.GRPO, required for seq_mean_token_sum_norm.
+    Returns a 0-dim tensor of values' dtype.
+    Raises ValueError on shape mismatch, unknown aggregation, missing/invalid max_tokens.
+    """
+    if values.dim() != 2 or loss_mask.shape != values.shape:
+        raise ValueError(f"loss_mask: expected shape {tuple(values.shape)} (2-D, as values), "
+                         f"got {tuple(loss_mask.shape)}")
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
+    m = loss_mask.to(values.dtype)
+    if denominator is None:
+        denominator = loss_denominator(loss_mask, aggregation)
+    denominator = torch.as_tensor(denominator, dtype=values.dtype, device=values.device)
+    masked = values * m
+    if aggregation == "token_mean":
+        total = masked.sum()
+    elif aggregation == "seq_mean_token_mean":
+        total = (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).sum()
+    else:
+        if not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise ValueError(f"max_tokens: seq_mean_token_sum_norm needs a positive int, got {max_tokens!r}")
+        total = masked.sum() / max_tokens
+    # total is exactly 0 when the denominator is 0; clamping keeps 0/0 out of the graph.
+    return total / denominator.clamp(min=1.0)
+
+
+# -----------------------------------------------------------------------------
+# KL and the policy loss
+
+def kl_penalty(logprobs: Tensor, ref_logprobs: Tensor, estimator: str = "k3") -> Tensor:
+    """Per-token estimate of KL(pi || pi_ref) for tokens sampled from pi (Schulman 2020).
+
+    logprobs, ref_logprobs: [B, T] float. With d = log pi_ref - log pi:
+        k1 = -d = log pi - log pi_ref             (unbiased, can be negative)
+        k3 = exp(d) - d - 1                       (unbiased, >= 0, lower variance)
+    Returns [B, T] of logprobs' dtype. Raises ValueError for an unknown estimator.
+    """
+    if estimator not in KL_ESTIMATORS:
+        raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {estimator!r}")
+    d = ref_logprobs - logprobs
+    if estimator == "k1":
+        return -d
+    return torch.exp(d) - d - 1.0
+
+
+def _masked_mean(x: Tensor, m: Tensor, n: Tensor) -> Tensor:
+    return (x * m).sum() / n.clamp(min=1.0)
+
+
+def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss_mask: Tensor, *,
+                clip_low: float = 0.2, clip_high: float = 0.28, dual_clip: float = 0.0,
+                aggregation: str = "token_mean", denominator: Tensor | float | None = None,
+                max_tokens: int | None = None,
+                ref_logprobs: Tensor | None = None, kl_coef: float = 0.0, kl_estimator: str = "k3",
+                engine_logprobs: Tensor | None = None, tis_cap: float = 2.0,
+                entropy: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+    """Token-level clipped policy-gradient loss (PPO/GRPO/DAPO family) and its metrics.
+
+    Shapes: logprobs [B, T] (trainer log-probs of the sampled tokens, with grad),
+    old_logprobs [B, T] (trainer log-probs under the policy that sampled, no grad),
+    advantages [B], loss_mask [B, T] (1 on generated tokens), optional ref_logprobs,
+    engine_logprobs and entropy [B, T]. All float except loss_mask (bool/int/float).
+
+    Per loss token t of sequence b, with A = advantages[b]:
+        rho   = exp(logprobs - old_logprobs)                                importance ratio
+        pg    = max(-A * rho, -A * clip(rho, 1 - clip_low, 1 + clip_high))  (PPO; DAPO clip-higher)
+        pg    = min(pg, -A * dual_clip)               if A < 0 and dual_clip > 0 (dual clip, c > 1)
+        w     = min(exp(old_logprobs - engine_logprobs), tis_cap), no grad  (truncated IS; if
+                engine_logprobs given and tis_cap > 0: corrects the sampler/trainer mismatch)
+        l     = w * pg + kl_coef * KL_est(logprobs, ref_logprobs)           (KL term if kl_coef != 0)
+    loss = aggregate(l, loss_mask, aggregation, denominator, max_tokens); see `aggregate`.
+    Pass the global `denominator` (sum of `loss_denominator` over micro-batches and ranks)
+    so that summing gradients over micro-batches and ranks gives the full-batch gradient.
+
+    Returns (loss: 0-dim, metrics: dict of detached 0-dim fp32 tensors). Means are over this
+    call's loss tokens (0 when there are none); `num_tokens` gives the weight to merge them:
+        num_tokens, pg_loss, kl_loss (aggregated like loss), clip_frac_low (A < 0 and
+        rho < 1 - clip_low), clip_frac_high (A > 0 and rho > 1 + clip_high), clip_frac_dual
+        (A < 0 and rho > dual_clip), approx_kl (k3 of old -> current: rho - 1 - log rho),
+        ratio_mean, ratio_min, ratio_max (+inf / -inf with no loss token), and when given:
+        kl_ref (mean KL_est), entropy (mean), tis_weight_mean, tis_clip_frac (w capped),
+        engine_kl (k3 of engine -> old trainer policy: the sampler mismatch).
+    dual_clip = 0 and tis_cap = 0 switch those terms off (as in configs.GRPOConfig).
+    Raises ValueError on shape mismatch, clip_low not in [0, 1), clip_high < 0,
+    dual_clip in (0, 1], tis_cap < 0, kl_coef != 0 without ref_logprobs, or an unknown
+    aggregation/kl_estimator.
+    """
+    if logprobs.dim() != 2:
+        raise ValueError(f"logprobs: expected [B, T], got {tuple(logprobs.shape)}")
+    B, T = logprobs.shape
+    for name, x in (("old_logprobs", old_logprobs), ("loss_mask", loss_mask), ("ref_logprobs", ref_logprobs),
+                    ("engine_logprobs", engine_logprobs), ("entropy", entropy)):
+        if x is not None and tuple(x.shape) != (B, T):
+            raise ValueError(f"{name}: expected shape {(B, T)} as logprobs, got {tuple(x.shape)}")
+    if tuple(advantages.shape) != (B,):
+        raise ValueError(f"advantages: expected shape ({B},), got {tuple(advantages.shape)}")
+    if not 0.0 <= clip_low < 1.0:
+        raise ValueError(f"clip_low: expected 0 <= clip_low < 1, got {clip_low}")
+    if clip_high < 0.0:
+        raise ValueError(f"clip_high: expected >= 0, got {clip_high}")
+    if dual_clip != 0.0 and dual_clip <= 1.0:
+        raise ValueError(f"dual_clip: expected 0 (off) or c > 1, got {dual_clip}")
+    if tis_cap < 0.0:
+        raise ValueError(f"tis_cap: expected 0 (off) or > 0, got {tis_cap}")
+    if kl_estimator not in KL_ESTIMATORS:
+        raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {kl_estimator!r}")
+    if kl_coef != 0.0 and ref_logprobs is None:
+        raise ValueError(f"ref_logprobs: required when kl_coef != 0 (kl_coef={kl_coef})")
+
+    m = loss_mask.to(logprobs.dtype)
+    n = m.sum().detach()
+    old_logprobs = old_logprobs.detach()
+    A = advantages.detach().to(logprobs.dtype).unsqueeze(1)  # [B, 1]
+
+    log_ratio = logprobs - old_logprobs
+    ratio = torch.exp(log_ratio)
+    pg1 = -A * ratio
+    pg2 = -A * torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)
+    pg = torch.maximum(pg1, pg2)
+    if dual_clip > 0.0:
+        # Only for A < 0: an unbounded ratio would give an unbounded loss there.
+        pg = torch.where(A < 0, torch.minimum(pg, -A * dual_clip), pg)
+
+    metrics: dict[str, Tensor] = {}
+    if engine_logprobs is not None and tis_cap > 0.0:
+        w_raw = torch.exp(old_logprobs - engine_logprobs.detach())
+        w = torch.clamp(w_raw, max=tis_cap)
+        pg = pg * w
+        metrics["tis_weight_mean"] = _masked_mean(w, m, n)
+        metrics["tis_clip_frac"] = _masked_mean((w_raw > tis_cap).to(m.dtype), m, n)
+    if engine_logprobs is not None:
+        d = engine_logprobs.detach() - old_logprobs
+        metrics["engine_kl"] = _masked_mean(torch.exp(d) - d - 1.0, m, n)
+
+    pg_loss = aggregate(pg, loss_mask, aggregation, denominator, max_tokens)
+    loss = pg_loss
+    kl_loss = torch.zeros((), dtype=logprobs.dtype, device=logprobs.device)
+    if ref_logprobs is not None:
+        kl = kl_penalty(logprobs, ref_logprobs.detach(), kl_estimator)
+        metrics["kl_ref"] = _masked_mean(kl.detach(), m, n)
+        if kl_coef != 0.0:
+            kl_loss = aggregate(kl, loss_mask, aggregation, denominator, max_tokens)
+            loss = loss + kl_coef * kl_loss
+
+    with torch.no_grad():
+        r = ratio.detach()
+        mb = m.bool()
+        metrics["num_tokens"] = n
+        metrics["pg_loss"] = pg_loss.detach()
+        metrics["kl_loss"] = kl_loss.detach()
+        metrics["clip_frac_low"] = _masked_mean(((A < 0) & (r < 1.0 - clip_low)).to(m.dtype), m, n)
+        metrics["clip_frac_high"] = _masked_mean(((A > 0) & (r > 1.0 + clip_high)).to(m.dtype), m, n)
+        if dual_clip > 0.0:
+            metrics["clip_frac_dual"] = _masked_mean(((A < 0) & (r > dual_clip)).to(m.dtype), m, n)
+        metrics["approx_kl"] = _masked_mean(r - 1.0 - log_ratio.detach(), m, n)
+        metrics["ratio_mean"] = _masked_mean(r, m, n)
+        inf = torch.tensor(float("inf"), dtype=r.dtype, device=r.device)
+        metrics["ratio_min"] = torch.where(mb, r, inf).flatten().min() if r.numel() else inf
+        metrics["ratio_max"] = torch.where(mb, r, -inf).flatten().max() if r.numel() else -inf
+        if entropy is not None:
+            metrics["entropy"] = _masked_mean(entropy.detach(), m, n)
+    return loss, {k: v.detach().float() for k, v in metrics.items()}

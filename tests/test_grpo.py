@@ -1,0 +1,303 @@
+"""grpo.py against hand-computed numbers, and its gradients against autograd of the written formula."""
+
+import math
+
+import pytest
+import torch
+
+import grpo
+
+# -----------------------------------------------------------------------------
+# advantages
+
+# Two groups of 4. Group 0: mean 0.25, unbiased std 0.5. Group 1: mean 0.5, unbiased std sqrt(1/3).
+REWARDS = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+
+
+def test_grpo_advantage_is_centred_and_divided_by_unbiased_group_std():
+    adv = grpo.compute_advantages(REWARDS, group_size=4, estimator="grpo", eps=0.0)
+    s3 = math.sqrt(3.0) / 2.0  # 0.5 / sqrt(1/3)
+    expected = torch.tensor([1.5, -0.5, -0.5, -0.5, s3, s3, -s3, -s3])
+    torch.testing.assert_close(adv, expected, rtol=0, atol=1e-6)
+
+
+def test_grpo_advantage_eps_is_added_to_std():
+    adv = grpo.compute_advantages(REWARDS[:4], group_size=4, estimator="grpo", eps=0.5)
+    torch.testing.assert_close(adv, torch.tensor([0.75, -0.25, -0.25, -0.25]), rtol=0, atol=1e-7)
+
+
+def test_drgrpo_advantage_is_reward_minus_group_mean():
+    adv = grpo.compute_advantages(REWARDS, group_size=4, estimator="drgrpo")
+    expected = torch.tensor([0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5])
+    torch.testing.assert_close(adv, expected, rtol=0, atol=1e-7)
+
+
+def test_rloo_advantage_is_reward_minus_mean_of_the_others():
+    adv = grpo.compute_advantages(REWARDS, group_size=4, estimator="rloo")
+    # 1 - mean(0,0,0) = 1; 0 - mean(1,0,0) = -1/3; 1 - mean(1,0,0) = 2/3; 0 - mean(1,1,0) = -2/3
+    expected = torch.tensor([1.0, -1 / 3, -1 / 3, -1 / 3, 2 / 3, 2 / 3, -2 / 3, -2 / 3])
+    torch.testing.assert_close(adv, expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("estimator", grpo.ESTIMATORS)
+def test_equal_rewards_give_zero_advantage(estimator):
+    adv = grpo.compute_advantages(torch.tensor([0.3, 0.3, 0.3]), group_size=3, estimator=estimator)
+    assert adv.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_advantages_reject_bad_input_naming_the_field():
+    with pytest.raises(ValueError, match="not a multiple of group_size=4"):
+        grpo.compute_advantages(torch.zeros(6), group_size=4)
+    with pytest.raises(ValueError, match=r"rewards\[2\] is nan"):
+        grpo.compute_advantages(torch.tensor([0.0, 1.0, float("nan"), 0.0]), group_size=2)
+    with pytest.raises(ValueError, match="estimator"):
+        grpo.compute_advantages(torch.zeros(4), group_size=2, estimator="ppo")
+    with pytest.raises(ValueError, match="group_size >= 2"):
+        grpo.compute_advantages(torch.zeros(4), group_size=1, estimator="rloo")
+
+
+def test_nonzero_variance_mask_keeps_only_groups_with_distinct_rewards():
+    rewards = torch.tensor([1.0, 0.0, 0.5, 0.5, 0.0, 0.0])
+    assert grpo.nonzero_variance_mask(rewards, group_size=2).tolist() == [True, True, False, False, False, False]
+
+
+def test_mask_truncated_zeroes_the_rows_of_cut_off_episodes():
+    mask = torch.tensor([[1, 1, 0], [0, 1, 1]])
+    out = grpo.mask_truncated(mask, torch.tensor([False, True]))
+    assert out.tolist() == [[1, 1, 0], [0, 0, 0]]
+    assert out.dtype == mask.dtype
+
+
+# -----------------------------------------------------------------------------
+# policy loss on a hand-computed batch
+#
+# B = 2 sequences, T = 3. A = [1, -2]; clip range [0.8, 1.28] (clip_low 0.2, clip_high 0.28).
+# ratios rho:  row 0 [1.5, 0.7, 10.0 (masked)]   row 1 [0.5, 1.1, 4.0]
+# pg = max(-A rho, -A clip(rho)):
+#   row 0 (A = 1):  -min(1.5, 1.28) = -1.28 (clipped high), -min(0.7, 0.8) = -0.7
+#   row 1 (A = -2): max(1.0, 1.6) = 1.6 (clipped low), max(2.2, 2.2) = 2.2, max(8.0, 2.56) = 8.0
+# dual clip c = 3 caps the last one at -A c = 6.0.
+
+RATIOS = torch.tensor([[1.5, 0.7, 10.0], [0.5, 1.1, 4.0]])
+OLD = torch.tensor([[-1.0, -1.5, -2.0], [-0.5, -3.0, -2.5]])
+ADV = torch.tensor([1.0, -2.0])
+MASK = torch.tensor([[1, 1, 0], [1, 1, 1]])
+
+
+def _logprobs():
+    return (OLD + RATIOS.log()).requires_grad_(True)
+
+
+def _loss(**kw):
+    lp = _logprobs()
+    loss, metrics = grpo.policy_loss(lp, OLD, ADV, MASK, clip_low=0.2, clip_high=0.28, **kw)
+    loss.backward()
+    return loss, metrics, lp.grad
+
+
+def test_token_mean_loss_value_and_gradient():
+    loss, _, grad = _loss(aggregation="token_mean")
+    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6)
+    # d/d logprob of -A rho = -A rho where unclipped, 0 where clipped or masked; over 5 loss tokens.
+    expected = torch.tensor([[0.0, -0.7 / 5, 0.0], [0.0, 2 * 1.1 / 5, 2 * 4.0 / 5]])
+    torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
+
+
+def test_seq_mean_token_mean_loss_value_and_gradient():
+    loss, _, grad = _loss(aggregation="seq_mean_token_mean")
+    # ((-1.28 - 0.7) / 2 + (1.6 + 2.2 + 8.0) / 3) / 2
+    torch.testing.assert_close(loss, torch.tensor(8.83 / 6), rtol=0, atol=1e-6)
+    expected = torch.tensor([[0.0, -0.7 / 4, 0.0], [0.0, 2 * 1.1 / 6, 2 * 4.0 / 6]])
+    torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
+
+
+def test_seq_mean_token_sum_norm_loss_value_and_gradient():
+    loss, _, grad = _loss(aggregation="seq_mean_token_sum_norm", max_tokens=4)
+    # ((-1.28 - 0.7) / 4 + (1.6 + 2.2 + 8.0) / 4) / 2
+    torch.testing.assert_close(loss, torch.tensor(1.2275), rtol=0, atol=1e-6)
+    expected = torch.tensor([[0.0, -0.7 / 8, 0.0], [0.0, 2 * 1.1 / 8, 2 * 4.0 / 8]])
+    torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
+
+
+def test_seq_mean_token_sum_norm_needs_max_tokens():
+    with pytest.raises(ValueError, match="max_tokens"):
+        _loss(aggregation="seq_mean_token_sum_norm")
+
+
+def test_dual_clip_caps_the_loss_of_negative_advantages():
+    loss, metrics, grad = _loss(dual_clip=3.0)
+    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 6.0) / 5), rtol=0, atol=1e-6)
+    assert grad[1, 2].item() == 0.0
+    torch.testing.assert_close(metrics["clip_frac_dual"], torch.tensor(0.2))
+
+
+def test_metrics_clip_fractions_and_ratio_stats():
+    _, m, _ = _loss()
+    assert m["num_tokens"].item() == 5.0
+    torch.testing.assert_close(m["clip_frac_low"], torch.tensor(0.2))   # row 1 token 0
+    torch.testing.assert_close(m["clip_frac_high"], torch.tensor(0.2))  # row 0 token 0
+    torch.testing.assert_close(m["ratio_mean"], torch.tensor(7.8 / 5))
+    torch.testing.assert_close(m["ratio_min"], torch.tensor(0.5))
+    torch.testing.assert_close(m["ratio_max"], torch.tensor(4.0))  # the masked 10.0 is not counted
+    approx_kl = sum(r - 1 - math.log(r) for r in (1.5, 0.7, 0.5, 1.1, 4.0)) / 5
+    torch.testing.assert_close(m["approx_kl"], torch.tensor(approx_kl))
+    assert "clip_frac_dual" not in m and "entropy" not in m
+
+
+def test_entropy_metric_is_the_masked_mean():
+    ent = torch.tensor([[1.0, 2.0, 100.0], [3.0, 4.0, 5.0]])
+    _, m, _ = _loss(entropy=ent)
+    torch.testing.assert_close(m["entropy"], torch.tensor(3.0))
+
+
+def test_truncated_importance_sampling_weights_tokens_by_capped_ratio_to_engine():
+    # w_raw = pi_old / pi_engine = [[1, 3, 1], [0.5, 2, 1]]; capped at 2 -> [[1, 2, 1], [0.5, 2, 1]]
+    w_raw = torch.tensor([[1.0, 3.0, 1.0], [0.5, 2.0, 1.0]])
+    loss, m, grad = _loss(engine_logprobs=OLD - w_raw.log(), tis_cap=2.0)
+    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 * 2 + 1.6 * 0.5 + 2.2 * 2 + 8.0) / 5), rtol=0, atol=1e-6)
+    expected = torch.tensor([[0.0, -0.7 * 2 / 5, 0.0], [0.0, 2 * 1.1 * 2 / 5, 2 * 4.0 / 5]])
+    torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
+    torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(6.5 / 5))
+    torch.testing.assert_close(m["tis_clip_frac"], torch.tensor(0.2))
+    engine_kl = sum(1 / w - 1 + math.log(w) for w in (1.0, 3.0, 0.5, 2.0, 1.0)) / 5
+    torch.testing.assert_close(m["engine_kl"], torch.tensor(engine_kl))
+
+
+def test_tis_cap_zero_switches_the_correction_off():
+    w_raw = torch.tensor([[1.0, 3.0, 1.0], [0.5, 2.0, 1.0]])
+    loss, m, _ = _loss(engine_logprobs=OLD - w_raw.log(), tis_cap=0.0)
+    torch.testing.assert_close(loss, torch.tensor(9.82 / 5), rtol=0, atol=1e-6)
+    assert "tis_weight_mean" not in m and "engine_kl" in m
+
+
+def test_kl_estimators_k1_and_k3():
+    lp = torch.tensor([[0.0, -1.0]])
+    ref = torch.tensor([[math.log(2.0), -1.0]])  # d = log pi_ref - log pi = [ln 2, 0]
+    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k1"), torch.tensor([[-math.log(2.0), 0.0]]))
+    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k3"), torch.tensor([[1.0 - math.log(2.0), 0.0]]))
+
+
+def test_kl_penalty_is_added_with_kl_coef_and_its_gradient():
+    d = torch.tensor([[math.log(2.0), 0.0, 5.0], [0.0, -math.log(2.0), 0.0]])  # ref - logprobs
+    ref = OLD + RATIOS.log() + d
+    loss, m, grad = _loss(ref_logprobs=ref, kl_coef=0.1, kl_estimator="k3")
+    k3 = [1 - math.log(2.0), 0.0, 0.0, 0.5 + math.log(2.0) - 1, 0.0]
+    torch.testing.assert_close(m["kl_ref"], torch.tensor(sum(k3) / 5))
+    torch.testing.assert_close(m["kl_loss"], torch.tensor(sum(k3) / 5))
+    torch.testing.assert_close(loss, torch.tensor(9.82 / 5 + 0.1 * sum(k3) / 5), rtol=0, atol=1e-6)
+    # d k3 / d logprob = 1 - exp(d)
+    dk3 = torch.tensor([[1 - 2.0, 0.0, 0.0], [0.0, 1 - 0.5, 0.0]])
+    pg_grad = torch.tensor([[0.0, -0.7 / 5, 0.0], [0.0, 2 * 1.1 / 5, 2 * 4.0 / 5]])
+    torch.testing.assert_close(grad, pg_grad + 0.1 * dk3 / 5, rtol=0, atol=1e-6)
+
+
+def test_kl_coef_without_reference_is_an_error():
+    with pytest.raises(ValueError, match="ref_logprobs"):
+        _loss(kl_coef=0.1)
+
+
+def test_no_loss_tokens_gives_zero_loss_and_zero_gradient():
+    lp = _logprobs()
+    loss, m = grpo.policy_loss(lp, OLD, ADV, torch.zeros(2, 3), aggregation="seq_mean_token_mean")
+    loss.backward()
+    assert loss.item() == 0.0 and lp.grad.abs().sum().item() == 0.0
+    assert m["num_tokens"].item() == 0.0 and m["ratio_min"].item() == float("inf")
+
+
+def test_policy_loss_rejects_mismatched_shapes_naming_the_argument():
+    with pytest.raises(ValueError, match="advantages"):
+        grpo.policy_loss(_logprobs(), OLD, torch.zeros(3), MASK)
+    with pytest.raises(ValueError, match="loss_mask"):
+        grpo.policy_loss(_logprobs(), OLD, ADV, MASK[:, :2])
+    with pytest.raises(ValueError, match="dual_clip"):
+        grpo.policy_loss(_logprobs(), OLD, ADV, MASK, dual_clip=0.5)
+    with pytest.raises(ValueError, match="aggregation"):
+        grpo.policy_loss(_logprobs(), OLD, ADV, MASK, aggregation="sum")
+
+
+# -----------------------------------------------------------------------------
+# autograd of the written formula on random inputs, and the global denominator
+
+def _written_formula(lp, old, adv, mask, eng, ref, agg, max_tokens, clip_low, clip_high, c, cap, kl_coef):
+    """The docstring's formula, one token at a time in plain Python arithmetic on scalars."""
+    B, T = lp.shape
+    seq_terms, total, n_tok = [], 0.0, 0
+    for b in range(B):
+        s, n = 0.0, 0
+        for t in range(T):
+            if not mask[b, t]:
+                continue
+            rho = torch.exp(lp[b, t] - old[b, t])
+            a = float(adv[b])
+            pg = torch.maximum(-a * rho, -a * torch.clamp(rho, 1 - clip_low, 1 + clip_high))
+            if a < 0:
+                pg = torch.minimum(pg, torch.tensor(-a * c, dtype=torch.float64))
+            w = min(math.exp(float(old[b, t] - eng[b, t])), cap)
+            d = ref[b, t] - lp[b, t]
+            s = s + w * pg + kl_coef * (torch.exp(d) - d - 1)
+            n += 1
+        if n:
+            seq_terms.append(s / n if agg == "seq_mean_token_mean" else s / max_tokens)
+            total, n_tok = total + s, n_tok + n
+    if agg == "token_mean":
+        return total / n_tok
+    return sum(seq_terms) / len(seq_terms)
+
+
+@pytest.mark.parametrize("agg", grpo.AGGREGATIONS)
+def test_gradient_matches_autograd_of_the_written_formula(agg):
+    g = torch.Generator().manual_seed(0)
+    B, T = 4, 7
+    old = -torch.rand(B, T, generator=g, dtype=torch.float64) * 3
+    lp_data = old + torch.randn(B, T, generator=g, dtype=torch.float64) * 0.4
+    eng = old + torch.randn(B, T, generator=g, dtype=torch.float64) * 0.5
+    ref = old + torch.randn(B, T, generator=g, dtype=torch.float64) * 0.3
+    adv = torch.tensor([1.3, -0.7, -2.0, 0.4], dtype=torch.float64)
+    mask = torch.rand(B, T, generator=g) < 0.7
+    mask[3] = False  # a sequence with no loss token is not counted
+    kw = dict(clip_low=0.2, clip_high=0.28, dual_clip=1.5, tis_cap=2.0, kl_coef=0.05)
+
+    lp = lp_data.clone().requires_grad_(True)
+    loss, _ = grpo.policy_loss(lp, old, adv, mask, aggregation=agg, max_tokens=9, engine_logprobs=eng,
+                               ref_logprobs=ref, kl_estimator="k3", **kw)
+    loss.backward()
+    lp_ref = lp_data.clone().requires_grad_(True)
+    expected = _written_formula(lp_ref, old, adv, mask, eng, ref, agg, 9, 0.2, 0.28, 1.5, 2.0, 0.05)
+    expected.backward()
+    torch.testing.assert_close(loss, expected, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(lp.grad, lp_ref.grad, rtol=1e-12, atol=1e-12)
+    assert lp.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("agg", grpo.AGGREGATIONS)
+def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
+    g = torch.Generator().manual_seed(1)
+    B, T = 6, 5
+    old = -torch.rand(B, T, generator=g, dtype=torch.float64)
+    lp_data = old + torch.randn(B, T, generator=g, dtype=torch.float64) * 0.3
+    adv = torch.randn(B, generator=g, dtype=torch.float64)
+    mask = torch.rand(B, T, generator=g) < 0.6
+
+    full = lp_data.clone().requires_grad_(True)
+    loss_full, _ = grpo.policy_loss(full, old, adv, mask, aggregation=agg, max_tokens=5)
+    loss_full.backward()
+
+    parts = [slice(0, 1), slice(1, 4), slice(4, 6)]
+    denom = sum(grpo.loss_denominator(mask[p], agg) for p in parts)
+    assert denom == grpo.loss_denominator(mask, agg)
+    split = lp_data.clone().requires_grad_(True)
+    total = 0.0
+    for p in parts:
+        loss, _ = grpo.policy_loss(split[p], old[p], adv[p], mask[p], aggregation=agg, max_tokens=5,
+                                   denominator=denom)
+        loss.backward()
+        total += loss.item()
+    assert total == pytest.approx(loss_full.item(), abs=1e-12)
+    torch.testing.assert_close(split.grad, full.grad, rtol=0, atol=1e-12)
+
+
+def test_loss_denominator_counts_tokens_or_nonempty_sequences():
+    mask = torch.tensor([[1, 1, 0], [0, 0, 0], [1, 0, 1]])
+    assert grpo.loss_denominator(mask, "token_mean").item() == 4.0
+    assert grpo.loss_denominator(mask, "seq_mean_token_mean").item() == 2.0
+    assert grpo.loss_denominator(mask, "seq_mean_token_sum_norm").item() == 2.0

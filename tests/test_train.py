@@ -1,0 +1,417 @@
+"""train.py: sampler, schedule, packing, global loss normalisation over micro-batches and ranks (real
+FSDP2 on gloo, spawned processes on 127.0.0.1), exact resume from a DCP checkpoint, and logs."""
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import configs
+import grpo
+import train
+
+# -----------------------------------------------------------------------------
+# pure parts
+
+
+def test_sampler_draws_each_task_once_per_epoch_and_shards_over_ranks():
+    ranks = [train.TaskSampler(6, 4, rank=r, world_size=2, seed=3) for r in range(2)]
+    draws = [[s.next_batch() for _ in range(3)] for s in ranks]  # 12 draws = 2 epochs of 6
+    for step in range(3):
+        assert len(draws[0][step]) == 2 and len(draws[1][step]) == 2
+    flat = [i for step in range(3) for r in range(2) for i in draws[r][step]]
+    g = train.TaskSampler(6, 4, seed=3)
+    glob = [i for _ in range(3) for i in g.next_global()]
+    # rank r holds global[r::2] of each step
+    assert [glob[k] for k in (0, 2)] == draws[0][0] and [glob[k] for k in (1, 3)] == draws[1][0]
+    assert sorted(glob[:6]) == [0, 1, 2, 3, 4, 5] and sorted(glob[6:]) == [0, 1, 2, 3, 4, 5]
+    assert sorted(flat) == sorted(glob)
+
+
+def test_sampler_is_seeded_and_reshuffles_each_epoch():
+    a = [train.TaskSampler(8, 8, seed=1).next_global() for _ in range(2)]
+    assert a[0] == a[1]  # same seed, same first epoch
+    s = train.TaskSampler(8, 8, seed=1)
+    e0, e1 = s.next_global(), s.next_global()
+    assert sorted(e0) == sorted(e1) == list(range(8)) and e0 != e1
+    assert train.TaskSampler(8, 8, seed=2).next_global() != e0
+    assert train.TaskSampler(4, 4, shuffle=False).next_global() == [0, 1, 2, 3]
+
+
+def test_sampler_state_dict_resumes_the_same_sequence():
+    s = train.TaskSampler(5, 3, seed=7, curriculum=True)
+    s.next_global()
+    s.record(2, [0.0, 0.0])
+    state = s.state_dict()
+    expected = [s.next_global() for _ in range(3)]
+    t = train.TaskSampler(5, 3, seed=7, curriculum=True)
+    t.load_state_dict(state)
+    assert [t.next_global() for _ in range(3)] == expected
+
+
+def test_curriculum_skips_tasks_whose_recent_groups_were_all_zero_or_all_one():
+    s = train.TaskSampler(3, 3, shuffle=False, curriculum=True, window=2)
+    s.record(0, [0.0, 0.0])
+    assert not s.skipped(0)  # one group is not enough history
+    s.record(0, [0.0, 0.0])
+    s.record(1, [1.0, 1.0])
+    s.record(1, [1.0, 1.0])
+    s.record(2, [1.0, 1.0])
+    s.record(2, [0.0, 1.0])
+    assert s.skipped(0) and s.skipped(1) and not s.skipped(2)
+    assert s.next_global() == [2, 2, 2]
+    s.record(2, [1.0, 1.0])
+    s.record(2, [1.0, 1.0])  # now every task is skipped: the draw falls back to all tasks
+    assert s.skipped(2)
+    assert s.next_global() == [0, 1, 2]
+
+
+def test_curriculum_off_never_skips():
+    s = train.TaskSampler(2, 2, shuffle=False)
+    for _ in range(3):
+        s.record(0, [0.0, 0.0])
+    assert s.next_global() == [0, 1]
+
+
+def test_lr_factor_warmup_then_cosine_or_constant():
+    assert [train.lr_factor(s, 2, 6, "cosine") for s in range(2)] == [0.5, 1.0]
+    got = [train.lr_factor(s, 2, 6, "cosine") for s in range(2, 6)]
+    want = [0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4)]
+    assert got == pytest.approx(want, abs=1e-12)
+    assert [train.lr_factor(s, 1, 4, "constant") for s in range(4)] == [1.0, 1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="lr_schedule"):
+        train.lr_factor(0, 0, 4, "linear")
+
+
+def test_pack_micro_batches_first_fit_decreasing_within_budget():
+    assert train.pack_micro_batches([5, 3, 8, 2, 7, 1], 10) == [[2, 3], [4, 1], [0, 5]]
+    # an over-long sequence gets its own micro-batch; every index appears exactly once
+    assert train.pack_micro_batches([30, 4, 4], 10) == [[0], [1, 2]]
+    assert train.pack_micro_batches([], 10) == []
+
+
+def test_collate_packs_shifted_sequences_with_restarting_positions():
+    mb = train.collate([train.Sample([1, 2, 3, 4], [0, 0, 1, 1], [0.0, 0.0, -0.5, -0.7], 1.0),
+                        train.Sample([5, 6], [0, 1], [0.0, -0.1], -1.0)])
+    assert mb.input_ids.tolist() == [[1, 2, 3, 5]]
+    assert mb.targets.tolist() == [[2, 3, 4, 6]]
+    assert mb.position_ids.tolist() == [[0, 1, 2, 0]]
+    assert mb.cu_seqlens.tolist() == [0, 3, 4] and mb.cu_seqlens.dtype == torch.int32
+    assert mb.index.tolist() == [[0, 1, 2], [3, 0, 0]]
+    assert mb.loss_mask.tolist() == [[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
+    torch.testing.assert_close(mb.engine_logprobs, torch.tensor([[0.0, -0.5, -0.7], [-0.1, 0.0, 0.0]]))
+    assert mb.advantages.tolist() == [1.0, -1.0]
+
+
+def test_collate_rejects_misaligned_samples_naming_the_field():
+    with pytest.raises(ValueError, match=r"samples\[0\].*logprobs \(2\)"):
+        train.collate([train.Sample([1, 2, 3], [0, 1, 1], [0.0, -1.0], 1.0)])
+    with pytest.raises(ValueError, match=r"samples\[0\].token_ids"):
+        train.collate([train.Sample([1], [0], [0.0], 1.0)])
+
+
+class _Traj:
+    def __init__(self, reward, truncated=False):
+        self.reward, self.truncated = reward, truncated
+        self.token_ids, self.loss_mask, self.logprobs = [1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.5]
+
+
+def test_samples_from_trajectories_drops_zero_variance_groups_and_masks_truncated():
+    trajs = [_Traj(1.0), _Traj(0.0, truncated=True), _Traj(0.5), _Traj(0.5)]
+    cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=True, mask_truncated=True)
+    samples, counts = train.samples_from_trajectories(trajs, 2, cfg)
+    assert [s.advantage for s in samples] == [0.5, -0.5]
+    assert samples[0].loss_mask == [0, 1, 1] and samples[1].loss_mask == [0, 0, 0]
+    assert counts == {"groups": 2, "groups_dropped_zero_variance": 1, "groups_dropped_failed": 0,
+                      "trajectories_failed": 0, "trajectories_masked": 1}
+    kept, counts = train.samples_from_trajectories(trajs, 2, configs.GRPOConfig(drop_zero_variance_groups=False))
+    assert len(kept) == 4 and counts["groups_dropped_zero_variance"] == 0 and kept[1].loss_mask == [0, 1, 1]
+
+
+def test_failed_episodes_are_left_out_of_the_group_never_scored_zero():
+    # group 0: one failure, advantages over the two scored members; group 1: one scored member, dropped
+    trajs = [_Traj(1.0), _Traj(None), _Traj(0.0), _Traj(None), _Traj(None), _Traj(0.0)]
+    samples, counts = train.samples_from_trajectories(trajs, 3, configs.GRPOConfig(advantage="drgrpo"))
+    assert [s.advantage for s in samples] == [0.5, -0.5]
+    assert counts == {"groups": 2, "groups_dropped_zero_variance": 0, "groups_dropped_failed": 1,
+                      "trajectories_failed": 3, "trajectories_masked": 0}
+
+
+def test_reward_curve_png_and_metrics_truncation(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    for step in (1, 2, 3):
+        train.append_jsonl(path, {"step": step, "reward_mean": 0.1 * step, "reward_std": 0.05, "resolved_rate": 0.0})
+    png = train.plot_reward_curve(path, tmp_path / "reward_curve.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    train.truncate_metrics(path, 2)
+    assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 2]
+
+
+# -----------------------------------------------------------------------------
+# distributed: real FSDP2 over gloo on a tiny random Qwen3
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    import model
+
+    return model.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3")
+
+
+def _spawn(fn, world_size: int, *args):
+    """Run fn(rank, world_size, store_file, *args) in world_size fresh processes (gloo on 127.0.0.1).
+    The rendezvous goes through a fresh file, not a TCP port another test could take in between."""
+    import tempfile
+
+    store = tempfile.mktemp(prefix="termrl-rdzv-")
+    try:
+        mp.start_processes(fn, args=(world_size, store, *args), nprocs=world_size, join=True, start_method="spawn")
+    finally:
+        if os.path.exists(store):
+            os.remove(store)
+
+
+def _init(rank, world_size, store):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank), GLOO_SOCKET_IFNAME="lo")
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
+    return torch.distributed.device_mesh.init_device_mesh("cpu", (world_size,))
+
+
+def _policy(model_dir, mesh):
+    import model
+
+    policy = model.load_hf(model_dir)
+    model.apply_fsdp2(policy, mesh)
+    train.set_gradient_sum(policy)
+    return policy
+
+
+# lengths 12, 9, 7, 4 (model lengths 11, 8, 6, 3) twice: budget 14 packs all eight into 4 micro-batches
+# (11+3, 11+3, 8+6, 8+6) and each rank's half into 2.
+LENGTHS = [12, 9, 7, 4, 12, 9, 7, 4]
+
+
+def _samples(vocab: int) -> list:
+    g = torch.Generator().manual_seed(0)
+    out = []
+    for k, L in enumerate(LENGTHS):
+        ids = torch.randint(0, vocab, (L,), generator=g).tolist()
+        prompt = 1 + k % 2
+        mask = [0] * prompt + [1] * (L - prompt)
+        mask[prompt + 1] = 0  # an observation token between two turns
+        # near the tiny model's uniform log-prob log(1/49152) = -10.80, so the TIS weights
+        # exp(trainer - engine) spread over about [0.5, 2.5] and some hit the cap of 2
+        lp = [(-10.8 + 0.9 * (float(torch.rand((), generator=g)) - 0.5) * 2) * m for m in mask]
+        out.append(train.Sample(ids, mask, lp, float(torch.randn((), generator=g))))
+    return out
+
+
+def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
+    mesh = _init(rank, world_size, store)
+    policy = _policy(model_dir, mesh)
+    samples = _samples(policy.config.vocab_size)
+    mine = samples[rank * len(samples) // world_size:(rank + 1) * len(samples) // world_size]
+    result = {}
+    for agg in grpo.AGGREGATIONS:
+        # max_context_tokens is Dr.GRPO's constant divisor: small, so its gradients are not tiny
+        cfg = configs.TrainConfig(grpo=configs.GRPOConfig(aggregation=agg, tis_cap=2.0),
+                                  rollout=configs.RolloutConfig(max_context_tokens=32, max_tokens_per_turn=8))
+        mbs = train.make_micro_batches(mine, budget)
+        metrics = train.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
+        grads = {n: p.grad.full_tensor().clone() for n, p in policy.named_parameters()}
+        policy.zero_grad(set_to_none=True)
+        result[agg] = {"grads": grads, "num_micro_batches": len(mbs), "loss": metrics["pg_loss"],
+                       "num_tokens": metrics["num_tokens"]}
+    if world_size == 1 and budget > 1000:  # also: two optimizer steps on one rollout batch (num_minibatches)
+        cfg = configs.TrainConfig(grpo=configs.GRPOConfig(num_minibatches=2), lr=1e-3)
+        optimizer, scheduler = train.build_optimizer(policy, cfg)
+        m = train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
+        result["minibatches"] = {"optimizer_steps": scheduler.last_epoch, "num_tokens": m["num_tokens"],
+                                 "ratio_min": m["ratio_min"], "ratio_max": m["ratio_max"]}
+    if rank == 0:
+        torch.save(result, out_path)
+    dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def grad_runs(tiny_model, tmp_path_factory):
+    """Gradients of the same 8 samples: 1 rank x 4 micro-batches, 2 ranks x 2, 1 rank x 1."""
+    d = tmp_path_factory.mktemp("grads")
+    _spawn(_grads_worker, 1, str(tiny_model), 14, d / "1x4.pt")
+    _spawn(_grads_worker, 2, str(tiny_model), 14, d / "2x2.pt")
+    _spawn(_grads_worker, 1, str(tiny_model), 10_000, d / "1x1.pt")
+    return {k: torch.load(d / f"{k}.pt") for k in ("1x4", "2x2", "1x1")}
+
+
+def test_loss_normalisation_is_the_same_for_1x4_2x2_and_1x1_micro_batches(grad_runs):
+    runs = grad_runs
+    expected_tokens = sum(sum(s.loss_mask[1:]) for s in _samples(49152))
+    for agg in grpo.AGGREGATIONS:
+        assert [runs[k][agg]["num_micro_batches"] for k in ("1x4", "2x2", "1x1")] == [4, 2, 1]
+        ref = runs["1x1"][agg]
+        assert ref["num_tokens"] == expected_tokens
+        assert max(g.abs().max() for g in ref["grads"].values()) > 0.05  # so 1e-6 is a real tolerance
+        for k in ("1x4", "2x2"):
+            assert runs[k][agg]["loss"] == pytest.approx(ref["loss"], abs=1e-6)
+            assert runs[k][agg]["num_tokens"] == expected_tokens
+            for name, g in ref["grads"].items():
+                torch.testing.assert_close(runs[k][agg]["grads"][name], g, rtol=0, atol=1e-6, msg=f"{k} {agg} {name}")
+
+
+def test_num_minibatches_takes_off_policy_steps_against_recomputed_old_logprobs(grad_runs):
+    mb = grad_runs["1x1"]["minibatches"]
+    assert mb["optimizer_steps"] == 2
+    assert mb["num_tokens"] == sum(sum(s.loss_mask[1:]) for s in _samples(49152)[4:])  # the second half
+    # the second step's policy moved away from the one whose log-probs were recorded: ratio != 1
+    assert mb["ratio_min"] < 1.0 < mb["ratio_max"]
+
+
+class _SyntheticTraj:
+    """Synthetic trajectory for the update path (no Docker); rewards and tokens come from the global
+    torch RNG, so resuming is exact only if the RNG state is restored too."""
+
+    def __init__(self, task_index, ids, reward):
+        self.reward, self.truncated = reward, False
+        n = len(ids)
+        self.token_ids, self.loss_mask = ids, [0, 0] + [1] * (n - 2)
+        self.logprobs = [0.0, 0.0] + [-10.8 - 0.1 * task_index] * (n - 2)
+
+
+def _synthetic_step(sampler, group_size, vocab):
+    out = []
+    for i in sampler.next_batch():
+        rewards = torch.rand(group_size).round().tolist()  # the global torch RNG, restored on resume
+        for j, r in enumerate(rewards):
+            out.append(_SyntheticTraj(i, torch.randint(0, vocab, (6 + i + j,)).tolist(), r))
+    return out
+
+
+def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, stop_after, result_path):
+    mesh = _init(rank, world_size, store)
+    torch.manual_seed(1234 + rank)
+    cfg = configs.TrainConfig(grpo=configs.GRPOConfig(group_size=2, drop_zero_variance_groups=False),
+                              steps=4, tasks_per_step=4, lr=1e-3, warmup_steps=1, micro_batch_tokens=16)
+    policy = _policy(model_dir, mesh)
+    optimizer, scheduler = train.build_optimizer(policy, cfg)
+    sampler = train.TaskSampler(5, cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
+    step = 0
+    if start_steps:
+        step = train.load_checkpoint(train.latest_checkpoint(Path(out_dir)), policy, optimizer, scheduler, sampler)
+        assert step == start_steps
+    while step < stop_after:
+        trajs = _synthetic_step(sampler, cfg.grpo.group_size, policy.config.vocab_size)
+        samples, _ = train.samples_from_trajectories(trajs, cfg.grpo.group_size, cfg.grpo)
+        train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
+        step += 1
+    if stop_after < cfg.steps:
+        train.save_checkpoint(train.checkpoint_dir(Path(out_dir), step), policy, optimizer, scheduler, sampler, step)
+    params = {n: p.full_tensor().detach().clone() for n, p in policy.named_parameters()}
+    if rank == 0:
+        torch.save({"params": params, "lr": optimizer.param_groups[0]["lr"]}, result_path)
+    dist.destroy_process_group()
+
+
+def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path):
+    import model
+
+    _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "straight"), 0, 4, tmp_path / "straight.pt")
+    _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 0, 2, tmp_path / "first_half.pt")
+    assert train.latest_checkpoint(tmp_path / "split") == tmp_path / "split" / "checkpoints" / "step_000002"
+    _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 2, 4, tmp_path / "resumed.pt")
+    straight, half, resumed = (torch.load(tmp_path / f) for f in ("straight.pt", "first_half.pt", "resumed.pt"))
+    init = model.load_hf(tiny_model).state_dict()
+    assert resumed["lr"] == straight["lr"]
+    for name, p in straight["params"].items():
+        assert torch.equal(resumed["params"][name], p), name
+    moved = [n for n, p in straight["params"].items() if not torch.equal(p, half["params"][n])]
+    assert "model.embed_tokens.weight" in moved and len(moved) == len(straight["params"])
+    assert not torch.equal(init["model.norm.weight"], straight["params"]["model.norm.weight"])
+
+
+# -----------------------------------------------------------------------------
+# end to end: torchrun, 2 gloo ranks, tiny random Qwen3, easy tasks in real Docker containers
+
+ROOT = Path(__file__).resolve().parent.parent
+E2E_ARGS = ["--tasks-per-step", "2", "--grpo.group-size", "2", "--rollout.max-turns", "2",
+            "--rollout.max-tokens-per-turn", "16", "--task-ids", "write-hello-file", "append-line",
+            "--grpo.no-drop-zero-variance-groups"]  # a random policy scores every episode alike
+
+
+def _torchrun(out_dir: Path, model_dir: Path, *args: str):
+    import subprocess
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "train.py",
+           "--preset", "cpu-smollm2", "--policy.path", str(model_dir), "--out-dir", str(out_dir), *E2E_ARGS, *args]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    log = open(out_dir.parent / f"{out_dir.name}.log", "w")
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT), Path(log.name)
+
+
+def _run_ids(log_text: str) -> list[str]:
+    line = next(x for x in log_text.splitlines() if "sandbox run ids" in x)
+    return line.rsplit("sandbox run ids ", 1)[1].strip().split(",")
+
+
+def _containers_of(run_ids: list[str]) -> list[str]:
+    import subprocess
+
+    out = []
+    for r in run_ids:
+        out += subprocess.run(["docker", "ps", "-aq", "--filter", f"label=termrl.run_id={r}"],
+                              capture_output=True, text=True, check=True).stdout.split()
+    return out
+
+
+def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
+    import model
+
+    out = tmp_path / "run"
+    proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1")
+    assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
+    log = log_path.read_text()
+    assert "step 1/2 | reward" in log and "step 2/2 | reward" in log
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    for r in records:
+        assert r["episodes"] == 4 and r["episodes_failed"] == 0 and r["groups"] == 2
+        assert r["num_tokens"] == r["generated_tokens"] > 0  # every generated token went into the loss
+        assert r["skipped_update"] == 0.0 and r["rollout_s"] > 0 and r["train_s"] > 0
+        assert 0.0 <= r["reward_mean"] <= 1.0
+    assert records[1]["sync_s"] > 0 and records[0]["sync_s"] == 0.0  # step 1's engine already holds the weights
+    for step in (1, 2):
+        assert (out / "checkpoints" / f"step_{step:06d}" / "COMPLETE").read_text() == f"{step}\n"
+        for rank in (0, 1):
+            lines = (out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl").read_text().splitlines()
+            assert len(lines) == 2 and all(json.loads(x)["reward"] is not None for x in lines)
+    exported = model.load_hf(out / "hf")
+    assert exported.config.num_hidden_layers == 2 and (out / "hf" / "tokenizer.json").exists()
+    assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert _containers_of(_run_ids(log)) == []
+
+
+def test_sigterm_stops_after_the_step_with_a_checkpoint_and_no_container_left(tiny_model, tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    proc, log_path = _torchrun(out, tiny_model, "--steps", "3", "--save-every", "10")
+    deadline = time.monotonic() + 240
+    while "step 1/3 | reward" not in log_path.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)  # torchrun forwards it to both workers
+    assert proc.wait(timeout=120) != 0
+    log = log_path.read_text()
+    assert log.count("SIGTERM: stopping at the end of this step") == 2
+    done = log.count("/3 | reward")  # steps finished before the stop (the signal may land in step 2's update)
+    assert done in (1, 2) and "step 3/3" not in log
+    assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
+    assert not (out / "hf").exists()
+    assert _containers_of(_run_ids(log)) == []
