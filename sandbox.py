@@ -897,8 +897,8 @@ def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
 
     With run_id and/or older_than_s: every matching container (label termrl.run_id equal; label
     termrl.started at least older_than_s seconds ago), running or not. With neither: only containers
-    left by a dead owner (stopped, or whose owner process on this host is gone), so a run starting up
-    never kills the live sandboxes of another run on the same engine.
+    whose owner process on this host is gone (running, stopped or never started), so a run starting up
+    never touches the sandboxes of another live run on the same engine.
     """
     api = _api()
     labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
@@ -912,8 +912,9 @@ def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
                 started = 0.0
             if now - started < older_than_s:
                 continue
-        if run_id is None and older_than_s is None and c.get("State") == "running" \
-                and not _owner_dead(lab.get("termrl.owner", "")):
+        # Unfiltered: only a dead owner's containers. A live owner's may be created-not-yet-started or
+        # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
+        if run_id is None and older_than_s is None and not _owner_dead(lab.get("termrl.owner", "")):
             continue
         try:
             api.remove_container(c["Id"], force=True)

@@ -922,9 +922,9 @@ def main(argv: list[str] | None = None) -> int:
             if cfg.checkpoint_on_signal and step > saved_step:  # decided from state every rank shares
                 save_checkpoint(checkpoint_dir(out_dir, step), policy, optimizer, scheduler, sampler, step)
                 say(f"[train] checkpoint of step {step} written")
-        else:
-            modeling.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
-            say(f"[train] policy exported to {out_dir / 'hf'}")
+        # Exported on a clean stop too, so `python rollout.py --model <out_dir>/hf` evaluates what was trained.
+        modeling.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
+        say(f"[train] policy after step {step} exported to {out_dir / 'hf'}")
         if rank == 0 and (out_dir / "metrics.jsonl").exists():
             say(f"[train] reward curve: {plot_reward_curve(out_dir / 'metrics.jsonl', out_dir / 'reward_curve.png')}")
     finally:
@@ -939,4 +939,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except configs.ConfigError as e:  # a bad flag or value: one line naming the field, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)

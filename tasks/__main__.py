@@ -135,7 +135,8 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "import-csv": import_csv, "generate": generate})
+    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "import-csv": import_csv, "generate": generate},
+                                                prog="python -m tasks")
 
 
 if __name__ == "__main__":

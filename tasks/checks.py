@@ -124,7 +124,8 @@ def check_weights(task_id: str, raw, tests: dict[str, bool], normalize: bool = F
     if abs(total - 1.0) > 1e-6:
         if not normalize:
             raise TaskError(task_id, field, f"weights sum to {total:g}, not 1 (normalize_weights=True or "
-                                            "--normalize-weights rescales them)", path)
+                                            "`python -m tasks validate/import-csv --normalize-weights` "
+                                            "rescales them)", path)
         log.warning("task '%s', field '%s': weights sum to %g; rescaled to sum to 1", task_id, field, total)
         weights = {name: w / total for name, w in weights.items()}
     return weights

@@ -448,6 +448,17 @@ def test_reap_without_filter_keeps_live_sandboxes(sb, docker_client):
     assert status(docker_client, sb.id) == "running"
 
 
+def test_reap_without_filter_keeps_a_live_owners_stopped_container(docker_client):
+    box = own_sandbox(max_lifetime_s=2)  # stops by itself; its owner (this process) is alive
+    try:
+        assert wait_status(docker_client, box.id, "exited") == "exited"
+        sandbox.reap()
+        assert status(docker_client, box.id) == "exited"
+    finally:
+        run(box.close())
+    assert status(docker_client, box.id) == "gone"
+
+
 # ---- images --------------------------------------------------------------------------------------------
 
 

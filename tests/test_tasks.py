@@ -180,7 +180,7 @@ def test_negative_weight(tmp_path):
 def test_weights_not_summing_to_one(tmp_path):
     task_dir = make_task(tmp_path, "test_alpha = 1\ntest_beta = 3")
     assert load_error(task_dir) == ("task 't-basic', field 'weights': weights sum to 4, not 1 (normalize_weights=True "
-                                    f"or --normalize-weights rescales them) [{task_dir / 'task.toml'}]")
+                                    f"or `python -m tasks validate/import-csv --normalize-weights` rescales them) [{task_dir / 'task.toml'}]")
 
 
 def test_normalize_weights_rescales_with_a_warning(tmp_path, caplog):
@@ -407,7 +407,7 @@ def test_csv_weights_naming_a_missing_test(tmp_path):
 def test_csv_weights_not_summing_to_one_normalised_on_request(tmp_path):
     path = write_csv(tmp_path / "sum.csv", [{"test_weights": json.dumps({"test_total_value": 2, "test_total_exists": 2})}])
     assert load_error(path) == ("task 'csv-sum', field 'test_weights': weights sum to 4, not 1 (normalize_weights=True "
-                                f"or --normalize-weights rescales them) [{path}]")
+                                f"or `python -m tasks validate/import-csv --normalize-weights` rescales them) [{path}]")
     (task,) = load_tasks(path, normalize_weights=True)
     assert task.weights == {"test_total_value": 0.5, "test_total_exists": 0.5}
 
