@@ -18,7 +18,10 @@ Action formats (PolicyConfig.action_format):
 - `hermes` (Qwen3): `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, any number per turn, run
   in order; results come back as `tool` messages (Qwen3's template wraps them in <tool_response>).
 - `markdown` (the CPU default for SmolLM2-135M): each fenced ```bash block is one bash call; a line
-  `DONE` (or `finish`) ends the episode. Results come back as one `user` message: SmolLM2's template
+  `DONE` (or `finish`) ends the episode. A turn stops after its first action (the closing fence line of
+  its first bash block, or a DONE line; `markdown_action_done`): the generated tokens are kept as sampled
+  (loss_mask 1) and the end-of-turn token the template needs goes in after them with loss_mask 0.
+  Results come back as one `user` message: SmolLM2's template
   would render a `tool` role verbatim, but the model was never trained on that role.
 
 Limits (RolloutConfig; a task's max_turns / agent_timeout_s override) end the episode with a recorded
@@ -55,7 +58,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import torch
 
@@ -72,20 +75,25 @@ except ImportError:
 @dataclass
 class SamplingParams:
     """How to sample one completion. temperature 0 = greedy; top_k 0 = off; top_p 1.0 = off; max_tokens
-    caps generated tokens; seed makes this request's samples reproducible whatever it is batched with."""
+    caps generated tokens; seed makes this request's samples reproducible whatever it is batched with.
+    stop_check: called with the generated ids (list[int]) after each token; True ends the completion there
+    (finish "stop", no end-of-turn token). TorchEngine checks it while decoding, so the tokens after the stop
+    are never computed; for every engine the agent loop cuts the completion at the first such prefix too
+    (`cut_at_stop`), so trajectories do not depend on the engine."""
 
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
     max_tokens: int = 512
     seed: int | None = None
+    stop_check: Callable[[list[int]], bool] | None = None
 
 
 @dataclass
 class Completion:
     """token_ids: generated ids as sampled, ending with the stop token when finish_reason == "stop".
     logprobs: per generated token, log-prob under the engine's sampling distribution (see each engine).
-    finish_reason: "stop" (a stop token) or "length" (max_tokens or the engine's max_seq_len).
+    finish_reason: "stop" (a stop token, or sampling.stop_check) or "length" (max_tokens or the engine's max_seq_len).
     exact: False when the engine could not return the sampled ids (OpenAIEngine in chat mode)."""
 
     token_ids: list[int]
@@ -316,6 +324,8 @@ class TorchEngine(Engine):
                 continue
             reason = None
             if r.tokens and r.tokens[-1] in self.stop_ids:
+                reason = "stop"
+            elif r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
                 reason = "stop"
             elif len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
                 reason = "length"
@@ -654,12 +664,21 @@ For each function call, return a json object with function name and arguments wi
 </tool_call>
 Several calls in one reply run in order. Their results come back in the next message. When the task is done, call finish."""
 
-MARKDOWN_SYSTEM = """You are an agent solving a task in a Linux terminal inside a Docker container. The working directory is /app.
-To run a shell command, write it in a fenced bash block:
+# Short and concrete for a 135M model: one command per reply, one worked example (a made-up task, none of
+# the task set), then DONE. Every reply stops after its first bash block (markdown_action_done).
+MARKDOWN_SYSTEM = """You are a Linux terminal agent. The working directory is /app.
+Reply with one shell command in a bash block. You then see its output. When the task is done, reply DONE.
+
+Example task: Create the file /app/notes.txt containing hi
+Your reply:
 ```bash
-ls -la
+echo hi > /app/notes.txt
 ```
-Every bash block in your reply runs in order and you then see the output. When the task is done, write DONE on a line by itself."""
+Output:
+$ echo hi > /app/notes.txt
+exit code: 0
+Your reply:
+DONE"""
 
 HERMES_HINT = "\n\nCall a tool like this:\n" + HERMES_EXAMPLE
 MARKDOWN_HINT = "\n\nRun a command like this:\n" + MARKDOWN_EXAMPLE + "\nWhen the task is done, write DONE on a line by itself."
@@ -781,6 +800,49 @@ def parse_markdown(text: str, max_arg_bytes: int = 65536) -> list[ToolCall]:
     if not calls:
         raise FormatError("Format error: no bash block and no DONE found." + MARKDOWN_HINT)
     return calls
+
+
+def markdown_action_done(text: str) -> bool:
+    """True once a markdown reply holds a complete action: a bash block (tagged as in parse_markdown) whose
+    closing ``` line has ended (its newline was generated), or a complete `DONE`/`finish` line outside blocks.
+
+    Used as the markdown stop rule: a reply ends after its first action, so a small model's rambling after its
+    command is neither sampled nor trained on. Only complete lines count, so "```" followed by "bash" (a new
+    opening fence) is not taken for a closing one.
+    """
+    lang = None
+    for line in text.split("\n")[:-1]:  # the last piece is an unfinished line
+        s = line.strip()
+        if lang is None:
+            m = _FENCE.match(s)
+            if m:
+                lang = m.group(1).lower()
+            elif _DONE.match(s):
+                return True
+        elif s == "```":
+            if lang in BASH_LANGS:
+                return True
+            lang = None
+    return False
+
+
+def markdown_stop_check(tokenizer) -> Callable[[list[int]], bool]:
+    """SamplingParams.stop_check for the markdown format: markdown_action_done on the decoded generated ids."""
+    return lambda ids: markdown_action_done(tokenizer.decode(ids, skip_special_tokens=False))
+
+
+def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
+    """c cut after its shortest prefix that satisfies stop_check (finish "stop"; tokens and log-probs kept as
+    sampled), or c unchanged when no prefix does or c already ends with a stop token. Engines that check
+    stop_check while decoding return completions this leaves unchanged."""
+    if stop_check is None:
+        return c
+    for n in range(1, len(c.token_ids) + 1):
+        if stop_check(c.token_ids[:n]):
+            if n == len(c.token_ids) and c.finish_reason == "stop":
+                return c
+            return Completion(c.token_ids[:n], c.logprobs[:n], "stop", c.exact)
+    return c
 
 
 def parse_actions(text: str, action_format: str, max_arg_bytes: int) -> list[ToolCall]:
@@ -983,6 +1045,8 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
     """Run turns until a stop condition; fill traj (tokens, masks, messages). Returns the stop reason."""
     cfg, chat = ep.cfg, ep.chat
     max_turns = ep.task.max_turns or cfg.max_turns
+    # markdown: a turn ends after its first action; the end-of-turn token then goes in as an observation token
+    stop_check = markdown_stop_check(chat.tokenizer) if chat.action_format == "markdown" else None
     consecutive_errors = 0
     for turn in range(max_turns):
         room = cfg.max_context_tokens - len(traj.token_ids)
@@ -998,7 +1062,7 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
             kwargs = {"messages": traj.messages} if isinstance(engine, OpenAIEngine) else {}
             # Each turn its own seed: the same seed every turn would reuse the same uniforms.
             seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
-            turn_sampling = dataclasses.replace(sampling, max_tokens=max_tokens, seed=seed)
+            turn_sampling = dataclasses.replace(sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check)
             c = await asyncio.wait_for(engine.generate(traj.token_ids, turn_sampling, **kwargs), remaining)
         except asyncio.TimeoutError:
             return "timeout"
@@ -1006,6 +1070,7 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
         if len(c.token_ids) != len(c.logprobs):
             raise ValueError(f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
                              f"{len(c.logprobs)} logprobs")
+        c = cut_at_stop(c, stop_check)  # engines that ignore stop_check: the same cut, after the fact
         traj.exact &= c.exact
         traj.append(c.token_ids, 1, c.logprobs)
         traj.num_turns = turn + 1

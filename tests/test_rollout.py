@@ -93,10 +93,10 @@ def assert_matches_template(traj, chat):
 
 def test_scripted_markdown_episode_solves_real_task_with_reward_1(tok, tasks):
     eng = RecordingEngine(tok, ["Let me look first.\n```bash\nls -la /app\n```",
-                                "```bash\necho hello > hello.txt\ncat /app/hello.txt\n```\nDONE"])
+                                "```bash\necho hello > hello.txt\ncat /app/hello.txt\n```", "DONE"])
     [traj] = run([tasks["write-hello-file"]], eng, tok)
     assert traj.error is None
-    assert (traj.stop_reason, traj.reward, traj.resolved, traj.truncated, traj.num_turns) == ("finish", 1.0, True, False, 2)
+    assert (traj.stop_reason, traj.reward, traj.resolved, traj.truncated, traj.num_turns) == ("finish", 1.0, True, False, 3)
     assert sorted(traj.verification.passed) == ["test_file_content", "test_file_exists"]
     chat = R.ChatFormat(tok, "markdown")
     assert_aligned(traj, eng.completions, len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1]))
@@ -207,12 +207,61 @@ def test_max_turns_stops_and_verifies(tok, tasks):
 
 
 def test_max_tokens_per_turn_runs_the_complete_calls_then_stops_and_verifies(tok, tasks):
-    reply = "```bash\necho hello > hello.txt\n```\n" + "Now I will explain what this command does in great detail. " * 5
+    # hermes: a markdown turn stops after its first action, so only hermes turns hold a call and then get cut
+    reply = ('<tool_call>\n{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello\\n"}}\n</tool_call>\n'
+             + "Now I will explain what this call does in great detail. " * 5)
     eng = RecordingEngine(tok, [reply])
-    [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_tokens_per_turn=24))
-    assert eng.completions[0].finish_reason == "length" and len(eng.completions[0].token_ids) == 24
+    [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_tokens_per_turn=48), fmt="hermes")
+    assert eng.completions[0].finish_reason == "length" and len(eng.completions[0].token_ids) == 48
     assert (traj.stop_reason, traj.truncated, traj.reward) == ("max_tokens_per_turn", True, 1.0)
-    assert traj.loss_mask[-1] == 1 and sum(traj.loss_mask) == 24
+    assert traj.loss_mask[-1] == 1 and sum(traj.loss_mask) == 48
+
+
+def test_markdown_action_done_needs_a_complete_closing_fence_or_done_line():
+    cases = {"```bash\nls\n```": False, "```bash\nls\n```\n": True, "```bash\nls\n```bash\n": False,
+             "```python\nx = 1\n```\n": False, "```python\nx\n```\n```sh\nls\n```\n\n": True,
+             "ok\nDONE": False, "ok\nDONE\n": True, "```\nDONE\n": False, "```\nls\n```\n": True}
+    assert {t: R.markdown_action_done(t) for t in cases} == cases
+
+
+def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
+    first = "I will write it.\n```bash\necho hello > hello.txt\n```\n"
+    eng = RecordingEngine(tok, [first + "Then I remove it:\n```bash\nrm hello.txt\n```", "DONE"])
+    [traj] = run([tasks["write-hello-file"]], eng, tok)
+    assert traj.error is None
+    assert (traj.stop_reason, traj.reward, traj.num_turns) == ("finish", 1.0, 2)  # rm never ran
+    chat = R.ChatFormat(tok, "markdown")
+    p = len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1])
+    kept = tok.encode(first, add_special_tokens=False)
+    assert eng.completions[0].token_ids[:len(kept)] == kept and len(eng.completions[0].token_ids) > len(kept) + 1
+    # the sampled prefix up to the closing fence's newline, loss_mask 1 with its log-probs; then the template's
+    # end-of-turn token and the observation, loss_mask 0
+    assert traj.token_ids[p:p + len(kept)] == kept and traj.loss_mask[p:p + len(kept)] == [1] * len(kept)
+    assert traj.logprobs[p:p + len(kept)] == [-1.0] * len(kept)
+    assert (traj.token_ids[p + len(kept)], traj.loss_mask[p + len(kept)]) == (chat.eot_id, 0)
+    assert traj.messages[2]["content"] == first and traj.messages[2]["finish_reason"] == "stop"
+    assert traj.messages[2]["tool_calls"] == [{"name": "bash", "arguments": {"command": "echo hello > hello.txt"}}]
+    assert observations(traj) == ["$ echo hello > hello.txt\nexit code: 0"]
+    assert sum(traj.loss_mask) == len(kept) + len(eng.completions[1].token_ids)
+    assert_matches_template(traj, chat)
+
+
+def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+
+    async def go():
+        eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        full = await eng.generate(prompt, R.SamplingParams(temperature=0.0, max_tokens=12))
+        cut = await eng.generate(prompt, R.SamplingParams(temperature=0.0, max_tokens=12,
+                                                          stop_check=lambda ids: len(ids) >= 5))
+        await eng.aclose()
+        return full, cut
+
+    full, cut = asyncio.run(go())
+    assert len(full.token_ids) > 5 and not set(full.token_ids[:5]) & R.stop_ids_of(tok)
+    assert (cut.token_ids, cut.finish_reason) == (full.token_ids[:5], "stop")
+    assert max(abs(x - y) for x, y in zip(cut.logprobs, full.logprobs)) < 1e-4
+    assert R.cut_at_stop(full, lambda ids: len(ids) >= 5).token_ids == cut.token_ids
 
 
 def test_max_context_stops_before_the_observation_overflows(tok, tasks):
