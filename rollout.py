@@ -1414,6 +1414,8 @@ async def evaluate(cfg: EvalConfig) -> dict:
             await engine.aclose()
         if judge is not None:
             await judge.aclose()
+    if _INTERRUPTED:  # episodes cut short by a signal are not results: no summary that looks complete
+        raise KeyboardInterrupt
     summary = summarize(trajs, cfg.k)
     summary["config"] = {"model": str(model_dir), "tasks": cfg.tasks, "k": cfg.k, "engine": cfg.engine,
                          "oracle": cfg.oracle, "run_id": cfg.run_id}
@@ -1442,15 +1444,34 @@ def main(argv: list[str] | None = None) -> int:
     # SIGINT/SIGTERM: this run's containers are removed at once, then KeyboardInterrupt cancels the episodes.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     sandbox_lib.install_signal_cleanup(cfg.run_id)
+    cleanup = signal.getsignal(signal.SIGINT)
+
+    def on_signal(signum, frame):
+        _INTERRUPTED.append(signum)  # remembered even if the KeyboardInterrupt lands where it is absorbed
+        cleanup(signum, frame)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         asyncio.run(evaluate(cfg))
     except KeyboardInterrupt:
-        print(f"\ninterrupted: removing the containers of run {cfg.run_id}", file=sys.stderr)
-        return 130
+        pass
     finally:
         sandbox_lib.reap(run_id=cfg.run_id)
+    if _INTERRUPTED:
+        print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
+        return 130
     return 0
 
 
+_INTERRUPTED: list[int] = []  # signals received by the evaluation CLI
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (FileNotFoundError, ValueError) as e:  # bad --model / --tasks / flags: one line, no traceback
+        if os.environ.get("TERMRL_DEBUG"):
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
