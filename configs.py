@@ -10,6 +10,7 @@ preset's name. `parse_cli` turns `--preset NAME` plus field overrides into a val
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import os
 from dataclasses import dataclass, field
@@ -145,7 +146,7 @@ class TrainConfig:
 
 def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
     """A copy of cfg with some fields of some sections replaced: _replace(c, grpo=dict(group_size=4))."""
-    out = dataclasses.replace(cfg)
+    out = copy.deepcopy(cfg)  # presets share no section objects
     for name, changes in sections.items():
         if isinstance(changes, dict):
             setattr(out, name, dataclasses.replace(getattr(cfg, name), **changes))
@@ -153,6 +154,16 @@ def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
             setattr(out, name, changes)
     return out
 
+
+_QWEN3_32B_8XH100 = _replace(
+    TrainConfig(),
+    policy=dict(path="checkpoints/Qwen3-32B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
+                max_seq_len=32768, vllm_gpu_memory_utilization=0.5),
+    rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=128),
+    grpo=dict(group_size=8),
+    steps=300, tasks_per_step=32, lr=5e-7, warmup_steps=10, micro_batch_tokens=32768,
+    out_dir="runs/qwen3-32b-8xh100", save_every=25, nproc_per_node=8,
+)
 
 PRESETS: dict[str, TrainConfig] = {
     # The embedded default: 2 gloo ranks on a CPU box, SmolLM2-135M-Instruct, easy starter tasks.
@@ -178,24 +189,10 @@ PRESETS: dict[str, TrainConfig] = {
         steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=32768,
         out_dir="runs/qwen3-8b-2xa100", save_every=25, nproc_per_node=2,
     ),
-    "qwen3-32b-8xh100": _replace(
-        TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-32B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=32768, vllm_gpu_memory_utilization=0.5),
-        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=128),
-        grpo=dict(group_size=8),
-        steps=300, tasks_per_step=32, lr=5e-7, warmup_steps=10, micro_batch_tokens=32768,
-        out_dir="runs/qwen3-32b-8xh100", save_every=25, nproc_per_node=8,
-    ),
-    "qwen3-32b-32xh100": _replace(
-        TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-32B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=32768, vllm_gpu_memory_utilization=0.5),
-        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=128),
-        grpo=dict(group_size=16),
-        steps=300, tasks_per_step=128, lr=5e-7, warmup_steps=10, micro_batch_tokens=32768,
-        out_dir="runs/qwen3-32b-32xh100", save_every=25, nproc_per_node=8, nnodes=4,
-    ),
+    "qwen3-32b-8xh100": _QWEN3_32B_8XH100,
+    # The same recipe on 4 nodes x 8 GPUs: 4x the tasks per step, larger groups.
+    "qwen3-32b-32xh100": _replace(_QWEN3_32B_8XH100, grpo=dict(group_size=16), tasks_per_step=128,
+                                  out_dir="runs/qwen3-32b-32xh100", nnodes=4),
 }
 DEFAULT_PRESET = "cpu-smollm2"
 

