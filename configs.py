@@ -21,6 +21,12 @@ from typing import Literal
 BUILTIN_MODELS = ("default", "tiny-random-qwen3")
 
 
+def cache_dir() -> Path:
+    """Where termrl caches the imported default model, tiny models, materialised CSV tasks and build
+    locks: $TERMRL_CACHE, else ~/.cache/termrl (scripts/setup.sh keeps its stamps there too)."""
+    return Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl")
+
+
 class ConfigError(ValueError):
     """A config value is invalid. The message names the field, e.g. `grpo.group_size`."""
 

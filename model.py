@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
+import configs
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
@@ -923,7 +925,7 @@ def default_model_dir() -> Path:
     $TERMRL_CACHE (or ~/.cache/termrl)/SmolLM2-135M-Instruct-gguf-v1. Safe under concurrent callers:
     each imports into its own temp dir and renames it into place; losers discard theirs.
     """
-    root = Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl")
+    root = configs.cache_dir()
     target = root / DEFAULT_MODEL_NAME
     if (target / "model.safetensors").is_file():
         return target

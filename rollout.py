@@ -62,7 +62,7 @@ from typing import Any, Callable, Iterable, Literal
 
 import torch
 
-from configs import PRESETS, RewardConfig, RolloutConfig, SandboxConfig
+from configs import PRESETS, RewardConfig, RolloutConfig, SandboxConfig, cache_dir
 
 try:  # GPU-only engine
     import vllm
@@ -1343,7 +1343,7 @@ def resolve_model_dir(name: str) -> Path:
     if name == "default":
         return model_lib.default_model_dir()
     if name == "tiny-random-qwen3":
-        root = Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl") / "tiny-random-qwen3"
+        root = cache_dir() / "tiny-random-qwen3"
         if not (root / "config.json").is_file():
             model_lib.save_tiny_random(root)
         return root

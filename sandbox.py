@@ -52,6 +52,8 @@ import docker
 import docker.errors
 import docker.types
 
+import configs
+
 log = logging.getLogger("termrl.sandbox")
 
 BASE_IMAGE = os.environ.get("BASE_IMAGE", "termrl/base:bookworm")
@@ -193,7 +195,7 @@ async def _blocking(fn, *args, limit: bool = True):
 
 
 def _lock_dir() -> Path:
-    d = Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl") / "locks"
+    d = configs.cache_dir() / "locks"
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -24,6 +24,8 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+import configs
+
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
 from tasks.task import DIFFICULTIES, Task, TaskError
 
@@ -323,16 +325,11 @@ def import_csv(csv_path: Path | str, out_dir: Path | str, normalize_weights: boo
     return [load_native(out_dir / task_id) for task_id in seen]
 
 
-def cache_root() -> Path:
-    """termrl's cache folder: $TERMRL_CACHE or ~/.cache/termrl."""
-    return Path(os.environ.get("TERMRL_CACHE") or Path.home() / ".cache" / "termrl")
-
-
 def load_csv(csv_path: Path | str, normalize_weights: bool = False) -> list[Task]:
-    """A terminal-bench-rl CSV -> tasks, materialised once per CSV content under cache_root()/csv/."""
+    """A terminal-bench-rl CSV -> tasks, materialised once per CSV content under configs.cache_dir()/csv/."""
     csv_path = Path(csv_path)
     digest = hashlib.sha256(b"termrl-csv-v1\0" + csv_path.read_bytes() + bytes([normalize_weights])).hexdigest()[:16]
-    target = cache_root() / "csv" / f"{csv_path.stem}-{digest}"
+    target = configs.cache_dir() / "csv" / f"{csv_path.stem}-{digest}"
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".csv-", dir=target.parent))
