@@ -118,7 +118,7 @@ class GRPOConfig:
 
 @dataclass
 class TrainConfig:
-    """The whole run: what `torchrun ... train.py` and `python rollout.py` read."""
+    """The whole run: what `torchrun ... train.py` and `python evaluate.py` read."""
 
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)

@@ -44,8 +44,15 @@ from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
 import configs
+import engines
+import evaluate
 import grpo
-
+import model as modeling
+import reward
+import rollout
+import sandbox
+import weights
+from tasks import load_tasks
 
 # -----------------------------------------------------------------------------
 # task sampler: seeded epochs, rank sharding, optional curriculum
@@ -681,22 +688,20 @@ def check_config(cfg: configs.TrainConfig) -> None:
 
 
 def resolve_model_dir(path: str, rank: int) -> Path:
-    """The policy's HF folder (rollout.resolve_model_dir): rank 0 resolves first, so the embedded
+    """The policy's HF folder (evaluate.resolve_model_dir): rank 0 resolves first, so the embedded
     default is imported and the tiny random model written once, then the other ranks read them."""
-    import rollout
 
     if rank == 0:
-        d = rollout.resolve_model_dir(path)
+        d = evaluate.resolve_model_dir(path)
     dist.barrier()
     if rank != 0:
-        d = rollout.resolve_model_dir(path)
+        d = evaluate.resolve_model_dir(path)
     return Path(d)
 
 
 def select_tasks(cfg: configs.TrainConfig) -> list:
     """load_tasks(cfg.tasks) filtered by task_ids and difficulties, sorted by id.
     Raises configs.ConfigError naming the field when an id is unknown or nothing is left."""
-    from tasks import load_tasks
 
     tasks = load_tasks(cfg.tasks)
     if cfg.task_ids:
@@ -713,14 +718,13 @@ def select_tasks(cfg: configs.TrainConfig) -> list:
 
 
 def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.device, trainable: bool = True):
-    """model.load_hf, FSDP2-sharded over `mesh`, gradients summed over ranks.
+    """weights.load_hf, FSDP2-sharded over `mesh`, gradients summed over ranks.
 
     Loaded in host memory: fully_shard moves one block at a time to the mesh's device and keeps
     only this rank's shard there, so a GPU never holds the whole model."""
-    import model as modeling
 
     dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
-    policy = modeling.load_hf(model_dir, dtype=dtype, device="cpu")
+    policy = weights.load_hf(model_dir, dtype=dtype, device="cpu")
     modeling.apply_fsdp2(policy, mesh, activation_checkpointing=cfg.policy.activation_checkpointing and trainable)
     if trainable:
         set_gradient_sum(policy)
@@ -732,20 +736,18 @@ def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.d
 def build_engine(cfg: configs.TrainConfig, model_dir: Path, tokenizer, device: torch.device, rank: int):
     """This rank's generation engine: vLLM on CUDA when installed (policy.engine auto/vllm), else TorchEngine
     on a full copy of the weights. Raises configs.ConfigError if vllm is asked for but unusable."""
-    import model as modeling
-    import rollout
 
     kind = cfg.policy.engine
     if kind == "auto":
-        kind = "vllm" if device.type == "cuda" and rollout.vllm is not None else "torch"
+        kind = "vllm" if device.type == "cuda" and engines.vllm is not None else "torch"
     if kind == "vllm":
-        if device.type != "cuda" or rollout.vllm is None:
+        if device.type != "cuda" or engines.vllm is None:
             raise configs.ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
-        return rollout.VLLMEngine(str(model_dir), max_seq_len=cfg.policy.max_seq_len, dtype=cfg.policy.dtype,
+        return engines.VLLMEngine(str(model_dir), max_seq_len=cfg.policy.max_seq_len, dtype=cfg.policy.dtype,
                                   gpu_memory_utilization=cfg.policy.vllm_gpu_memory_utilization, seed=cfg.seed + rank)
     dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
-    engine_model = modeling.load_hf(model_dir, dtype=dtype, device=device)
-    return rollout.TorchEngine(engine_model, tokenizer, max_batch=cfg.policy.engine_max_batch,
+    engine_model = weights.load_hf(model_dir, dtype=dtype, device=device)
+    return engines.TorchEngine(engine_model, tokenizer, max_batch=cfg.policy.engine_max_batch,
                                max_seq_len=cfg.policy.max_seq_len, seed=cfg.seed + rank)
 
 
@@ -802,10 +804,6 @@ def main(argv: list[str] | None = None) -> int:
     number when stopped by SIGINT/SIGTERM (after the optional checkpoint)."""
     cfg = configs.parse_cli(argv, description=__doc__)
     check_config(cfg)
-    import model as modeling
-    import reward
-    import rollout
-    import sandbox
 
     rank, world, local_rank, device = init_distributed()
     torch.manual_seed(cfg.seed + rank)
@@ -829,7 +827,7 @@ def main(argv: list[str] | None = None) -> int:
             sandbox.set_max_concurrent(cfg.sandbox.max_concurrent)
         tasks = select_tasks(cfg)
         model_dir = resolve_model_dir(cfg.policy.path, rank)
-        tokenizer = modeling.load_tokenizer(model_dir)
+        tokenizer = weights.load_tokenizer(model_dir)
         mesh = init_device_mesh(device.type, (world,))
         policy = load_policy(model_dir, cfg, mesh, device)
         ref_model = load_policy(model_dir, cfg, mesh, device, trainable=False) if cfg.grpo.kl_coef > 0 else None
@@ -922,8 +920,8 @@ def main(argv: list[str] | None = None) -> int:
             if cfg.checkpoint_on_signal and step > saved_step:  # decided from state every rank shares
                 save_checkpoint(checkpoint_dir(out_dir, step), policy, optimizer, scheduler, sampler, step)
                 say(f"[train] checkpoint of step {step} written")
-        # Exported on a clean stop too, so `python rollout.py --model <out_dir>/hf` evaluates what was trained.
-        modeling.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
+        # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
+        weights.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
         say(f"[train] policy after step {step} exported to {out_dir / 'hf'}")
         if rank == 0 and (out_dir / "metrics.jsonl").exists():
             say(f"[train] reward curve: {plot_reward_curve(out_dir / 'metrics.jsonl', out_dir / 'reward_curve.png')}")

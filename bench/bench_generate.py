@@ -17,8 +17,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import model as model_lib  # noqa: E402
-import rollout as R  # noqa: E402
+import engines as E  # noqa: E402
+import rollout  # noqa: E402
+import weights  # noqa: E402
 
 QUESTIONS = [
     "Create /app/hello.txt containing hello.",
@@ -33,14 +34,14 @@ QUESTIONS = [
 
 
 def prompts_for(tok, batch: int) -> list[list[int]]:
-    chat = R.ChatFormat(tok, "markdown")
+    chat = rollout.ChatFormat(tok, "markdown")
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(batch)]
 
 
 def bench_engine(m, tok, prompts, new_tokens: int) -> tuple[float, list[list[int]]]:
     max_len = max(map(len, prompts)) + new_tokens + 1
-    eng = R.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set())
-    sp = R.SamplingParams(temperature=0.0, max_tokens=new_tokens)
+    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set())
+    sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
         t0 = time.perf_counter()
@@ -74,9 +75,9 @@ def main() -> None:
 
     from transformers import AutoModelForCausalLM
 
-    path = model_lib.default_model_dir() if args.model == "default" else args.model
-    tok = model_lib.load_tokenizer(path)
-    ours = model_lib.load_hf(path)
+    path = weights.default_model_dir() if args.model == "default" else args.model
+    tok = weights.load_tokenizer(path)
+    ours = weights.load_hf(path)
     hf = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
     print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, greedy")
     bench_engine(ours, tok, prompts_for(tok, 2), 4)  # warm-up both

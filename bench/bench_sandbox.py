@@ -25,6 +25,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import images  # noqa: E402
 import sandbox  # noqa: E402
 
 CLI_FLAGS = ["--init", "--network", "none", "--memory", "1g", "--memory-swap", "1g", "--cpus", "1",
@@ -44,7 +45,7 @@ async def ours_start(n: int, run_id: str) -> tuple[list[float], list[float]]:
     first, closes = [], []
     for _ in range(n):
         t = time.perf_counter()
-        sb = await sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id)
+        sb = await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id)
         r = await sb.exec("true")
         first.append(time.perf_counter() - t)
         assert r.exit_code == 0, r
@@ -59,13 +60,13 @@ def cli_start(n: int, run_id: str) -> list[float]:
     for _ in range(n):
         t = time.perf_counter()
         docker("run", "--rm", *CLI_FLAGS, "--label", "termrl=1", "--label", f"termrl.run_id={run_id}",
-               sandbox.BASE_IMAGE, "true")
+               images.BASE_IMAGE, "true")
         out.append(time.perf_counter() - t)
     return out
 
 
 async def ours_exec(n: int, run_id: str) -> list[float]:
-    async with await sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id) as sb:
+    async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
         await sb.exec("true")  # the shell server starts on the first command
         out = []
         for _ in range(n):
@@ -77,7 +78,7 @@ async def ours_exec(n: int, run_id: str) -> list[float]:
 
 def cli_exec(n: int, run_id: str) -> list[float]:
     cid = docker("run", "-d", *CLI_FLAGS, "--label", "termrl=1", "--label", f"termrl.run_id={run_id}",
-                 sandbox.BASE_IMAGE, "sleep", "600").strip()
+                 images.BASE_IMAGE, "sleep", "600").strip()
     try:
         out = []
         for _ in range(n):
@@ -93,7 +94,7 @@ async def ours_concurrent(n: int, m: int, run_id: str) -> tuple[float, int]:
     async def one(i: int) -> int:
         fails = 0
         try:
-            async with await sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id) as sb:
+            async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
                 for j in range(m):
                     r = await sb.exec(f"echo {i}-{j}")
                     fails += r.output != f"{i}-{j}\n"
@@ -111,7 +112,7 @@ def cli_concurrent(n: int, m: int, run_id: str) -> tuple[float, int]:
     def one(i: int) -> int:
         try:
             cid = docker("run", "-d", *CLI_FLAGS, "--label", "termrl=1", "--label", f"termrl.run_id={run_id}",
-                         sandbox.BASE_IMAGE, "sleep", "600").strip()
+                         images.BASE_IMAGE, "sleep", "600").strip()
         except subprocess.CalledProcessError as e:
             print(f"  cli: container {i} failed: {e.stderr.strip()}", file=sys.stderr)
             return m
@@ -132,7 +133,7 @@ def cli_concurrent(n: int, m: int, run_id: str) -> tuple[float, int]:
 
 
 async def ours_timeouts(run_id: str) -> tuple[float, float]:
-    async with await sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id) as sb:
+    async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
         a = await sb.exec("sleep 1000", timeout=2)
         b = await sb.exec("trap '' TERM; sleep 1000", timeout=2)
         assert a.timed_out and b.timed_out
@@ -152,7 +153,7 @@ def main() -> None:
     args = ap.parse_args()
     rid = f"bench-{uuid.uuid4().hex[:8]}"
     print(f"docker {docker('version', '-f', '{{.Server.Version}}').strip()}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.1f}, max_concurrent={sandbox.MAX_CONCURRENT}, image {sandbox.BASE_IMAGE}")
+          f"load {os.getloadavg()[0]:.1f}, max_concurrent={sandbox.MAX_CONCURRENT}, image {images.BASE_IMAGE}")
 
     first, closes = asyncio.run(ours_start(args.starts, rid + "-a"))
     cli_first = cli_start(args.starts, rid + "-a")

@@ -29,11 +29,12 @@ import torch  # noqa: E402
 from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 
 import configs  # noqa: E402
-import model as modeling  # noqa: E402
+import engines  # noqa: E402
 import reward  # noqa: E402
 import rollout  # noqa: E402
 import sandbox  # noqa: E402
 import train  # noqa: E402
+import weights  # noqa: E402
 
 INTERVALS: dict[str, list[tuple[float, float]]] = {"engine": [], "container": [], "verify": []}
 
@@ -62,8 +63,8 @@ def _timed_async(kinds, fn):
 
 
 def instrument() -> None:
-    rollout.TorchEngine._admit = _timed_sync("engine", rollout.TorchEngine._admit)
-    rollout.TorchEngine._step = _timed_sync("engine", rollout.TorchEngine._step)
+    engines.TorchEngine._admit = _timed_sync("engine", engines.TorchEngine._admit)
+    engines.TorchEngine._step = _timed_sync("engine", engines.TorchEngine._step)
     for name in ("exec", "write_file", "read_file", "close"):
         setattr(sandbox.Sandbox, name, _timed_async(("container",), getattr(sandbox.Sandbox, name)))
     sandbox.Sandbox.run_tests = _timed_async(("container", "verify"), sandbox.Sandbox.run_tests)
@@ -92,7 +93,7 @@ def main() -> None:
     instrument()
     tasks = train.select_tasks(cfg)
     model_dir = train.resolve_model_dir(cfg.policy.path, rank)
-    tokenizer = modeling.load_tokenizer(model_dir)
+    tokenizer = weights.load_tokenizer(model_dir)
     policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)), device)
     optimizer, scheduler = train.build_optimizer(policy, cfg)
     sampler = train.TaskSampler(len(tasks), cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)

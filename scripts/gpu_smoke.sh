@@ -21,8 +21,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # ---- 1. flash-attn packed path of model.py
 python - <<'EOF'
-import torch, model
-m = model.load_hf(model.default_model_dir(), dtype=torch.bfloat16, device="cuda")
+import torch, model, weights
+m = weights.load_hf(weights.default_model_dir(), dtype=torch.bfloat16, device="cuda")
 lens = [37, 5, 90]
 seqs = [torch.randint(0, m.config.vocab_size, (n,), device="cuda") for n in lens]
 ids = torch.cat(seqs)[None]
@@ -42,11 +42,11 @@ EOF
 
 # ---- 2. VLLMEngine under torchrun (external_launcher needs the torch.distributed environment)
 cat > "$tmp/vllm_smoke.py" <<'EOF'
-import asyncio, torch, model, rollout as R
+import asyncio, torch, model, weights, rollout, engines as R
 
-path = model.default_model_dir()
-tok = model.load_tokenizer(path)
-chat = R.ChatFormat(tok, "markdown")
+path = weights.default_model_dir()
+tok = weights.load_tokenizer(path)
+chat = rollout.ChatFormat(tok, "markdown")
 prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "What is the capital of France?",
                                            "Count the lines of /app/a.txt", "List the files in /app")]
 eng = R.VLLMEngine(str(path), max_seq_len=2048, gpu_memory_utilization=0.3, dtype="bfloat16", seed=0)
@@ -62,7 +62,7 @@ print("vllm greedy:", [tok.decode(c.token_ids)[:40] for c in before])
 
 # sampled-token log-probs at temperature 1 vs the learner (model.py, bf16): same distribution up to kernels
 sampled = asyncio.run(gen(eng, R.SamplingParams(temperature=1.0, max_tokens=24, seed=1)))
-learner = model.load_hf(path, dtype=torch.bfloat16, device="cuda")
+learner = weights.load_hf(path, dtype=torch.bfloat16, device="cuda")
 with torch.no_grad():
     for p, c in zip(prompts, sampled):
         ids = torch.tensor([p + c.token_ids], device="cuda")

@@ -42,7 +42,7 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
         tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.
         jobs: tasks validated at once (each uses two containers).
         normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
-        base_image: image the Dockerfiles build FROM (default: sandbox.BASE_IMAGE).
+        base_image: image the Dockerfiles build FROM (default: images.BASE_IMAGE).
     """
     from tasks.validate import results_table, validate_tasks
 

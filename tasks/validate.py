@@ -10,6 +10,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+import images
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
 from tasks.task import Task
@@ -88,7 +89,7 @@ async def _run_solution(image: str, task: Task, limits):
 async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:
     """Build task's image and check it: weighted tests fail untouched, all tests pass after solution.sh.
 
-    base_image: image the Dockerfile builds FROM (None = sandbox.BASE_IMAGE); limits: sandbox.Limits.
+    base_image: image the Dockerfile builds FROM (None = images.BASE_IMAGE); limits: sandbox.Limits.
     Never raises for a bad task: image build errors, sandbox errors and crashes become a failed result
     whose reasons say what happened. Containers are always removed.
     """
@@ -98,7 +99,7 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
         result.reasons.append("no solution.sh")
     else:
         try:
-            image = await asyncio.to_thread(sandbox.build_image, task, base_image)
+            image = await asyncio.to_thread(images.build_image, task, base_image)
         except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
             result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
         else:

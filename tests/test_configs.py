@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import configs
-from configs import ConfigError, PRESETS, parse_cli, validate
+from configs import PRESETS, ConfigError, parse_cli, validate
 
 
 def test_presets_are_the_four_named_ones():

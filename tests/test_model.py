@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 import model as M
+import weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,12 +29,12 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def smol_dir():
-    return M.default_model_dir()
+    return weights.default_model_dir()
 
 
 @pytest.fixture(scope="module")
 def smol(smol_dir):
-    return M.load_hf(smol_dir).eval()
+    return weights.load_hf(smol_dir).eval()
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +46,12 @@ def hf_smol(smol_dir):
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory, smol_dir):
-    return M.save_tiny_random(tmp_path_factory.mktemp("tiny"), family="qwen3", seed=0)
+    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny"), family="qwen3", seed=0)
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_dir):
-    return M.load_hf(tiny_dir).eval()
+    return weights.load_hf(tiny_dir).eval()
 
 
 def greedy(model, prompt: list[int], n: int) -> list[int]:
@@ -111,7 +112,7 @@ def test_unsupported_rope_type_error_names_the_field():
 def test_missing_weights_file_is_named(tmp_path, tiny_dir):
     (tmp_path / "config.json").write_text((tiny_dir / "config.json").read_text())
     with pytest.raises(FileNotFoundError, match=r"neither model.safetensors nor model.safetensors.index.json"):
-        M.load_hf(tmp_path)
+        weights.load_hf(tmp_path)
 
 
 # ----------------------------------------------------------------------------- parity with transformers
@@ -143,7 +144,7 @@ def test_llama_rope_scaling_matches_transformers(tmp_path, scaling):
                         rope_scaling=scaling, max_position_embeddings=256, tie_word_embeddings=False)
     torch.manual_seed(0)
     ours = M.Transformer(cfg).eval()
-    M.save_hf(ours, tmp_path)
+    weights.save_hf(ours, tmp_path)
     hf = AutoModelForCausalLM.from_pretrained(str(tmp_path), dtype=torch.float32).eval()
     assert hf.config.rope_parameters["rope_type"] == scaling["rope_type"]
     ids = torch.randint(0, 256, (1, 200), generator=torch.Generator().manual_seed(1))
@@ -152,7 +153,7 @@ def test_llama_rope_scaling_matches_transformers(tmp_path, scaling):
 
 
 def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
-    tok = M.load_tokenizer(smol_dir)
+    tok = weights.load_tokenizer(smol_dir)
     prompt = tok("The three primary colors are").input_ids
     with torch.no_grad():
         diff = (smol(torch.tensor([prompt])) - hf_smol(torch.tensor([prompt])).logits).abs().max().item()
@@ -162,7 +163,7 @@ def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
 
 
 def test_imported_smollm2_answers_capital_of_france(smol, smol_dir):
-    tok = M.load_tokenizer(smol_dir)
+    tok = weights.load_tokenizer(smol_dir)
     prompt = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
                                      add_generation_prompt=True, return_dict=True)["input_ids"]
     answer = tok.decode(greedy(smol, prompt, 9))
@@ -173,13 +174,13 @@ def test_import_save_hf_then_transformers_gives_same_logits(tmp_path, smol, smol
     from transformers import AutoModelForCausalLM
 
     # Small shards force the model.safetensors.index.json path in both loaders.
-    out = M.save_hf(smol, tmp_path / "resaved", tokenizer_dir=smol_dir, max_shard_bytes=200 * 2**20)
+    out = weights.save_hf(smol, tmp_path / "resaved", tokenizer_dir=smol_dir, max_shard_bytes=200 * 2**20)
     index = json.loads((out / "model.safetensors.index.json").read_text())
     assert len(set(index["weight_map"].values())) == 3
     assert "lm_head.weight" not in index["weight_map"]  # tied: stored once, as HF does
     hf = AutoModelForCausalLM.from_pretrained(str(out), dtype=torch.float32).eval()
-    reloaded = M.load_hf(out).eval()
-    ids = torch.tensor([M.load_tokenizer(out)("import numpy as np\nx = np.zeros(3)").input_ids])
+    reloaded = weights.load_hf(out).eval()
+    ids = torch.tensor([weights.load_tokenizer(out)("import numpy as np\nx = np.zeros(3)").input_ids])
     with torch.no_grad():
         ref = smol(ids)
         assert (hf(ids).logits - ref).abs().max().item() <= 1e-4
@@ -187,7 +188,7 @@ def test_import_save_hf_then_transformers_gives_same_logits(tmp_path, smol, smol
 
 
 def test_imported_tokenizer_matches_chat_template_and_specials(smol_dir):
-    tok = M.load_tokenizer(smol_dir)
+    tok = weights.load_tokenizer(smol_dir)
     assert (tok.bos_token, tok.eos_token, tok.pad_token, tok.eos_token_id) == ("<|im_start|>", "<|im_end|>", "<|im_end|>", 2)
     text = tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
     assert text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
@@ -197,20 +198,20 @@ def test_imported_tokenizer_matches_chat_template_and_specials(smol_dir):
 
 
 def test_default_model_dir_is_cached_and_safe_under_concurrent_imports(tmp_path, monkeypatch):
-    code = "import model; print(model.default_model_dir())"
+    code = "import weights; print(weights.default_model_dir())"
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path), "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
              for _ in range(2)]
     paths = [p.communicate(timeout=300)[0].strip() for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
-    target = tmp_path / M.DEFAULT_MODEL_NAME
+    target = tmp_path / weights.DEFAULT_MODEL_NAME
     assert paths == [str(target)] * 2
-    assert sorted(os.listdir(tmp_path)) == [M.DEFAULT_MODEL_NAME]  # no temp dir left behind
+    assert sorted(os.listdir(tmp_path)) == [weights.DEFAULT_MODEL_NAME]  # no temp dir left behind
     assert sorted(os.listdir(target)) == ["config.json", "generation_config.json", "model.safetensors",
                                           "tokenizer.json", "tokenizer_config.json"]
     mtime = (target / "model.safetensors").stat().st_mtime_ns
     monkeypatch.setenv("TERMRL_CACHE", str(tmp_path))
-    assert M.default_model_dir() == target
+    assert weights.default_model_dir() == target
     assert (target / "model.safetensors").stat().st_mtime_ns == mtime  # second call did not re-import
 
 
@@ -218,7 +219,7 @@ def test_unpermute_qk_inverts_llama_cpp_permutation():
     w = torch.arange(4 * 8 * 3, dtype=torch.float32).reshape(4 * 8, 3)  # 4 heads of head_dim 8
     # llama.cpp (convert_hf_to_gguf.permute): reshape(heads, 2, hd/2, ...).swapaxes(1, 2)
     permuted = w.reshape(4, 2, 4, 3).transpose(1, 2).reshape(32, 3)
-    assert torch.equal(M.unpermute_qk(permuted, 4), w)
+    assert torch.equal(weights.unpermute_qk(permuted, 4), w)
 
 
 # ----------------------------------------------------------------------------- packing and log-probs
@@ -316,14 +317,15 @@ FSDP_WORKER = textwrap.dedent("""
     from torch.distributed.device_mesh import init_device_mesh
     sys.path.insert(0, sys.argv[1])
     import model as M
+    import weights
     from fsdp_step import step
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    net = M.load_hf(sys.argv[2])
+    net = weights.load_hf(sys.argv[2])
     M.apply_fsdp2(net, init_device_mesh("cpu", (world,)), activation_checkpointing=True)
     step(net, rank, world)
-    M.save_hf(net, sys.argv[3])  # gathers the DTensor shards; rank 0 writes
+    weights.save_hf(net, sys.argv[3])  # gathers the DTensor shards; rank 0 writes
     dist.destroy_process_group()
 """)
 
@@ -369,10 +371,10 @@ def test_fsdp2_two_cpu_ranks_one_adamw_step_equals_single_process(tmp_path, tiny
         from fsdp_step import step
     finally:
         sys.path.remove(str(tmp_path))
-    single = M.load_hf(tiny_dir)
+    single = weights.load_hf(tiny_dir)
     before = {k: v.clone() for k, v in single.state_dict().items()}
     step(single, rank=0, world=1)
-    sharded = M.load_hf(tmp_path / "fsdp_hf").state_dict()
+    sharded = weights.load_hf(tmp_path / "fsdp_hf").state_dict()
     assert sorted(sharded) == sorted(single.state_dict())
     moved = max((single.state_dict()[k] - before[k]).abs().max().item() for k in before)
     assert moved > 1e-4  # the step really changed the weights

@@ -12,15 +12,28 @@ import socket
 from dataclasses import dataclass
 
 import pytest
+from judge_server import REFUSAL, JudgeServer
 
 import reward
 from configs import ConfigError, RewardConfig
-from judge_server import REFUSAL, JudgeServer
-from reward import (RUBRIC, MalformedReply, build_judge, build_prompt, combine, cut_middle, parse_backend_spec,
-                    parse_reply, price_of, verification_score, verify)
+from reward import (
+    RUBRIC,
+    MalformedReply,
+    build_judge,
+    build_prompt,
+    combine,
+    cut_middle,
+    parse_backend_spec,
+    parse_reply,
+    price_of,
+    verification_score,
+    verify,
+)
 
 try:
-    from sandbox import TestReport as Report  # aliased so pytest does not try to collect it as a test class
+    from sandbox import (
+        TestReport as Report,  # aliased so pytest does not try to collect it as a test class
+    )
 except ImportError:  # sandbox.py not there yet: the same fields (contracts.md)
     @dataclass
     class Report:

@@ -16,8 +16,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-import model
+import engines as E
+import evaluate as EV
 import rollout as R
+import weights
 from configs import RolloutConfig
 from tasks import load_tasks
 
@@ -29,7 +31,7 @@ CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=25
 
 @pytest.fixture(scope="module")
 def tok():
-    return model.load_tokenizer(model.default_model_dir())
+    return weights.load_tokenizer(weights.default_model_dir())
 
 
 USED = ("write-hello-file", "count-lines")  # easy starter tasks
@@ -49,7 +51,7 @@ def task_dir(tmp_path):
     return str(d)
 
 
-class RecordingEngine(R.ScriptedEngine):
+class RecordingEngine(E.ScriptedEngine):
     """A ScriptedEngine that keeps every completion it returned, to check the trajectory against them."""
 
     def __init__(self, *a, **kw):
@@ -250,15 +252,15 @@ def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(to
     _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
     async def go():
-        eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
-        full = await eng.generate(prompt, R.SamplingParams(temperature=0.0, max_tokens=12))
-        cut = await eng.generate(prompt, R.SamplingParams(temperature=0.0, max_tokens=12,
+        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        full = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=12))
+        cut = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=12,
                                                           stop_check=lambda ids: len(ids) >= 5))
         await eng.aclose()
         return full, cut
 
     full, cut = asyncio.run(go())
-    assert len(full.token_ids) > 5 and not set(full.token_ids[:5]) & R.stop_ids_of(tok)
+    assert len(full.token_ids) > 5 and not set(full.token_ids[:5]) & E.stop_ids_of(tok)
     assert (cut.token_ids, cut.finish_reason) == (full.token_ids[:5], "stop")
     assert max(abs(x - y) for x, y in zip(cut.logprobs, full.logprobs)) < 1e-4
     assert R.cut_at_stop(full, lambda ids: len(ids) >= 5).token_ids == cut.token_ids
@@ -288,19 +290,19 @@ def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
 @pytest.fixture(scope="module")
 def smol():
     torch.manual_seed(0)
-    return model.load_hf(model.default_model_dir())
+    return weights.load_hf(weights.default_model_dir())
 
 
 def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
     chat = R.ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "What is the capital of France?", "Rename /app/a.txt to /app/b.txt")]
-    sp = R.SamplingParams(temperature=0.0, max_tokens=12)
+    sp = E.SamplingParams(temperature=0.0, max_tokens=12)
 
     async def go():
-        eng = R.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
         one = [await eng.generate(p, sp) for p in prompts]
-        eng2 = R.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng2 = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
         many = await asyncio.gather(*(eng2.generate(p, sp) for p in prompts))
         await eng.aclose()
         await eng2.aclose()
@@ -321,17 +323,17 @@ def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
 def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
     chat = R.ChatFormat(tok, "markdown")
     _, prompt = chat.prompt_ids("Create /app/hello.txt containing hello")
-    sp = R.SamplingParams(temperature=0.0, max_tokens=8)
+    sp = E.SamplingParams(temperature=0.0, max_tokens=8)
 
     async def go():
-        eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
         first = await eng.generate(prompt, sp)
         turn2 = prompt + first.token_ids + chat.observation_ids([{"role": "user", "content": "$ ls\nexit code: 0"}],
                                                                 closed=first.token_ids[-1] == chat.eot_id)
         slot, cached = eng._pick_slot(turn2)
         reused = await eng.generate(turn2, sp)
         await eng.aclose()
-        fresh_eng = R.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
         fresh = await fresh_eng.generate(turn2, sp)
         await fresh_eng.aclose()
         return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh
@@ -345,12 +347,12 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
 def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_and_logprobs_use_temperature():
     logits = torch.tensor([[1.0, 3.0, 2.0, 0.0], [0.5, 0.1, 0.2, 2.0]])
     T = torch.tensor([2.0, 2.0])
-    tok, lp = R.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
+    tok, lp = E.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
     assert tok.tolist() == [1, 3]
     assert torch.allclose(lp, torch.log_softmax(logits / 2.0, -1)[[0, 1], [1, 3]])
     # inverse CDF at temperature 1 without truncation: probabilities [0.1, 0.2, 0.3, 0.4]
     logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 4))
-    tok, _ = R.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
+    tok, _ = E.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
                              torch.tensor([0.05, 0.25, 0.55, 0.95]))
     assert tok.tolist() == [0, 1, 2, 3]
 
@@ -358,7 +360,7 @@ def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_and_logprobs_use_temper
 def test_smollm2_torch_engine_runs_8_concurrent_episodes_on_2_easy_tasks(tok, tasks, smol):
     cfg = RolloutConfig(max_turns=2, max_context_tokens=1024, max_tokens_per_turn=32, episode_timeout_s=300.0,
                         temperature=1.0, max_concurrent_episodes=8)
-    eng = R.TorchEngine(smol, tok, max_batch=8, max_seq_len=1024)
+    eng = E.TorchEngine(smol, tok, max_batch=8, max_seq_len=1024)
     picked = [tasks["write-hello-file"], tasks["count-lines"]]
     assert all(t.difficulty == "easy" for t in picked)
     trajs = run(picked, eng, tok, cfg, n=4, seed=0)
@@ -377,13 +379,13 @@ def test_smollm2_torch_engine_runs_8_concurrent_episodes_on_2_easy_tasks(tok, ta
 
 
 def test_pass_at_k_matches_chen_et_al_formula():
-    assert R.pass_at_k(5, 0, 1) == 0.0
-    assert R.pass_at_k(5, 2, 1) == pytest.approx(0.4)
-    assert R.pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 1 - C(3,2)/C(4,2) = 1 - 3/6
-    assert R.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)  # 1 - C(7,5)/C(10,5)
-    assert R.pass_at_k(4, 1, 4) == 1.0
+    assert EV.pass_at_k(5, 0, 1) == 0.0
+    assert EV.pass_at_k(5, 2, 1) == pytest.approx(0.4)
+    assert EV.pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    assert EV.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252)  # 1 - C(7,5)/C(10,5)
+    assert EV.pass_at_k(4, 1, 4) == 1.0
     with pytest.raises(ValueError):
-        R.pass_at_k(3, 1, 4)
+        EV.pass_at_k(3, 1, 4)
 
 
 def test_summarize_by_difficulty_and_category_excludes_failed_episodes():
@@ -393,7 +395,7 @@ def test_summarize_by_difficulty_and_category_excludes_failed_episodes():
     trajs = [t("a", "easy", "files", True, 1.0), t("a", "easy", "files", False, 0.5),
              t("b", "hard", "git", False, 0.0), t("b", "hard", "git", False, 0.25),
              t("b", "hard", "git", False, None)]
-    s = R.summarize(trajs, k=2)
+    s = EV.summarize(trajs, k=2)
     assert s["overall"] == {"episodes": 5, "errors": 1, "tasks": 2, "resolved_rate": 0.25, "pass@1": 0.25,
                             "pass@2": 0.5, "mean_reward": 0.4375}
     assert s["by_difficulty"]["easy"]["pass@2"] == 1.0 and s["by_category"]["git"]["pass@2"] == 0.0
@@ -410,7 +412,7 @@ def _containers(run_id):
 
 def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     out = tmp_path / "eval"
-    r = subprocess.run([sys.executable, "rollout.py", "--oracle", "--tasks", task_dir(tmp_path), "--k", "2", "--out", str(out), "--no-progress"],
+    r = subprocess.run([sys.executable, "evaluate.py", "--oracle", "--tasks", task_dir(tmp_path), "--k", "2", "--out", str(out), "--no-progress"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
@@ -426,7 +428,7 @@ def test_ctrl_c_during_eval_leaves_no_container(tmp_path):
     run_id = f"test-sigint-{os.getpid()}"
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["```bash\nsleep 600\n```"] * 4))
-    p = subprocess.Popen([sys.executable, "rollout.py", "--engine", "scripted", "--script", str(script), "--tasks", task_dir(tmp_path),
+    p = subprocess.Popen([sys.executable, "evaluate.py", "--engine", "scripted", "--script", str(script), "--tasks", task_dir(tmp_path),
                           "--task-ids", "write-hello-file", "--k", "3", "--run-id", run_id, "--out", str(tmp_path / "o"),
                           "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -487,13 +489,13 @@ class _Server:
 
 
 def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok):
-    reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [R.ChatFormat.end_of_turn(tok)]
+    reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
     lps = [-0.5] * len(reply)
     srv = _Server(reply, lps)
 
     async def go():
-        eng = R.OpenAIEngine(srv.url, "smol", tok)
-        c = await eng.generate([1, 2, 3], R.SamplingParams(temperature=0.7, top_k=5, max_tokens=16, seed=3))
+        eng = E.OpenAIEngine(srv.url, "smol", tok)
+        c = await eng.generate([1, 2, 3], E.SamplingParams(temperature=0.7, top_k=5, max_tokens=16, seed=3))
         await eng.aclose()
         return c
 
@@ -514,11 +516,11 @@ def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
     srv = _Server([5, 6], [-1.0, -1.0], as_token_ids=False)
 
     async def go():
-        eng = R.OpenAIEngine(srv.url, "smol", tok)
+        eng = E.OpenAIEngine(srv.url, "smol", tok)
         with pytest.raises(ValueError, match="return_tokens_as_token_ids"):
-            await eng.generate([1, 2, 3], R.SamplingParams(max_tokens=4))
-        chat_eng = R.OpenAIEngine(srv.url, "smol", tok, mode="chat")
-        c = await chat_eng.generate([1, 2, 3], R.SamplingParams(max_tokens=4),
+            await eng.generate([1, 2, 3], E.SamplingParams(max_tokens=4))
+        chat_eng = E.OpenAIEngine(srv.url, "smol", tok, mode="chat")
+        c = await chat_eng.generate([1, 2, 3], E.SamplingParams(max_tokens=4),
                                     messages=[{"role": "user", "content": "hi", "extra": 1}])
         await eng.aclose()
         await chat_eng.aclose()
@@ -529,6 +531,6 @@ def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
     finally:
         srv.close()
     assert c.exact is False and c.finish_reason == "stop"
-    assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [R.ChatFormat.end_of_turn(tok)]
+    assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
     assert srv.bodies[1] == ("/v1/chat/completions", {"model": "smol", "max_tokens": 4, "temperature": 1.0, "top_p": 1.0,
                                                       "messages": [{"role": "user", "content": "hi"}]})

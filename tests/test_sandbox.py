@@ -22,8 +22,10 @@ from pathlib import Path
 import docker.errors
 import pytest
 
+import images
 import sandbox
-from sandbox import ExecResult, ImageBuildError, Limits, Sandbox, SandboxError
+from images import ImageBuildError
+from sandbox import ExecResult, Limits, Sandbox, SandboxError
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_ID = f"test-sandbox-{os.getpid()}"
@@ -35,13 +37,13 @@ def run(coro):
 
 @pytest.fixture(scope="module")
 def sb(docker_client):
-    box = run(Sandbox.start(sandbox.BASE_IMAGE, run_id=RUN_ID))
+    box = run(Sandbox.start(images.BASE_IMAGE, run_id=RUN_ID))
     yield box
     run(box.close())
 
 
 def own_sandbox(**limits) -> Sandbox:
-    return run(Sandbox.start(sandbox.BASE_IMAGE, limits=Limits(**limits), run_id=RUN_ID))
+    return run(Sandbox.start(images.BASE_IMAGE, limits=Limits(**limits), run_id=RUN_ID))
 
 
 def sh(box: Sandbox, cmd: str, timeout: float = 30) -> ExecResult:
@@ -381,9 +383,9 @@ def test_reap_by_run_id_and_age(docker_client):
     a, b = f"reap-a-{uuid.uuid4().hex[:8]}", f"reap-b-{uuid.uuid4().hex[:8]}"
 
     async def start_three():
-        return await asyncio.gather(Sandbox.start(sandbox.BASE_IMAGE, run_id=a),
-                                    Sandbox.start(sandbox.BASE_IMAGE, run_id=a),
-                                    Sandbox.start(sandbox.BASE_IMAGE, run_id=b))
+        return await asyncio.gather(Sandbox.start(images.BASE_IMAGE, run_id=a),
+                                    Sandbox.start(images.BASE_IMAGE, run_id=a),
+                                    Sandbox.start(images.BASE_IMAGE, run_id=b))
 
     boxes = run(start_three())
     try:
@@ -403,7 +405,7 @@ import sys, time, asyncio, sandbox
 run_id, mode = sys.argv[1], sys.argv[2]
 if mode == "signal":
     sandbox.install_signal_cleanup(run_id)
-box = asyncio.run(sandbox.Sandbox.start(sandbox.BASE_IMAGE, run_id=run_id))
+box = asyncio.run(sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id))
 print(box.id, flush=True)
 time.sleep(120)
 """
@@ -493,7 +495,7 @@ class T:
     context_dir: Path
     tests_dir: Path
 d = Path(sys.argv[2])
-print(sandbox.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
+print(images.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
 """
 
 
@@ -505,7 +507,7 @@ def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, do
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     tags = []
-    threads = [threading.Thread(target=lambda: tags.append(sandbox.build_image(task))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: tags.append(images.build_image(task))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -516,7 +518,7 @@ def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, do
         assert builds == 1
         assert len(set(tags + [out.strip()])) == 1
         assert re.fullmatch(rf"termrl/task-{task.id}:[0-9a-f]{{12}}", tags[0])
-        assert sandbox.build_image(task) == tags[0]  # reused, not rebuilt
+        assert images.build_image(task) == tags[0]  # reused, not rebuilt
         box = run(Sandbox.start(tags[0], run_id=RUN_ID))
         try:
             assert sh(box, "ls -A /ctx").output == "Dockerfile\nhello.txt\n"  # no tests/, no helper files
@@ -529,7 +531,7 @@ def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, do
 def test_build_failure_raises_with_log_tail(tmp_path):
     task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-marker-42 && exit 3\n", {})
     with pytest.raises(ImageBuildError) as e:
-        sandbox.build_image(task)
+        images.build_image(task)
     assert "boom-marker-42" in e.value.log_tail
     assert "returned a non-zero code: 3" in str(e.value)
     assert task.id in str(e.value)
@@ -539,7 +541,7 @@ def test_build_image_rejects_bad_task_id(tmp_path):
     task = make_task(tmp_path, "FROM scratch\n", {})
     task.id = "Bad Id"
     with pytest.raises(ValueError, match="task.id = 'Bad Id'"):
-        sandbox.build_image(task)
+        images.build_image(task)
 
 
 def test_limits_reject_bad_values():

@@ -15,6 +15,7 @@ import torch.multiprocessing as mp
 import configs
 import grpo
 import train
+import weights
 
 # -----------------------------------------------------------------------------
 # pure parts
@@ -159,9 +160,7 @@ def test_reward_curve_png_and_metrics_truncation(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    import model
-
-    return model.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3")
+    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3")
 
 
 def _spawn(fn, world_size: int, *args):
@@ -187,7 +186,7 @@ def _init(rank, world_size, store):
 def _policy(model_dir, mesh):
     import model
 
-    policy = model.load_hf(model_dir)
+    policy = weights.load_hf(model_dir)
     model.apply_fsdp2(policy, mesh)
     train.set_gradient_sum(policy)
     return policy
@@ -321,14 +320,12 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
 
 
 def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path):
-    import model
-
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "straight"), 0, 4, tmp_path / "straight.pt")
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 0, 2, tmp_path / "first_half.pt")
     assert train.latest_checkpoint(tmp_path / "split") == tmp_path / "split" / "checkpoints" / "step_000002"
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 2, 4, tmp_path / "resumed.pt")
     straight, half, resumed = (torch.load(tmp_path / f) for f in ("straight.pt", "first_half.pt", "resumed.pt"))
-    init = model.load_hf(tiny_model).state_dict()
+    init = weights.load_hf(tiny_model).state_dict()
     assert resumed["lr"] == straight["lr"]
     for name, p in straight["params"].items():
         assert torch.equal(resumed["params"][name], p), name
@@ -372,8 +369,6 @@ def _containers_of(run_ids: list[str]) -> list[str]:
 
 
 def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
-    import model
-
     out = tmp_path / "run"
     proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1")
     assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
@@ -392,7 +387,7 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
         for rank in (0, 1):
             lines = (out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl").read_text().splitlines()
             assert len(lines) == 2 and all(json.loads(x)["reward"] is not None for x in lines)
-    exported = model.load_hf(out / "hf")
+    exported = weights.load_hf(out / "hf")
     assert exported.config.num_hidden_layers == 2 and (out / "hf" / "tokenizer.json").exists()
     assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert _containers_of(_run_ids(log)) == []
