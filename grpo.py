@@ -18,7 +18,7 @@ Papers followed:
 - RLOO: Ahmadian et al. 2024, "Back to Basics" (leave-one-out baseline).
 - PPO clipped surrogate: Schulman et al. 2017; dual clip: Ye et al. 2020
   ("Mastering Complex Control in MOBA Games with Deep RL").
-- KL estimators k1/k3: Schulman 2020, "Approximating KL Divergence".
+- KL estimators k1/k2/k3: Schulman 2020, "Approximating KL Divergence".
 - Truncated importance sampling against the rollout engine: Yao et al. 2025,
   "Your Efficient RL Framework Secretly Brings You Off-Policy RL Training".
 """
@@ -28,14 +28,14 @@ from torch import Tensor
 
 ESTIMATORS = ("grpo", "drgrpo", "rloo")
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm")
-KL_ESTIMATORS = ("k1", "k3")
+KL_ESTIMATORS = ("k2", "k3")  # loss terms; k1 belongs in the reward (k1_reward_penalty)
 
 
 # -----------------------------------------------------------------------------
 # advantages and group filtering
 
 def _grouped(rewards: Tensor, group_size: int) -> Tensor:
-    """rewards [N] -> [N // group_size, group_size] fp32, validated."""
+    """rewards [N] -> [N // group_size, group_size] fp64, validated."""
     if not isinstance(rewards, Tensor) or rewards.dim() != 1:
         raise ValueError(f"rewards: expected a 1-D tensor [N], got {getattr(rewards, 'shape', type(rewards))}")
     if not isinstance(group_size, int) or group_size < 1:
@@ -47,7 +47,7 @@ def _grouped(rewards: Tensor, group_size: int) -> Tensor:
     if bad.numel() > 0:
         i = int(bad[0])
         raise ValueError(f"rewards[{i}] is {rewards[i].item()} (rewards must be finite)")
-    return rewards.float().view(n // group_size, group_size)
+    return rewards.double().view(n // group_size, group_size)
 
 
 def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo", eps: float = 1e-6) -> Tensor:
@@ -62,7 +62,10 @@ def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo"
         rloo   (Ahmadian et al. 2024): A_i = r_i - (1/(G-1)) sum_{j != i} r_j
                                        = G/(G-1) * (r_i - mean)
 
-    A group whose rewards are all equal gets A = 0 for every estimator.
+    A group whose rewards are all equal (max == min) gets A = 0 exactly, for every estimator
+    and group size. Computed in fp64: in fp32 the mean of eight 0.93s is off by an ulp, and
+    (r - mean) / (std + eps) then gave the whole group A = +0.056. Distinct rewards, even 1e-4
+    apart, keep their sign.
     Raises ValueError: rewards not 1-D or not finite, N not a multiple of group_size,
     unknown estimator, or group_size < 2 for grpo/rloo (no baseline without a second attempt).
     """
@@ -78,7 +81,8 @@ def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo"
         adv = centred
     else:
         adv = centred * (group_size / (group_size - 1))
-    return adv.reshape(-1)
+    equal = r.amax(dim=1, keepdim=True) == r.amin(dim=1, keepdim=True)
+    return torch.where(equal, 0.0, adv).reshape(-1).float()
 
 
 def nonzero_variance_mask(rewards: Tensor, group_size: int) -> Tensor:
@@ -112,23 +116,32 @@ def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
 # -----------------------------------------------------------------------------
 # aggregation of token losses
 
-def loss_denominator(loss_mask: Tensor, aggregation: str) -> Tensor:
+def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None = None) -> Tensor:
     """The local count that `aggregate` divides by, to be summed over micro-batches and ranks.
 
-    loss_mask: [B, T] (bool/int/float). Returns a 0-dim fp32 tensor on loss_mask's device:
+    loss_mask: [B, T] (bool/int/float), one row per sequence. Returns a 0-dim fp32 tensor on
+    loss_mask's device:
         token_mean:               number of loss tokens, sum_{b,t} m_bt
-        seq_mean_token_mean,
-        seq_mean_token_sum_norm:  number of sequences with at least one loss token
+        seq_mean_token_mean:      number of sequences with at least one loss token
+        seq_mean_token_sum_norm:  B * max_tokens: every row counts, empty or not, times the
+                                  constant generation budget (Dr.GRPO), so masking one episode
+                                  (e.g. a truncated one) leaves the other sequences' gradients as they are
     train.py sums this over all micro-batches of all ranks (all_reduce SUM) and passes the
     total as `denominator`, so the summed gradients equal those of one big batch.
-    Raises ValueError for an unknown aggregation.
+    Raises ValueError for an unknown aggregation, or max_tokens missing / not a positive int
+    for seq_mean_token_sum_norm.
     """
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
     m = loss_mask.float()
     if aggregation == "token_mean":
         return m.sum()
-    return (m.sum(dim=1) > 0).float().sum()
+    if aggregation == "seq_mean_token_mean":
+        return (m.sum(dim=1) > 0).float().sum()
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise ValueError(f"max_tokens: seq_mean_token_sum_norm needs the generation budget as a positive int, "
+                         f"got {max_tokens!r}")
+    return torch.tensor(float(loss_mask.shape[0] * max_tokens), device=loss_mask.device)
 
 
 def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean",
@@ -136,35 +149,32 @@ def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean"
     """Reduce per-token values [B, T] to a scalar; masked positions contribute nothing.
 
     With m the loss mask, n_b = sum_t m_bt, D the denominator (default: local
-    `loss_denominator`, i.e. this batch alone):
-        token_mean (DAPO):               sum_{b,t} v_bt m_bt / D                 D = #loss tokens
-        seq_mean_token_mean (GRPO):      sum_b [ sum_t v_bt m_bt / n_b ] / D     D = #sequences with n_b > 0
-        seq_mean_token_sum_norm (Dr.GRPO): sum_b [ sum_t v_bt m_bt / max_tokens ] / D
-    Sequences with n_b = 0 add 0 and are not counted. If D = 0 (no loss token anywhere) the
-    result is 0.0 and still connected to `values` for autograd.
+    `loss_denominator(loss_mask, aggregation, max_tokens)`, i.e. this batch alone):
+        token_mean (DAPO):                 sum_{b,t} v_bt m_bt / D              D = #loss tokens
+        seq_mean_token_mean (GRPO):        sum_b [ sum_t v_bt m_bt / n_b ] / D  D = #sequences with n_b > 0
+        seq_mean_token_sum_norm (Dr.GRPO): sum_{b,t} v_bt m_bt / D              D = #sequences * max_tokens
+    Dr.GRPO's D is a constant per batch: the mean over sequences of (token sum / max_tokens).
+    If D = 0 (no loss token anywhere) the result is 0.0 and still connected to `values` for autograd.
     values: [B, T] float; loss_mask: [B, T] bool/int/float; denominator: 0-dim tensor or float;
-    max_tokens: the constant length (tokens) of Dr.GRPO, required for seq_mean_token_sum_norm.
+    max_tokens: the generation budget (tokens) of Dr.GRPO, used only when denominator is None.
     Returns a 0-dim tensor of values' dtype.
-    Raises ValueError on shape mismatch, unknown aggregation, missing/invalid max_tokens.
+    Raises ValueError on shape mismatch, unknown aggregation, or (denominator None)
+    missing/invalid max_tokens for seq_mean_token_sum_norm.
     """
     if values.dim() != 2 or loss_mask.shape != values.shape:
         raise ValueError(f"loss_mask: expected shape {tuple(values.shape)} (2-D, as values), "
                          f"got {tuple(loss_mask.shape)}")
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
-    m = loss_mask.to(values.dtype)
     if denominator is None:
-        denominator = loss_denominator(loss_mask, aggregation)
+        denominator = loss_denominator(loss_mask, aggregation, max_tokens)
     denominator = torch.as_tensor(denominator, dtype=values.dtype, device=values.device)
+    m = loss_mask.to(values.dtype)
     masked = values * m
-    if aggregation == "token_mean":
-        total = masked.sum()
-    elif aggregation == "seq_mean_token_mean":
+    if aggregation == "seq_mean_token_mean":
         total = (masked.sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).sum()
     else:
-        if not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise ValueError(f"max_tokens: seq_mean_token_sum_norm needs a positive int, got {max_tokens!r}")
-        total = masked.sum() / max_tokens
+        total = masked.sum()
     # total is exactly 0 when the denominator is 0; clamping keeps 0/0 out of the graph.
     return total / denominator.clamp(min=1.0)
 
@@ -172,24 +182,63 @@ def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean"
 # -----------------------------------------------------------------------------
 # KL and the policy loss
 
-def kl_penalty(logprobs: Tensor, ref_logprobs: Tensor, estimator: str = "k3") -> Tensor:
-    """Per-token estimate of KL(pi || pi_ref) for tokens sampled from pi (Schulman 2020).
+def _masked_mean(x: Tensor, m: Tensor, n: Tensor) -> Tensor:
+    return (x * m).sum() / n.clamp(min=1.0)
 
-    logprobs, ref_logprobs: [B, T] float. With d = log pi_ref - log pi:
-        k1 = -d = log pi - log pi_ref             (unbiased, can be negative)
-        k3 = exp(d) - d - 1                       (unbiased, >= 0, lower variance)
-    Returns [B, T] of logprobs' dtype. Raises ValueError for an unknown estimator.
+
+def kl_penalty(logprobs: Tensor, ref_logprobs: Tensor, estimator: str = "k3") -> Tensor:
+    """Per-token KL loss term to the reference policy, for tokens sampled from pi (Schulman 2020).
+
+    logprobs (with grad), ref_logprobs: [B, T] float. With d = log pi_ref - log pi:
+        k2 = d^2 / 2               E_{x~pi}[grad k2] = grad KL(pi || pi_ref)   (reverse KL)
+        k3 = exp(d) - d - 1        E_{x~pi}[grad k3] = grad KL(pi_ref || pi)   (forward KL)
+    The expectation is over the sampled token with the sampling distribution held fixed, which
+    is what autograd of a loss on sampled tokens computes. So as a loss term k2 descends the
+    reverse KL and k3 the forward KL, although k3's *value* is the unbiased estimate of
+    KL(pi || pi_ref). k1 = -d is not offered here: its expected gradient is
+    sum_x pi(x) grad log pi(x) = grad sum_x pi(x) = 0 (noise only); use it in the reward,
+    `k1_reward_penalty`. Returns [B, T] of logprobs' dtype.
+    Raises ValueError for an unknown estimator.
     """
     if estimator not in KL_ESTIMATORS:
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {estimator!r}")
     d = ref_logprobs - logprobs
-    if estimator == "k1":
-        return -d
+    if estimator == "k2":
+        return 0.5 * d * d
     return torch.exp(d) - d - 1.0
 
 
-def _masked_mean(x: Tensor, m: Tensor, n: Tensor) -> Tensor:
-    return (x * m).sum() / n.clamp(min=1.0)
+def k1_reward_penalty(logprobs: Tensor, ref_logprobs: Tensor, loss_mask: Tensor) -> Tensor:
+    """Sequence log-ratio log pi(y)/pi_ref(y) = sum_t m_bt (log pi - log pi_ref): a reward-shaping term.
+
+    Used as r_b - beta * k1_b (detached) before the advantages, the score-function gradient
+    E_{y~pi}[k1(y) grad log pi(y)] is grad KL(pi || pi_ref) over sequences, so the policy
+    gradient descends beta * KL(pi || pi_ref) (the InstructGPT-style KL penalty).
+    logprobs, ref_logprobs: [B, T] float; loss_mask: [B, T] bool/int/float.
+    Returns [B] fp32, detached. Raises ValueError on shape mismatch.
+    """
+    if logprobs.dim() != 2 or ref_logprobs.shape != logprobs.shape or loss_mask.shape != logprobs.shape:
+        raise ValueError(f"ref_logprobs, loss_mask: expected shape {tuple(logprobs.shape)} (2-D, as logprobs), "
+                         f"got {tuple(ref_logprobs.shape)}, {tuple(loss_mask.shape)}")
+    d = (logprobs.detach() - ref_logprobs.detach()).float()
+    return (d * loss_mask.float()).sum(dim=1)
+
+
+def engine_kl(train_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tensor) -> Tensor:
+    """KL(pi_engine || pi_train) estimated on tokens sampled from the engine (the sampler mismatch).
+
+    train_logprobs, engine_logprobs: [B, T] float, the log-probs of the same sampled tokens
+    under the trainer and the rollout engine; loss_mask: [B, T] bool/int/float.
+    With r = pi_train / pi_engine = exp(train_logprobs - engine_logprobs), k3 (Schulman 2020):
+        engine_kl = mean over loss tokens of (r - 1 - log r)
+    Each term is >= 0, and E_{x~pi_engine}[r - 1 - log r] = 1 - 1 + KL(pi_engine || pi_train).
+    (k1 would be mean(engine_logprobs - train_logprobs): same expectation, higher variance.)
+    Returns a 0-dim fp32 tensor, detached; 0 with no loss token.
+    """
+    # fp64: for log r ~ 1e-3 each term is ~5e-7, below fp32's resolution of r - 1.
+    log_r = (train_logprobs.detach() - engine_logprobs.detach()).double()
+    m = loss_mask.double()
+    return _masked_mean(torch.exp(log_r) - 1.0 - log_r, m, m.sum()).float()
 
 
 def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss_mask: Tensor, *,
@@ -212,10 +261,12 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         pg    = min(pg, -A * dual_clip)               if A < 0 and dual_clip > 0 (dual clip, c > 1)
         w     = min(exp(old_logprobs - engine_logprobs), tis_cap), no grad  (truncated IS; if
                 engine_logprobs given and tis_cap > 0: corrects the sampler/trainer mismatch)
-        l     = w * pg + kl_coef * KL_est(logprobs, ref_logprobs)           (KL term if kl_coef != 0)
+        l     = w * pg + kl_coef * KL_est(logprobs, ref_logprobs)           (KL term if kl_coef != 0;
+                k2 descends KL(pi || pi_ref), k3 KL(pi_ref || pi): see `kl_penalty`)
     loss = aggregate(l, loss_mask, aggregation, denominator, max_tokens); see `aggregate`.
-    Pass the global `denominator` (sum of `loss_denominator` over micro-batches and ranks)
-    so that summing gradients over micro-batches and ranks gives the full-batch gradient.
+    Pass the global `denominator` (sum of `loss_denominator(loss_mask, aggregation, max_tokens)`
+    over micro-batches and ranks) so that summing gradients over micro-batches and ranks gives
+    the full-batch gradient; max_tokens then only matters when denominator is None.
 
     Returns (loss: 0-dim, metrics: dict of detached 0-dim fp32 tensors). Means are over this
     call's loss tokens (0 when there are none); `num_tokens` gives the weight to merge them:
@@ -223,8 +274,9 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         rho < 1 - clip_low), clip_frac_high (A > 0 and rho > 1 + clip_high), clip_frac_dual
         (A < 0 and rho > dual_clip), approx_kl (k3 of old -> current: rho - 1 - log rho),
         ratio_mean, ratio_min, ratio_max (+inf / -inf with no loss token), and when given:
-        kl_ref (mean KL_est), entropy (mean), tis_weight_mean, tis_clip_frac (w capped),
-        engine_kl (k3 of engine -> old trainer policy: the sampler mismatch).
+        kl_ref (mean k3 = estimate of KL(pi || pi_ref), whatever kl_estimator), entropy (mean),
+        tis_weight_mean, tis_clip_frac (w capped), engine_kl (`engine_kl` of old_logprobs:
+        KL(pi_engine || pi_old), the sampler mismatch).
     dual_clip = 0 and tis_cap = 0 switch those terms off (as in configs.GRPOConfig).
     Raises ValueError on shape mismatch, clip_low not in [0, 1), clip_high < 0,
     dual_clip in (0, 1], tis_cap < 0, kl_coef != 0 without ref_logprobs, or an unknown
@@ -274,15 +326,15 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         metrics["tis_weight_mean"] = _masked_mean(w, m, n)
         metrics["tis_clip_frac"] = _masked_mean((w_raw > tis_cap).to(m.dtype), m, n)
     if engine_logprobs is not None:
-        d = engine_logprobs.detach() - old_logprobs
-        metrics["engine_kl"] = _masked_mean(torch.exp(d) - d - 1.0, m, n)
+        metrics["engine_kl"] = engine_kl(old_logprobs, engine_logprobs, loss_mask)
 
     pg_loss = aggregate(pg, loss_mask, aggregation, denominator, max_tokens)
     loss = pg_loss
     kl_loss = torch.zeros((), dtype=logprobs.dtype, device=logprobs.device)
     if ref_logprobs is not None:
-        kl = kl_penalty(logprobs, ref_logprobs.detach(), kl_estimator)
-        metrics["kl_ref"] = _masked_mean(kl.detach(), m, n)
+        ref_logprobs = ref_logprobs.detach()
+        kl = kl_penalty(logprobs, ref_logprobs, kl_estimator)
+        metrics["kl_ref"] = _masked_mean(kl_penalty(logprobs.detach(), ref_logprobs, "k3"), m, n)
         if kl_coef != 0.0:
             kl_loss = aggregate(kl, loss_mask, aggregation, denominator, max_tokens)
             loss = loss + kl_coef * kl_loss

@@ -45,6 +45,39 @@ def test_equal_rewards_give_zero_advantage(estimator):
     assert adv.tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("estimator", grpo.ESTIMATORS)
+def test_equal_rewards_give_exactly_zero_advantage_for_any_value_and_group_size(estimator):
+    # In fp32, eight rewards of 0.93 gave grpo A = +0.056 for the whole group: the mean is an ulp
+    # off and the std of the resulting ulps (~6e-8) is not small next to eps = 1e-6.
+    for G in range(2, 17):
+        for value in (0.93, 0.7, 0.3, 0.1, 1 / 3, -2.5, 1e6 + 0.1):
+            for dtype in (torch.float32, torch.float64, torch.bfloat16):
+                for eps in (1e-6, 0.0):
+                    adv = grpo.compute_advantages(torch.full((G,), value, dtype=dtype), G, estimator, eps=eps)
+                    assert adv.tolist() == [0.0] * G, (G, value, dtype, eps)
+    # next to a group with distinct rewards
+    adv = grpo.compute_advantages(torch.tensor([0.93] * 8 + [1.0] + [0.0] * 7), 8, estimator)
+    assert adv[:8].tolist() == [0.0] * 8 and adv[8] > 0
+
+
+def test_rewards_1e4_apart_keep_their_sign():
+    # Seven rewards 0.93 and one 0.9301: d = 1e-4, mean = 0.93 + d/8.
+    r = torch.tensor([0.93] * 7 + [0.9301], dtype=torch.float64)
+    # drgrpo: -d/8 = -1.25e-5 and 7d/8 = 8.75e-5
+    drgrpo = grpo.compute_advantages(r, 8, "drgrpo")
+    torch.testing.assert_close(drgrpo, torch.tensor([-1.25e-5] * 7 + [8.75e-5]), rtol=1e-6, atol=0)
+    # rloo: 8/7 of drgrpo: -1/7 e-4 and 1e-4
+    rloo = grpo.compute_advantages(r, 8, "rloo")
+    torch.testing.assert_close(rloo, torch.tensor([-1e-4 / 7] * 7 + [1e-4]), rtol=1e-6, atol=0)
+    # grpo: std = sqrt((7 (d/8)^2 + (7d/8)^2) / 7) = d / sqrt(8); A = -sqrt(8)/8 = -sqrt(2)/4 and 7 sqrt(2)/4
+    adv = grpo.compute_advantages(r, 8, "grpo", eps=0.0)
+    s = math.sqrt(2.0) / 4
+    torch.testing.assert_close(adv, torch.tensor([-s] * 7 + [7 * s]), rtol=1e-6, atol=0)
+    # with the default eps = 1e-6 (std = 3.5e-5) the values shrink by 3% but keep their sign
+    adv = grpo.compute_advantages(r.float(), 8, "grpo")
+    assert (adv[:7] < 0).all() and adv[7] > 0
+
+
 def test_advantages_reject_bad_input_naming_the_field():
     with pytest.raises(ValueError, match="not a multiple of group_size=4"):
         grpo.compute_advantages(torch.zeros(6), group_size=4)
@@ -122,6 +155,23 @@ def test_seq_mean_token_sum_norm_loss_value_and_gradient():
 def test_seq_mean_token_sum_norm_needs_max_tokens():
     with pytest.raises(ValueError, match="max_tokens"):
         _loss(aggregation="seq_mean_token_sum_norm")
+    with pytest.raises(ValueError, match="max_tokens"):
+        grpo.loss_denominator(MASK, "seq_mean_token_sum_norm")
+    with pytest.raises(ValueError, match="max_tokens"):
+        grpo.loss_denominator(MASK, "seq_mean_token_sum_norm", max_tokens=0)
+
+
+def test_drgrpo_masking_one_episode_leaves_the_others_gradient_unchanged():
+    # The normaliser is #sequences * max_tokens = 2 * 4, masked or not: the gradient of row 1
+    # stays -A rho / 8 (it was divided by the count of non-empty sequences, 1, before: 4x larger).
+    lp = _logprobs()
+    mask = MASK.clone()
+    mask[0] = 0  # e.g. a truncated episode under mask_truncated
+    loss, _ = grpo.policy_loss(lp, OLD, ADV, mask, aggregation="seq_mean_token_sum_norm", max_tokens=4)
+    loss.backward()
+    torch.testing.assert_close(loss, torch.tensor((1.6 + 2.2 + 8.0) / 8), rtol=0, atol=1e-6)
+    expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 2 * 1.1 / 8, 2 * 4.0 / 8]])
+    torch.testing.assert_close(lp.grad, expected, rtol=0, atol=1e-6)
 
 
 def test_dual_clip_caps_the_loss_of_negative_advantages():
@@ -159,7 +209,8 @@ def test_truncated_importance_sampling_weights_tokens_by_capped_ratio_to_engine(
     torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
     torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(6.5 / 5))
     torch.testing.assert_close(m["tis_clip_frac"], torch.tensor(0.2))
-    engine_kl = sum(1 / w - 1 + math.log(w) for w in (1.0, 3.0, 0.5, 2.0, 1.0)) / 5
+    # r = pi_old / pi_engine = w_raw on the 5 loss tokens: mean(r - 1 - log r)
+    engine_kl = sum(w - 1 - math.log(w) for w in (1.0, 3.0, 0.5, 2.0, 1.0)) / 5
     torch.testing.assert_close(m["engine_kl"], torch.tensor(engine_kl))
 
 
@@ -170,11 +221,94 @@ def test_tis_cap_zero_switches_the_correction_off():
     assert "tis_weight_mean" not in m and "engine_kl" in m
 
 
-def test_kl_estimators_k1_and_k3():
+def test_kl_estimators_k2_and_k3():
     lp = torch.tensor([[0.0, -1.0]])
     ref = torch.tensor([[math.log(2.0), -1.0]])  # d = log pi_ref - log pi = [ln 2, 0]
-    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k1"), torch.tensor([[-math.log(2.0), 0.0]]))
+    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k2"), torch.tensor([[0.5 * math.log(2.0) ** 2, 0.0]]))
     torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k3"), torch.tensor([[1.0 - math.log(2.0), 0.0]]))
+
+
+def test_k1_is_not_a_kl_loss_estimator():
+    assert grpo.KL_ESTIMATORS == ("k2", "k3")
+    with pytest.raises(ValueError, match="kl_estimator"):
+        grpo.kl_penalty(torch.zeros(1, 1), torch.zeros(1, 1), "k1")
+    with pytest.raises(ValueError, match="kl_estimator"):
+        _loss(ref_logprobs=OLD, kl_coef=0.1, kl_estimator="k1")
+
+
+# Exact expectations by enumeration over a vocabulary of V = 5 tokens, in fp64.
+THETA = torch.tensor([0.3, -1.2, 2.0, 0.0, -0.4], dtype=torch.float64)      # logits of pi
+THETA_REF = torch.tensor([1.0, 0.5, -0.7, 0.2, 0.0], dtype=torch.float64)   # logits of pi_ref
+
+
+def _expected_grad(per_token):
+    """E_{x~pi}[grad k(x)] = sum_x pi(x) grad k(x), pi held fixed; per_token(logp, ref_logp) -> [V]."""
+    theta = THETA.clone().requires_grad_(True)
+    logp, ref = torch.log_softmax(theta, 0), torch.log_softmax(THETA_REF, 0)
+    (grad,) = torch.autograd.grad((logp.exp().detach() * per_token(logp, ref)).sum(), theta)
+    return grad
+
+
+def _kl_grad(forward: bool):
+    """grad wrt theta of the analytic KL(pi || pi_ref), or of KL(pi_ref || pi) if forward."""
+    theta = THETA.clone().requires_grad_(True)
+    logp, ref = torch.log_softmax(theta, 0), torch.log_softmax(THETA_REF, 0)
+    kl = (ref.exp() * (ref - logp)).sum() if forward else (logp.exp() * (logp - ref)).sum()
+    (grad,) = torch.autograd.grad(kl, theta)
+    return grad
+
+
+def _k(estimator):
+    return lambda logp, ref: grpo.kl_penalty(logp.view(1, -1), ref.view(1, -1), estimator).view(-1)
+
+
+def test_k2_expected_gradient_is_the_gradient_of_kl_pi_to_ref():
+    torch.testing.assert_close(_expected_grad(_k("k2")), _kl_grad(forward=False), rtol=0, atol=1e-14)
+
+
+def test_k3_expected_gradient_is_the_gradient_of_kl_ref_to_pi():
+    torch.testing.assert_close(_expected_grad(_k("k3")), _kl_grad(forward=True), rtol=0, atol=1e-14)
+    assert not torch.allclose(_kl_grad(forward=True), _kl_grad(forward=False), atol=1e-3)  # the two differ here
+
+
+def test_k1_as_a_loss_term_has_zero_expected_gradient():
+    grad = _expected_grad(lambda logp, ref: logp - ref)
+    torch.testing.assert_close(grad, torch.zeros(5, dtype=torch.float64), rtol=0, atol=1e-15)
+
+
+def test_k1_reward_penalty_is_the_masked_sequence_log_ratio():
+    lp = torch.tensor([[-1.0, -2.0, -0.5], [-0.1, -0.2, -0.3]])
+    ref = torch.tensor([[-1.5, -1.0, -9.0], [-0.1, -0.7, -0.3]])
+    mask = torch.tensor([[1, 1, 0], [0, 1, 1]])
+    # row 0: 0.5 - 1.0 (the masked 8.5 left out); row 1: 0.5 + 0
+    torch.testing.assert_close(grpo.k1_reward_penalty(lp, ref, mask), torch.tensor([-0.5, 0.5]))
+
+
+def test_k1_reward_penalty_policy_gradient_is_the_gradient_of_kl_pi_to_ref():
+    # REINFORCE with reward k1(x): E_{x~pi}[k1(x) grad log pi(x)] over one-token sequences.
+    def score(logp, ref):
+        k1 = grpo.k1_reward_penalty(logp.view(-1, 1), ref.view(-1, 1), torch.ones(5, 1))
+        return k1.double() * logp
+    torch.testing.assert_close(_expected_grad(score), _kl_grad(forward=False), rtol=0, atol=1e-6)
+
+
+def test_engine_kl_is_k3_of_train_over_engine_ratio_on_loss_tokens():
+    train = torch.tensor([[math.log(2.0), 0.0, 7.0], [-math.log(2.0), 0.0, 0.0]])  # - engine = log r
+    engine = torch.zeros(2, 3)
+    mask = torch.tensor([[1, 0, 0], [1, 0, 0]])
+    # r = 2: 1 - ln 2; r = 1/2: -1/2 + ln 2; mean = 1/4
+    assert grpo.engine_kl(train, engine, mask).item() == pytest.approx(0.25, abs=1e-7)
+    assert grpo.engine_kl(train, engine, torch.zeros(2, 3)).item() == 0.0
+
+
+def test_engine_kl_expected_value_on_engine_samples_is_kl_engine_to_train():
+    q = torch.log_softmax(THETA_REF, 0)  # engine
+    p = torch.log_softmax(THETA, 0)      # trainer
+    expected = sum(q[x].exp() * grpo.engine_kl(p[x].view(1, 1), q[x].view(1, 1), torch.ones(1, 1)).double()
+                   for x in range(5))
+    kl_engine_train = (q.exp() * (q - p)).sum()
+    torch.testing.assert_close(expected, kl_engine_train, rtol=1e-6, atol=0)
+    assert abs(kl_engine_train - (p.exp() * (p - q)).sum()) > 0.1  # not the other direction
 
 
 def test_kl_penalty_is_added_with_kl_coef_and_its_gradient():
@@ -189,6 +323,21 @@ def test_kl_penalty_is_added_with_kl_coef_and_its_gradient():
     dk3 = torch.tensor([[1 - 2.0, 0.0, 0.0], [0.0, 1 - 0.5, 0.0]])
     pg_grad = torch.tensor([[0.0, -0.7 / 5, 0.0], [0.0, 2 * 1.1 / 5, 2 * 4.0 / 5]])
     torch.testing.assert_close(grad, pg_grad + 0.1 * dk3 / 5, rtol=0, atol=1e-6)
+
+
+def test_k2_loss_term_and_the_kl_ref_metric_which_stays_k3():
+    d = torch.tensor([[math.log(2.0), 0.0, 5.0], [0.0, -math.log(2.0), 0.0]])  # ref - logprobs
+    ref = OLD + RATIOS.log() + d
+    loss, m, grad = _loss(ref_logprobs=ref, kl_coef=0.1, kl_estimator="k2")
+    k2 = [0.5 * math.log(2.0) ** 2, 0.0, 0.0, 0.5 * math.log(2.0) ** 2, 0.0]
+    k3 = [1 - math.log(2.0), 0.0, 0.0, 0.5 + math.log(2.0) - 1, 0.0]
+    torch.testing.assert_close(m["kl_loss"], torch.tensor(sum(k2) / 5))
+    torch.testing.assert_close(m["kl_ref"], torch.tensor(sum(k3) / 5))
+    torch.testing.assert_close(loss, torch.tensor(9.82 / 5 + 0.1 * sum(k2) / 5), rtol=0, atol=1e-6)
+    # d k2 / d logprob = -d
+    dk2 = torch.tensor([[-math.log(2.0), 0.0, 0.0], [0.0, math.log(2.0), 0.0]])
+    pg_grad = torch.tensor([[0.0, -0.7 / 5, 0.0], [0.0, 2 * 1.1 / 5, 2 * 4.0 / 5]])
+    torch.testing.assert_close(grad, pg_grad + 0.1 * dk2 / 5, rtol=0, atol=1e-6)
 
 
 def test_kl_coef_without_reference_is_an_error():
@@ -237,10 +386,12 @@ def _written_formula(lp, old, adv, mask, eng, ref, agg, max_tokens, clip_low, cl
             s = s + w * pg + kl_coef * (torch.exp(d) - d - 1)
             n += 1
         if n:
-            seq_terms.append(s / n if agg == "seq_mean_token_mean" else s / max_tokens)
+            seq_terms.append(s / n)
             total, n_tok = total + s, n_tok + n
     if agg == "token_mean":
         return total / n_tok
+    if agg == "seq_mean_token_sum_norm":  # every sequence counts, empty or not
+        return total / (B * max_tokens)
     return sum(seq_terms) / len(seq_terms)
 
 
@@ -254,7 +405,7 @@ def test_gradient_matches_autograd_of_the_written_formula(agg):
     ref = old + torch.randn(B, T, generator=g, dtype=torch.float64) * 0.3
     adv = torch.tensor([1.3, -0.7, -2.0, 0.4], dtype=torch.float64)
     mask = torch.rand(B, T, generator=g) < 0.7
-    mask[3] = False  # a sequence with no loss token is not counted
+    mask[3] = False  # a sequence with no loss token: counted by Dr.GRPO's normaliser only
     kw = dict(clip_low=0.2, clip_high=0.28, dual_clip=1.5, tis_cap=2.0, kl_coef=0.05)
 
     lp = lp_data.clone().requires_grad_(True)
@@ -283,8 +434,8 @@ def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
     loss_full.backward()
 
     parts = [slice(0, 1), slice(1, 4), slice(4, 6)]
-    denom = sum(grpo.loss_denominator(mask[p], agg) for p in parts)
-    assert denom == grpo.loss_denominator(mask, agg)
+    denom = sum(grpo.loss_denominator(mask[p], agg, max_tokens=5) for p in parts)
+    assert denom == grpo.loss_denominator(mask, agg, max_tokens=5)
     split = lp_data.clone().requires_grad_(True)
     total = 0.0
     for p in parts:
@@ -296,8 +447,8 @@ def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
     torch.testing.assert_close(split.grad, full.grad, rtol=0, atol=1e-12)
 
 
-def test_loss_denominator_counts_tokens_or_nonempty_sequences():
+def test_loss_denominator_counts_tokens_nonempty_sequences_or_all_sequences_times_max_tokens():
     mask = torch.tensor([[1, 1, 0], [0, 0, 0], [1, 0, 1]])
     assert grpo.loss_denominator(mask, "token_mean").item() == 4.0
     assert grpo.loss_denominator(mask, "seq_mean_token_mean").item() == 2.0
-    assert grpo.loss_denominator(mask, "seq_mean_token_sum_norm").item() == 2.0
+    assert grpo.loss_denominator(mask, "seq_mean_token_sum_norm", max_tokens=4).item() == 12.0
