@@ -108,7 +108,7 @@ class GRPOConfig:
     clip_high: float = 0.28  # ratio upper clip: 1 + clip_high (DAPO clip-higher)
     dual_clip: float = 0.0  # dual-clip constant c > 1 for negative advantages (0 = off)
     kl_coef: float = 0.0  # weight of the KL penalty to the reference policy (0 = no reference model)
-    kl_estimator: Literal["k1", "k3"] = "k3"  # KL estimator
+    kl_estimator: Literal["k2", "k3"] = "k3"  # KL loss term: k2 descends KL(pi||pi_ref), k3 descends KL(pi_ref||pi)
     tis_cap: float = 2.0  # truncated importance sampling cap on pi_learner/pi_engine (0 = off)
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"] = "token_mean"  # loss aggregation
     drop_zero_variance_groups: bool = True  # drop groups whose rewards are all equal (no signal)

@@ -325,7 +325,7 @@ def accumulate_gradients(model: torch.nn.Module, micro_batches: list[MicroBatch]
     Returns reduce_metrics over all ranks (see grpo.policy_loss for the names).
     """
     kw = loss_kwargs(cfg)
-    denom = sum((grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation) for mb in micro_batches),
+    denom = sum((grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, cfg.rollout.max_context_tokens) for mb in micro_batches),
                 torch.zeros((), dtype=torch.float32)).to(device)
     _all_reduce(denom)
     count = _all_reduce(torch.tensor([len(micro_batches)], device=device), dist.ReduceOp.MAX)
