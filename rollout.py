@@ -57,7 +57,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-import images
+import images as images_lib
 import reward as reward_lib
 import sandbox as sandbox_lib
 from configs import RewardConfig, RolloutConfig, SandboxConfig
@@ -578,7 +578,7 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     sb = None
     try:
         if image is None:
-            image = await asyncio.to_thread(images.build_image, task, sandbox_cfg.base_image)
+            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
         t0 = time.monotonic()
         sb = await sandbox_lib.Sandbox.start(image, limits=sandbox_lib.Limits.from_config(sandbox_cfg), run_id=run_id)
         traj.timings["start_s"] = time.monotonic() - t0
@@ -645,7 +645,7 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
     async def build(task):
         try:
-            images[task.id] = await asyncio.to_thread(images.build_image, task, sandbox_cfg.base_image)
+            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
         except Exception as e:  # reported per trajectory below
             images[task.id] = e
 
