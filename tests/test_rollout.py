@@ -58,8 +58,8 @@ class RecordingEngine(E.ScriptedEngine):
         super().__init__(*a, **kw)
         self.completions = []
 
-    async def generate(self, prompt_ids, sampling):
-        c = await super().generate(prompt_ids, sampling)
+    async def generate(self, prompt_ids, sampling, messages=None):
+        c = await super().generate(prompt_ids, sampling, messages)
         self.completions.append(c)
         return c
 

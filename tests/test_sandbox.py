@@ -401,7 +401,7 @@ def test_reap_by_run_id_and_age(docker_client):
 
 
 CHILD = """
-import sys, time, asyncio, sandbox
+import sys, time, asyncio, sandbox, images
 run_id, mode = sys.argv[1], sys.argv[2]
 if mode == "signal":
     sandbox.install_signal_cleanup(run_id)
@@ -484,7 +484,7 @@ def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> FakeTas
 
 
 BUILD_CHILD = """
-import sys, logging, sandbox
+import sys, logging, images
 from pathlib import Path
 from dataclasses import dataclass
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
@@ -502,7 +502,7 @@ print(images.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
 def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, docker_client):
     task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY . /ctx/\nRUN sleep 1\n",
                      {"hello.txt": f"hello {uuid.uuid4().hex}\n"})
-    caplog.set_level(logging.INFO, logger="termrl.sandbox")
+    caplog.set_level(logging.INFO, logger="termrl.images")
     child = subprocess.Popen([sys.executable, "-c", BUILD_CHILD, task.id, str(task.context_dir)], cwd=ROOT,
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
