@@ -178,58 +178,116 @@ async def _blocking(fn, *args, limit: bool = True):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# In-container shell: the server loop (the container's main process) reads one command at a time and runs
-# it under `timeout` in a fresh bash (INNER) that restores the shell state first and saves it on exit;
-# markers go in-band on stdout. The scripts travel in environment variables (TERMRL_SERVER/INNER), so `ps`
-# inside the sandbox shows short lines, and the command text in TERMRL_C; INNER unsets them all before
-# running the command.
+# In-container shell. The server (the container's main process, bash) reads one command at a time from the
+# attach socket and hands it to the worker: ONE long-lived bash that runs every stateful command in itself,
+# so what a terminal keeps persists (variables, functions, aliases, options, cwd, directory stack, jobs).
+# The scripts travel in environment variables (TERMRL_SERVER/INNER) that the server unsets at once.
 
 # Protocol, one message per command on the server's stdin: "<nonce> <timeout_s> <stateful>\n<command>\0".
 # Output markers are NUL-delimited and carry the per-command nonce, so command output cannot end a command:
-# S:<process group> from the command's shell when it starts (the host kills that group if the server
-# itself hangs), E:<rc>:<timed_out> from the server when the command is over. `timeout -v` writes to $tf
-# only when it had to send a signal: that is how a timeout is told apart from a command that exits 124.
-# After a timeout the server kills what is left of the command's process group (what ignored SIGTERM,
-# background jobs) before reporting E. Everything here is a builtin except `timeout` and the shell.
+# S:<pid> when the command is handed over (the worker, or the fresh bash of a stateless command),
+# E:<rc>:<timed_out> when it is over. The worker reads its script from a pipe (fd 5 of the server) and the
+# server writes `eval -- <%q-quoted command> </dev/null` then a call of __termrl_done, which snapshots the
+# state (declare -p/-f, alias -p, shopt -p, set +o, trap -p, umask, cwd, dirstack) into one of two slot
+# files and writes "<nonce> <rc> <slot>" to the server's done pipe (fd 7, reached by the worker as
+# /proc/<server>/fd/7 so no job inherits it). The server waits with `read -t` in growing slices, checking
+# that the worker is alive (`exit 3` ends it: rc from `wait`). On timeout it stops (SIGSTOP, so nothing forks
+# any more), then kills, the worker and every process started since the command began (start time from
+# /proc/<pid>/stat, so jobs of earlier commands keep running) with builtins only: a fork bomb may hold every
+# pid. A dead worker is replaced on the next command and restored from the last slot, also after a
+# container restart (the slot name is kept in $d/slot).
 _SERVER = r"""
 exec 2>/dev/null  # the server's own stderr only carries job notices such as "Killed"
-d=/tmp/.termrl
+inner=$TERMRL_INNER; unset TERMRL_SERVER TERMRL_INNER
+d=/tmp/.termrl w= slot=
+read -r slot < $d/slot; [[ $slot == [01] ]] || slot=
+exec 7<> <(:)  # the done pipe, opened read-write: it never reads EOF, and writes never fail
+done_line() {  # $1: seconds to wait; sets m r sn from a line "xxxx<nonce> <rc> <slot>" (one write each).
+  local c l      # A `read -t` that times out may still have taken a byte: wait for one, then read the rest,
+  read -r -t $1 -n 1 c <&7 && read -r l <&7 || return 1  # and drop the x's
+  l=${l##*x} m=${l%% *} l=${l#* } r=${l%% *} sn=${l#* }
+}
+start_worker() {
+  exec 5<> <(:)
+  bash --norc --noprofile -s <&5 5>&- 7>&- 2>&1 & w=$!
+  printf '__termrl_sup=%s __termrl_d=%s __termrl_slot=%s\n%s\n' $$ $d "${slot:-0}" "$inner" >&5
+  [ -n "$slot" ] && printf 'builtin . %s/state.%s >/dev/null 2>&1\n' $d "$slot" >&5
+}
+sweep() {  # $1: clock tick the command started at; stop, then kill, every process started since, and $2
+  local f l r p pids=() n more
+  set -f
+  [ -n "$2" ] && kill -STOP $2 && pids+=($2)
+  for n in {1..50}; do
+    more=0
+    for f in /proc/[0-9]*/stat; do
+      read -r l < $f || continue
+      p=${l%% *} r=(${l##*) })
+      (( p == $$ || p == 1 || r[19] < $1 )) && continue
+      [ "${r[0]}" = Z ] && continue
+      pids+=($p)
+      [ "${r[0]}" = T ] || { kill -STOP $p; more=1; }
+    done
+    (( more )) || break
+  done
+  kill -KILL "${pids[@]}"
+  set +f
+}
 while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
-  [ -d $d ] || { mkdir -p $d && chmod 1777 $d; } 2>/dev/null
-  tf=$d/timeout; [ -w $d ] || tf=/dev/null
-  : 2>/dev/null > $d/pgid
-  TERMRL_N=$n TERMRL_C=$c TERMRL_ST=$st timeout -v -k 0.5 "$t" bash -c 'eval "$TERMRL_INNER"' bash </dev/null 2>"$tf"
-  rc=$? to=0
-  [ "$tf" != /dev/null ] && [ -s "$tf" ] && to=1
-  if [ $to = 1 ] && IFS= read -r pg 2>/dev/null < $d/pgid && [ -n "$pg" ]; then kill -KILL -- "-$pg" 2>/dev/null; fi
+  [ -d $d ] || { mkdir -p $d && chmod 700 $d; }
+  read -r up _ < /proc/uptime; t0=$(( 10#${up/./} ))
+  dl=$(( ${EPOCHREALTIME/./} + 10#${t/./} * 1000 ))
+  if [ "$st" = 1 ]; then
+    [ -n "$w" ] && kill -0 $w || start_worker
+    p=$w
+    printf '\0TERMRL:%s:S:%s\0' "$n" "$p"
+    printf -v q %q "$c"
+    printf 'builtin eval -- %s </dev/null\n{ __termrl_done "$?" %s; } 2>/dev/null\n' "$q" "$n" >&5
+  else
+    { bash --norc --noprofile -c "$c" </dev/null 2>&1 7>&-; printf 'xxxx%s %s -\n' "$n" "$?" >&7; } 5>&- & p=$!
+    printf '\0TERMRL:%s:S:%s\0' "$n" "$p"
+  fi
+  rc=1 to=0 sl=2000
+  while :; do
+    now=${EPOCHREALTIME/./}
+    (( now >= dl )) && { to=1; break; }
+    (( sl > dl - now )) && sl=$(( dl - now ))
+    printf -v s '%d.%06d' $(( sl / 1000000 )) $(( sl % 1000000 ))
+    if done_line $s; then
+      [ "$m" = "$n" ] || continue
+      rc=$r
+      [ "$sn" != - ] && [ "$st" = 1 ] && slot=$sn && printf '%s\n' $slot >| $d/slot
+      break
+    fi
+    kill -0 $p || { done_line 0.01 && [ "$m" = "$n" ] && rc=$r || { wait $p; rc=$?; }; [ "$st" = 1 ] && w=; break; }
+    (( sl < 100000 )) && sl=$(( sl * 2 ))
+  done
+  if [ $to = 1 ]; then
+    if [ "$st" = 1 ]; then sweep $t0 $w; w=; else sweep $t0; fi
+    while done_line 0.01; do :; done
+  fi
   printf '\0TERMRL:%s:E:%s:%s\0' "$n" "$rc" "$to"
 done
 """
 
-# Runs the command in this shell (so `cd` and `export` take effect) and saves cwd and exported variables
-# on exit. Before restoring, every exported variable is unset, so variables the agent unset stay unset.
-# Builtins except one `mv` per command.
+# The worker's own code, run at its top level before anything else (then the last snapshot, if any, is
+# sourced at top level too, so `declare` makes globals). __termrl_done runs after each command: snapshot
+# into the other slot (write, then report: a worker killed mid-write leaves the previous slot intact), then
+# report, then return the command's status so `$?` is right in the next command. Builtins only.
 _INNER = r"""
-exec 2>&1
-read -r -a __termrl_stat < /proc/$BASHPID/stat  # field 4: process group (timeout made its own)
-printf '\0TERMRL:%s:S:%s\0' "$TERMRL_N" "${__termrl_stat[4]}"
-printf '%s\n' "${__termrl_stat[4]}" 2>/dev/null > /tmp/.termrl/pgid
-__termrl_cmd=$TERMRL_C __termrl_st=$TERMRL_ST
-unset TERMRL_N TERMRL_C TERMRL_ST TERMRL_INNER TERMRL_SERVER __termrl_stat
-if [ "$__termrl_st" = 1 ]; then
-  if [ -f /tmp/.termrl/state ] && compgen -e > /tmp/.termrl/names 2>/dev/null; then
-    while IFS= read -r __termrl_v; do unset "$__termrl_v" 2>/dev/null; done < /tmp/.termrl/names
-    . /tmp/.termrl/state 2>/dev/null
-    cd -- "$__termrl_cwd"
-  fi
-  __termrl_save() {  # write-then-rename: a command killed mid-save must not leave a truncated state
-    { export -p; printf '__termrl_cwd=%q\n' "$PWD"; } 2>/dev/null > /tmp/.termrl/state.$$ &&
-      mv -f /tmp/.termrl/state.$$ /tmp/.termrl/state 2>/dev/null
-  }
-  trap __termrl_save EXIT
-fi
-unset __termrl_st
-eval "$__termrl_cmd"
+BASH_ARGV0=bash
+shopt -s expand_aliases  # a terminal expands aliases; a non-interactive bash does not by default
+__termrl_done() {
+  __termrl_slot=$(( 1 - __termrl_slot ))
+  {
+    builtin declare -p; builtin declare -f; builtin declare -F; builtin alias -p; builtin shopt -p
+    builtin set +o; builtin trap -p; builtin umask -p; builtin printf 'builtin cd -- %q\n' "$PWD"
+    for (( __termrl_i = ${#DIRSTACK[@]} - 1; __termrl_i > 0; __termrl_i-- )); do
+      builtin printf 'builtin pushd -n -- %q\n' "${DIRSTACK[__termrl_i]}"
+    done
+  } >| "$__termrl_d/state.$__termrl_slot" && __termrl_r=$__termrl_slot || __termrl_r=-
+  builtin printf 'xxxx%s %s %s\n' "$2" "$1" "$__termrl_r" >| /proc/$__termrl_sup/fd/7
+  builtin return "$1"
+}
 """
 
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]")
@@ -516,12 +574,12 @@ class Sandbox:
         cap.feed(shell.leftover)
         shell.leftover = b""
         group, end, swept = None, None, False
-        deadline = t0 + timeout + 0.5 + 2.0  # timeout(1) fires at `timeout`, SIGKILL 0.5 s later
+        deadline = t0 + timeout + 5.0  # the server itself stops the command at `timeout`, within about a second
         while end is None:
             if time.monotonic() > deadline:
                 if swept or group is None:
                     break
-                with contextlib.suppress(Exception):  # the server is stuck: kill the command's group from outside
+                with contextlib.suppress(Exception):  # the server is stuck: kill the command's shell from outside
                     self._sweep(api, group)
                 swept, deadline = True, time.monotonic() + 2.0
             frames = shell.frames(deadline)
@@ -595,11 +653,11 @@ class Sandbox:
         except docker.errors.NotFound:
             return False
 
-    def _sweep(self, api, group: int | None, pattern: str | None = None) -> None:
-        """Kill a process group (and processes whose command line matches pattern) from a fresh exec."""
+    def _sweep(self, api, pid: int | None, pattern: str | None = None) -> None:
+        """Kill a process (and processes whose command line matches pattern) from a fresh exec."""
         cmd = []
-        if group:
-            cmd.append(f"kill -KILL -- -{int(group)}")
+        if pid:
+            cmd.append(f"kill -KILL {int(pid)}")
         if pattern:
             cmd.append(f"pkill -KILL -f '{pattern}'")
         if cmd:
