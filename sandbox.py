@@ -215,7 +215,6 @@ start_worker() {
 }
 sweep() {  # $1: clock tick the command started at; stop, then kill, every process started since, and $2
   local f l r p pids=() n more
-  set -f
   [ -n "$2" ] && kill -STOP $2 && pids+=($2)
   for n in {1..50}; do
     more=0
@@ -230,7 +229,6 @@ sweep() {  # $1: clock tick the command started at; stop, then kill, every proce
     (( more )) || break
   done
   kill -KILL "${pids[@]}"
-  set +f
 }
 while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
   [ -d $d ] || { mkdir -p $d && chmod 700 $d; }
@@ -263,6 +261,7 @@ while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
   done
   if [ $to = 1 ]; then
     if [ "$st" = 1 ]; then sweep $t0 $w; w=; else sweep $t0; fi
+    wait $p  # reap it now: no zombie left for `ps` to show
     while done_line 0.01; do :; done
   fi
   printf '\0TERMRL:%s:E:%s:%s\0' "$n" "$rc" "$to"
