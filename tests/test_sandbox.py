@@ -473,7 +473,7 @@ def test_reap_by_run_id_and_age(docker_client):
 
 
 CHILD = """
-import sys, time, asyncio, sandbox
+import sys, time, asyncio, images, sandbox
 run_id, mode = sys.argv[1], sys.argv[2]
 if mode == "signal":
     sandbox.install_signal_cleanup(run_id)
