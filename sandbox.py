@@ -10,12 +10,15 @@ or let the agent out:
   reading commands from the container's stdin, which is attached to a socket held by the owning process.
   When the owner dies (even by SIGKILL) the kernel closes the socket, the server reads EOF and exits, and
   the container stops by itself; `reap()` removes it.
-- Commands: the shell server runs each command under `timeout -k` in its own process group, so a timeout
-  kills the whole group, and a final `kill -KILL -<group>` removes what ignored SIGTERM. No `docker exec`
-  per command: one message on the socket, output back on it. The working directory and exported
-  variables are saved after each command and restored before the next, so `cd /tmp` then `pwd` prints `/tmp`.
-  Output is streamed from the socket keeping only a head and a rolling tail (bounded memory), stdout and
-  stderr interleaved in one pipe, decoded as UTF-8 with replacement, ANSI escapes stripped.
+- Commands: one long-lived bash per sandbox (the worker, a child of the shell server) runs every command in
+  itself, so what a terminal keeps persists between calls: variables (exported or not), functions, aliases,
+  shell options, cwd, the directory stack, sourced scripts, jobs. Commands have no stdin (/dev/null); a
+  background job never holds the call. On timeout the server stops and kills the worker and every process
+  started since the command began (jobs of earlier commands live on); a worker that died (timeout, `exit 3`)
+  is replaced and its state restored from a snapshot taken after each command (sandbox_shell.py). No
+  `docker exec` per command: one message on the socket, output back on it, streamed keeping only a head
+  and a rolling tail (bounded memory), stdout and stderr interleaved in one pipe, decoded as UTF-8 with
+  replacement, ANSI escapes stripped.
 - Hidden tests: copied in only by `run_tests`, into a fresh random directory; pytest writes JUnit XML into
   another fresh directory, fetched with `get_archive` and parsed with xml.etree (never parsed from output
   the agent could forge).
@@ -48,6 +51,9 @@ from pathlib import Path, PurePosixPath
 import docker
 import docker.errors
 import docker.types
+
+from sandbox_shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
+from sandbox_shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
 
 
 log = logging.getLogger("termrl.sandbox")
@@ -178,172 +184,6 @@ async def _blocking(fn, *args, limit: bool = True):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# In-container shell: the server loop (the container's main process) reads one command at a time and runs
-# it under `timeout` in a fresh bash (INNER) that restores the shell state first and saves it on exit;
-# markers go in-band on stdout. The scripts travel in environment variables (TERMRL_SERVER/INNER), so `ps`
-# inside the sandbox shows short lines, and the command text in TERMRL_C; INNER unsets them all before
-# running the command.
-
-# Protocol, one message per command on the server's stdin: "<nonce> <timeout_s> <stateful>\n<command>\0".
-# Output markers are NUL-delimited and carry the per-command nonce, so command output cannot end a command:
-# S:<process group> from the command's shell when it starts (the host kills that group if the server
-# itself hangs), E:<rc>:<timed_out> from the server when the command is over. `timeout -v` writes to $tf
-# only when it had to send a signal: that is how a timeout is told apart from a command that exits 124.
-# After a timeout the server kills what is left of the command's process group (what ignored SIGTERM,
-# background jobs) before reporting E. Everything here is a builtin except `timeout` and the shell.
-_SERVER = r"""
-exec 2>/dev/null  # the server's own stderr only carries job notices such as "Killed"
-d=/tmp/.termrl
-while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
-  [ -d $d ] || { mkdir -p $d && chmod 1777 $d; } 2>/dev/null
-  tf=$d/timeout; [ -w $d ] || tf=/dev/null
-  : 2>/dev/null > $d/pgid
-  TERMRL_N=$n TERMRL_C=$c TERMRL_ST=$st timeout -v -k 0.5 "$t" bash -c 'eval "$TERMRL_INNER"' bash </dev/null 2>"$tf"
-  rc=$? to=0
-  [ "$tf" != /dev/null ] && [ -s "$tf" ] && to=1
-  if [ $to = 1 ] && IFS= read -r pg 2>/dev/null < $d/pgid && [ -n "$pg" ]; then kill -KILL -- "-$pg" 2>/dev/null; fi
-  printf '\0TERMRL:%s:E:%s:%s\0' "$n" "$rc" "$to"
-done
-"""
-
-# Runs the command in this shell (so `cd` and `export` take effect) and saves cwd and exported variables
-# on exit. Before restoring, every exported variable is unset, so variables the agent unset stay unset.
-# Builtins except one `mv` per command.
-_INNER = r"""
-exec 2>&1
-read -r -a __termrl_stat < /proc/$BASHPID/stat  # field 4: process group (timeout made its own)
-printf '\0TERMRL:%s:S:%s\0' "$TERMRL_N" "${__termrl_stat[4]}"
-printf '%s\n' "${__termrl_stat[4]}" 2>/dev/null > /tmp/.termrl/pgid
-__termrl_cmd=$TERMRL_C __termrl_st=$TERMRL_ST
-unset TERMRL_N TERMRL_C TERMRL_ST TERMRL_INNER TERMRL_SERVER __termrl_stat
-if [ "$__termrl_st" = 1 ]; then
-  if [ -f /tmp/.termrl/state ] && compgen -e > /tmp/.termrl/names 2>/dev/null; then
-    while IFS= read -r __termrl_v; do unset "$__termrl_v" 2>/dev/null; done < /tmp/.termrl/names
-    . /tmp/.termrl/state 2>/dev/null
-    cd -- "$__termrl_cwd"
-  fi
-  __termrl_save() {  # write-then-rename: a command killed mid-save must not leave a truncated state
-    { export -p; printf '__termrl_cwd=%q\n' "$PWD"; } 2>/dev/null > /tmp/.termrl/state.$$ &&
-      mv -f /tmp/.termrl/state.$$ /tmp/.termrl/state 2>/dev/null
-  }
-  trap __termrl_save EXIT
-fi
-unset __termrl_st
-eval "$__termrl_cmd"
-"""
-
-_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def clean_output(data: bytes) -> str:
-    """Bytes a terminal command wrote -> text for the model: ANSI escape sequences removed, UTF-8 decoded
-    with U+FFFD for invalid bytes, CR LF and lone CR turned into LF, other control bytes (NUL, BEL, ...) removed."""
-    text = _ANSI.sub(b"", data).decode("utf-8", errors="replace")
-    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
-class _Capture:
-    """Keeps the first `limit // 2` and the last `limit - limit // 2` bytes of a stream: memory O(limit)."""
-
-    def __init__(self, limit: int):
-        self.head_limit, self.tail_limit = limit // 2, limit - limit // 2
-        self.head, self.tail, self.total = bytearray(), bytearray(), 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data:
-            self.tail += data
-            if len(self.tail) > 2 * self.tail_limit:  # trim in batches, not on every chunk
-                del self.tail[: len(self.tail) - self.tail_limit]
-
-    def result(self) -> tuple[str, bool]:
-        tail = bytes(self.tail[-self.tail_limit:]) if self.tail_limit else b""
-        cut = self.total - len(self.head) - len(tail)
-        if cut <= 0:
-            return clean_output(bytes(self.head) + tail), False
-        return clean_output(bytes(self.head)) + f"\n[... {cut} bytes of output cut ...]\n" + clean_output(tail), True
-
-
-class _Shell:
-    """The shell server of one sandbox (the container's main process), reached through one attach socket:
-    commands go to its stdin, output comes back as Docker's multiplexed frames. Closing the socket (or the
-    owner dying) closes the container's stdin: the server's `read` fails, it exits, the container stops."""
-
-    def __init__(self, api: docker.APIClient, container_id: str):
-        sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-        self._io = sock  # keep the SocketIO (and the response it holds) alive
-        self.sock: socket.socket = getattr(sock, "_sock", sock)
-        self.raw = b""  # bytes not yet split into multiplexed frames
-        self.carry = b""  # stdout bytes held back because a marker may straddle two reads
-        self.leftover = b""  # output that arrived after the last command ended (background jobs)
-        self.alive = True
-
-    def frames(self, deadline: float) -> list[tuple[int, bytes]] | None:
-        """Read once; return the complete (stream, payload) frames ([] on EOF-less timeout, None on EOF)."""
-        self.sock.settimeout(max(0.01, min(1.0, deadline - time.monotonic())))
-        try:
-            data = self.sock.recv(262144)
-        except (socket.timeout, TimeoutError):
-            return []
-        except OSError:
-            data = b""
-        if not data:
-            self.alive = False
-            return None
-        raw, pos, out = self.raw + data, 0, []
-        while len(raw) - pos >= 8:  # frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian)
-            size = int.from_bytes(raw[pos + 4:pos + 8], "big")
-            if len(raw) - pos < 8 + size:
-                break
-            out.append((raw[pos], raw[pos + 8:pos + 8 + size]))
-            pos += 8 + size
-        self.raw = raw[pos:]
-        return out
-
-    def close(self) -> None:
-        self.alive = False
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(Exception):
-            self._io.close()
-
-
-def _markers(shell: _Shell, nonce: bytes, data: bytes, emit) -> list[list[bytes]]:
-    """Split stdout data into output (passed to emit) and this command's markers (returned, as fields)."""
-    prefix = b"\x00TERMRL:" + nonce + b":"
-    buf, found = shell.carry + data, []
-    while True:
-        i = buf.find(prefix)
-        if i < 0:
-            keep = min(len(buf), len(prefix) - 1)
-            emit(buf[: len(buf) - keep])
-            shell.carry = buf[len(buf) - keep:]
-            return found
-        emit(buf[:i])
-        j = buf.find(b"\x00", i + len(prefix))
-        if j < 0 and len(buf) - i < 128:  # a marker split across reads: wait for the rest
-            shell.carry = buf[i:]
-            return found
-        if j < 0:  # not a marker after all (too long): plain output
-            emit(buf[i:i + 1])
-            buf = buf[i + 1:]
-            continue
-        fields = buf[i + len(prefix): j].split(b":")
-        found.append(fields)
-        buf = buf[j + 1:]
-        if fields[0] == b"E":  # what follows belongs to whatever runs after this command
-            shell.leftover, shell.carry = buf, b""
-            return found
-
-
-# ---------------------------------------------------------------------------------------------------------
 # Sandbox
 
 
@@ -460,12 +300,14 @@ class Sandbox:
     # ---- commands -------------------------------------------------------------------------------------
 
     async def exec(self, cmd: str, timeout: float | None = None) -> ExecResult:
-        """Run a bash command line in the sandbox's persistent shell state (cwd, exported variables).
+        """Run a bash command line in the sandbox's one persistent shell, as typed into a terminal.
 
-        The command runs in its own process group under `timeout -k 0.5 <timeout>`; on expiry the whole
-        group gets SIGTERM, then SIGKILL after 0.5 s, and every process left in the group is killed, so
-        nothing of it remains. stdin is /dev/null. Output: see ExecResult (at most limits.output_bytes bytes
-        kept, head and tail, with a marker saying how many bytes were cut).
+        State persists between calls (variables, functions, aliases, options, cwd, dirstack, jobs). On
+        expiry of `timeout` the shell and every process started since the command began are stopped
+        (SIGSTOP) and killed (SIGKILL), so nothing of it remains, also a builtin loop of the shell itself
+        that ignores signals; the shell is replaced and its state from before the command restored. `exit N`
+        reports N and restores the shell the same way. stdin is /dev/null. Output: see ExecResult (at most
+        limits.output_bytes bytes kept, head and tail, with a marker saying how many bytes were cut).
 
         Args:
             cmd: bash source, e.g. "cd /tmp && ls"; at most 96 KiB.
@@ -516,12 +358,12 @@ class Sandbox:
         cap.feed(shell.leftover)
         shell.leftover = b""
         group, end, swept = None, None, False
-        deadline = t0 + timeout + 0.5 + 2.0  # timeout(1) fires at `timeout`, SIGKILL 0.5 s later
+        deadline = t0 + timeout + 5.0  # the server itself stops the command at `timeout`, within about a second
         while end is None:
             if time.monotonic() > deadline:
                 if swept or group is None:
                     break
-                with contextlib.suppress(Exception):  # the server is stuck: kill the command's group from outside
+                with contextlib.suppress(Exception):  # the server is stuck: kill the command's shell from outside
                     self._sweep(api, group)
                 swept, deadline = True, time.monotonic() + 2.0
             frames = shell.frames(deadline)
@@ -595,11 +437,11 @@ class Sandbox:
         except docker.errors.NotFound:
             return False
 
-    def _sweep(self, api, group: int | None, pattern: str | None = None) -> None:
-        """Kill a process group (and processes whose command line matches pattern) from a fresh exec."""
+    def _sweep(self, api, pid: int | None, pattern: str | None = None) -> None:
+        """Kill a process (and processes whose command line matches pattern) from a fresh exec."""
         cmd = []
-        if group:
-            cmd.append(f"kill -KILL -- -{int(group)}")
+        if pid:
+            cmd.append(f"kill -KILL {int(pid)}")
         if pattern:
             cmd.append(f"pkill -KILL -f '{pattern}'")
         if cmd:

@@ -1,15 +1,18 @@
 """Sandbox latency and concurrency against the docker CLI, measured in the same run.
 
-    python bench/bench_sandbox.py [--starts 10] [--execs 50] [--concurrent 32] [--commands 10]
+    python bench/bench_sandbox.py [--starts 10] [--execs 20] [--pairs 5] [--concurrent 32] [--commands 10] [--parts abcd]
 
 (a) start-to-first-exec: `Sandbox.start` + `exec("true")` vs `docker run --rm` with the same isolation flags
     running `true` (p50 / p95, seconds).
-(b) exec round trip: `sb.exec("true")` vs `docker exec <ctr> true` on a running container (p50, seconds).
+(b) exec round trip: `sb.exec("true")` (B) vs `docker exec <ctr> true` (A) on running containers, interleaved
+    A B A B ...: each run is --execs round trips (p50); the ratio is the median over --pairs pairs of B/A,
+    with its spread (min-max) and the load average.
 (c) N concurrent sandboxes x M commands each (start, M x `echo`, close) vs the same with the CLI
     (`docker run -d`, M x `docker exec`, `docker rm -f`) from N threads: wall time, failures, leaks.
 (d) how long `exec("sleep 1000", timeout=2)` takes to return, plain and with SIGTERM ignored (no baseline:
     the docker CLI has no exec timeout).
-Ratios are ours / CLI (lower is better). Goals (issue 3): (b) <= 0.5, (a) p50 <= 1 s, (c) 0 failures, 0 leaks.
+Ratios are ours / CLI (lower is better). Goals: (b) <= 0.1 (issue 14; aim 0.05), (a) p50 <= 1 s, (c) 0 failures,
+0 leaks (issue 3).
 """
 
 from __future__ import annotations
@@ -65,27 +68,28 @@ def cli_start(n: int, run_id: str) -> list[float]:
     return out
 
 
-async def ours_exec(n: int, run_id: str) -> list[float]:
-    async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
-        await sb.exec("true")  # the shell server starts on the first command
-        out = []
-        for _ in range(n):
-            t = time.perf_counter()
-            await sb.exec("true")
-            out.append(time.perf_counter() - t)
-        return out
-
-
-def cli_exec(n: int, run_id: str) -> list[float]:
+async def exec_pairs(n: int, pairs: int, run_id: str) -> list[tuple[float, float]]:
+    """[(docker exec p50, Sandbox.exec p50)] per pair, seconds; runs interleaved A B A B ..."""
     cid = docker("run", "-d", *CLI_FLAGS, "--label", "termrl=1", "--label", f"termrl.run_id={run_id}",
                  images.BASE_IMAGE, "sleep", "600").strip()
     try:
-        out = []
-        for _ in range(n):
-            t = time.perf_counter()
+        async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
+            await sb.exec("true")  # the worker shell starts on the first command
             docker("exec", cid, "true")
-            out.append(time.perf_counter() - t)
-        return out
+            out = []
+            for _ in range(pairs):
+                a, b = [], []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    docker("exec", cid, "true")
+                    a.append(time.perf_counter() - t)
+                for _ in range(n):
+                    t = time.perf_counter()
+                    r = await sb.exec("true")
+                    b.append(time.perf_counter() - t)
+                    assert r.exit_code == 0, r
+                out.append((statistics.median(a), statistics.median(b)))
+            return out
     finally:
         docker("rm", "-f", cid)
 
@@ -147,39 +151,61 @@ def leaks(run_id: str) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--starts", type=int, default=10)
-    ap.add_argument("--execs", type=int, default=50)
+    ap.add_argument("--execs", type=int, default=20, help="round trips per run in (b)")
+    ap.add_argument("--pairs", type=int, default=5, help="A B pairs in (b), >= 3")
+    ap.add_argument("--parts", default="abcd", help="which measurements to run")
     ap.add_argument("--concurrent", type=int, default=32)
     ap.add_argument("--commands", type=int, default=10)
     args = ap.parse_args()
+    if args.pairs < 3:
+        ap.error("--pairs must be >= 3")
     rid = f"bench-{uuid.uuid4().hex[:8]}"
+    print("$ python bench/bench_sandbox.py " + " ".join(sys.argv[1:]))
     print(f"docker {docker('version', '-f', '{{.Server.Version}}').strip()}, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}, max_concurrent={sandbox.MAX_CONCURRENT}, image {images.BASE_IMAGE}")
 
-    first, closes = asyncio.run(ours_start(args.starts, rid + "-a"))
-    cli_first = cli_start(args.starts, rid + "-a")
+    if "a" in args.parts:
+        start_to_first_exec(args.starts, rid + "-a")
+    if "b" in args.parts:
+        round_trip(args.execs, args.pairs, rid + "-b")
+    if "d" in args.parts:
+        plain, stubborn = asyncio.run(ours_timeouts(rid + "-b"))
+        print(f"(d) timeout=2 s returns after: sleep {plain:.2f}s, SIGTERM-ignoring sleep {stubborn:.2f}s (goal <= 3 s)")
+    if "c" in args.parts:
+        concurrent_sandboxes(args.concurrent, args.commands, rid)
+    left = sum(leaks(rid + s) for s in ("-a", "-b", "-c", "-d"))
+    print(f"containers left by this run: {left}")
+    sandbox.reap(run_id=rid + "-d")
+
+
+def start_to_first_exec(n: int, rid: str) -> None:
+    first, closes = asyncio.run(ours_start(n, rid))
+    cli_first = cli_start(n, rid)
     print(f"(a) start-to-first-exec  ours p50 {pct(first, .5):.3f}s p95 {pct(first, .95):.3f}s | "
           f"docker run p50 {pct(cli_first, .5):.3f}s p95 {pct(cli_first, .95):.3f}s | "
           f"ratio p50 {pct(first, .5) / pct(cli_first, .5):.2f} p95 {pct(first, .95) / pct(cli_first, .95):.2f} | "
           f"close p50 {pct(closes, .5):.3f}s")
 
-    rt = asyncio.run(ours_exec(args.execs, rid + "-b"))
-    cli_rt = cli_exec(max(10, args.execs // 2), rid + "-b")
-    print(f"(b) exec round trip      ours p50 {statistics.median(rt) * 1e3:.1f}ms p95 {pct(rt, .95) * 1e3:.1f}ms | "
-          f"docker exec p50 {statistics.median(cli_rt) * 1e3:.1f}ms p95 {pct(cli_rt, .95) * 1e3:.1f}ms | "
-          f"ratio p50 {statistics.median(rt) / statistics.median(cli_rt):.2f}")
 
-    plain, stubborn = asyncio.run(ours_timeouts(rid + "-b"))
-    print(f"(d) timeout=2 s returns after: sleep {plain:.2f}s, SIGTERM-ignoring sleep {stubborn:.2f}s (goal <= 3 s)")
+def round_trip(n: int, pairs: int, rid: str) -> None:
+    load = os.getloadavg()[0]
+    res = asyncio.run(exec_pairs(n, pairs, rid))
+    ratios = sorted(b / a for a, b in res)
+    print(f"(b) exec round trip, {pairs} pairs A B A B ... of {n} each (load {load:.1f} -> {os.getloadavg()[0]:.1f})")
+    for k, (a, b) in enumerate(res):
+        print(f"    pair {k}: docker exec p50 {a * 1e3:.1f}ms | Sandbox.exec p50 {b * 1e3:.2f}ms | ratio {b / a:.3f}")
+    print(f"    median ratio {statistics.median(ratios):.3f} (spread {ratios[0]:.3f}-{ratios[-1]:.3f}); "
+          f"docker exec p50 {statistics.median(a for a, _ in res) * 1e3:.1f}ms, "
+          f"Sandbox.exec p50 {statistics.median(b for _, b in res) * 1e3:.2f}ms")
 
-    wall, fails = asyncio.run(ours_concurrent(args.concurrent, args.commands, rid + "-c"))
+
+def concurrent_sandboxes(n: int, m: int, rid: str) -> None:
+    wall, fails = asyncio.run(ours_concurrent(n, m, rid + "-c"))
     ours_leaks = leaks(rid + "-c")
-    cli_wall, cli_fails = cli_concurrent(args.concurrent, args.commands, rid + "-d")
-    print(f"(c) {args.concurrent} sandboxes x {args.commands} commands  ours wall {wall:.2f}s failures {fails} "
+    cli_wall, cli_fails = cli_concurrent(n, m, rid + "-d")
+    print(f"(c) {n} sandboxes x {m} commands  ours wall {wall:.2f}s failures {fails} "
           f"leaks {ours_leaks} | CLI wall {cli_wall:.2f}s failures {cli_fails} leaks {leaks(rid + '-d')} | "
           f"ratio {wall / cli_wall:.2f}")
-    left = sum(leaks(rid + s) for s in ("-a", "-b", "-c", "-d"))
-    print(f"containers left by this run: {left}")
-    sandbox.reap(run_id=rid + "-d")
 
 
 if __name__ == "__main__":

@@ -148,6 +148,60 @@ def test_exec_rejects_bad_arguments(sb):
         run(sb.exec(b"true"))
 
 
+
+# ---- one persistent shell: what a terminal keeps ---------------------------------------------------------
+
+
+def test_unexported_variable_persists_across_exec(sb):
+    sh(sb, "COUNT=7")
+    assert sh(sb, "echo $COUNT").output == "7\n"
+
+
+def test_function_and_alias_persist_across_exec(sb):
+    sh(sb, "greet() { echo \"hi $1\"; }; alias ll='echo aliased'")
+    assert sh(sb, "greet bob; ll").output == "hi bob\naliased\n"
+
+
+def test_shell_options_persist_across_exec(sb):
+    sh(sb, "set -o pipefail; shopt -s globstar")
+    assert sh(sb, "false | true; echo $?; shopt -p globstar").output == "1\nshopt -s globstar\n"
+    sh(sb, "set +o pipefail; shopt -u globstar")
+
+
+def test_directory_stack_persists_across_exec(sb):
+    sh(sb, "dirs -c; cd /app; pushd /tmp; pushd /usr")
+    assert sh(sb, "dirs; pwd").output == "/usr /tmp /app\n/usr\n"
+    assert sh(sb, "popd; popd").output == "/tmp /app\n/app\n"
+
+
+def test_sourced_script_keeps_its_functions(sb):
+    run(sb.write_file("/tmp/venv/bin/activate", "export VIRTUAL_ENV=/tmp/venv\n"
+                      "deactivate() { unset VIRTUAL_ENV; unset -f deactivate; }\n"))
+    sh(sb, "source /tmp/venv/bin/activate")
+    assert sh(sb, "echo $VIRTUAL_ENV; type -t deactivate").output == "/tmp/venv\nfunction\n"
+    assert sh(sb, 'deactivate; echo "${VIRTUAL_ENV-unset}"').output == "unset\n"
+
+
+def test_commands_have_no_stdin(sb):
+    r = sh(sb, 'cat; read x; echo "read rc=$?"')
+    assert (r.exit_code, r.output) == (0, "read rc=1\n")
+
+
+def test_background_job_does_not_hold_the_call_and_stays_a_job(sb):
+    sh(sb, "disown -a")  # jobs of earlier tests
+    r = sh(sb, "sleep 1003 & echo started")  # its stdout is the shell's: the call must not wait for it to close
+    assert (r.exit_code, r.output) == (0, "started\n")
+    assert sh(sb, "jobs; ps -eo args | grep -c '^sleep 1003$'").output == "[1]+  Running                 sleep 1003 &\n1\n"
+    sh(sb, "kill %1; wait")
+
+
+def test_exit_replaces_the_shell_and_keeps_its_state(sb):
+    sh(sb, "EXITVAR=5; exitfn() { echo fx; }; alias exa='echo ea'")
+    r = sh(sb, "echo bye; exit 3")
+    assert (r.exit_code, r.output, r.timed_out) == (3, "bye\n", False)
+    assert sh(sb, "echo $EXITVAR; exitfn; exa").output == "5\nfx\nea\n"
+
+
 # ---- timeouts ------------------------------------------------------------------------------------------
 
 
@@ -163,6 +217,23 @@ def test_command_ignoring_sigterm_is_killed_with_its_children(sb):
     assert r.timed_out is True
     procs = sh(sb, "ps -eo args").output
     assert "sleep 1001" not in procs and "sleep 1002" not in procs
+
+
+def test_timeout_stops_a_builtin_loop_of_the_shell_itself_and_keeps_state(sb):
+    sh(sb, "LOOPVAR=1; loopfn() { echo lf; }; alias lpa='echo la'; sleep 1004 & echo bg")
+    r = sh(sb, "trap '' INT TERM; while :; do :; done", timeout=2)  # the shell itself spins and ignores signals
+    assert (r.timed_out, r.exit_code) == (True, None)
+    assert "did not stop after its timeout" not in r.output  # the server stopped it, not the host's fallback
+    assert sh(sb, "echo $LOOPVAR; loopfn; lpa").output == "1\nlf\nla\n"
+    assert sh(sb, "ps -eo args | grep -c '^sleep 1004$'").output == "1\n"  # an earlier command's job lives on
+    sh(sb, "pkill -f 'sleep 1004'")
+
+
+def test_timeout_of_a_term_ignoring_loop_in_the_shell_keeps_state(sb):
+    sh(sb, "TERMVAR=2")
+    r = sh(sb, "trap '' TERM; while :; do :; done", timeout=2)
+    assert (r.timed_out, r.exit_code) == (True, None)
+    assert sh(sb, "echo $TERMVAR").output == "2\n"
 
 
 def test_own_exit_124_is_not_a_timeout(sb):
@@ -228,10 +299,12 @@ def test_kill_all_processes_is_reported_and_sandbox_restarts(sb):
     box = own_sandbox()
     try:
         run(box.write_file("/app/keep.txt", "kept"))
+        sh(box, "KEEP=9; cd /tmp")
         r = sh(box, "kill -9 -1")
         assert r.exit_code is None
         assert "every process in it was killed" in r.output
         assert sh(box, "cat /app/keep.txt").output == "kept"
+        assert sh(box, "echo $KEEP; pwd").output == "9\n/tmp\n"  # the shell state came back from its snapshot
     finally:
         run(box.close())
         run(box.close())
@@ -243,9 +316,8 @@ def test_rm_rf_root_is_reported_and_close_still_works(sb, docker_client):
     try:
         r = sh(box, "rm -rf --no-preserve-root / >/dev/null 2>&1; echo rc=$?", timeout=60)
         assert r.output.startswith("rc=1\n")  # /proc, /sys and mounts cannot go
-        r = sh(box, "ls /")
-        assert r.exit_code != 0
-        assert "the shell could not start the command" in r.output
+        r = sh(box, "ls /")  # the persistent shell outlives its binaries; ls is gone
+        assert (r.exit_code, r.output.endswith("ls: command not found\n")) == (127, True)
     finally:
         run(box.close())
     assert status(docker_client, box.id) == "gone"
@@ -401,7 +473,7 @@ def test_reap_by_run_id_and_age(docker_client):
 
 
 CHILD = """
-import sys, time, asyncio, sandbox, images
+import sys, time, asyncio, images, sandbox
 run_id, mode = sys.argv[1], sys.argv[2]
 if mode == "signal":
     sandbox.install_signal_cleanup(run_id)
