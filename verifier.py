@@ -153,7 +153,8 @@ modules = sorted({os.path.realpath(m.__file__) for m in list(sys.modules.values(
 print('TERMRL_PROBE ' + json.dumps({
     'python': os.path.realpath(sys.executable), 'stdlib': stdlib, 'search': [p for p in sys.path if p and p not in stdlib],
     'site_dirs': [p for p in site.getsitepackages() if os.path.isdir(p)],
-    'files': sorted({c for p in [sys.executable] + maps + ([m.group(1).decode()] if m else []) for c in chain(p)}),
+    'files': sorted({c for p in [os.path.realpath(sys.executable)] + maps + ([m.group(1).decode()] if m else [])
+                     for c in chain(p)}),
     'modules': modules, 'libnames': sorted({os.path.basename(p) for p in maps if '.so' in os.path.basename(p)}),
     'stdlib_names': sorted(getattr(sys, 'stdlib_module_names', ())), 'plugins': plugins}))
 """
@@ -237,10 +238,11 @@ def find_tampering(changes: list[dict], tc: Toolchain, tests_package: bool = Fal
     guarded = {d: set(tc.toplevel) for d in tc.search}
     if tests_package:  # pytest puts the parent of a package's root, `/`, first on sys.path
         guarded["/"] = set(tc.toplevel) | set(tc.stdlib_names)
+    parents = {posixpath.dirname(c.get("Path", "")) for c in changes}  # a changed dir: its entries say what changed
     found = []
     for ch in changes:
         path, kind = ch.get("Path", ""), _KINDS.get(ch.get("Kind"), "changed")
-        if "/__pycache__" in path or not path.startswith("/"):
+        if "/__pycache__" in path or not path.startswith("/") or (kind == "changed" and path in parents):
             continue
         base = posixpath.basename(path)
         if path in files:
