@@ -14,7 +14,7 @@ Judge backends, tried in order (`RewardConfig.judge_backends`):
 - `openai:MODEL@BASE_URL`       any OpenAI-compatible POST {BASE_URL}/v1/chat/completions through
   httpx (e.g. Qwen3-Coder served by vLLM); `Authorization: Bearer $OPENAI_API_KEY` when set.
 
-Test reports are duck-typed (sandbox.TestReport: .tests, .timed_out, .error), so this file needs no Docker.
+Test reports are duck-typed (verifier.TestReport: .tests, .timed_out, .error, .skipped, .tampered): no Docker here.
 The SDK's own retries are off (max_retries=0): the chain does its own bounded retries so they are
 not doubled, and so a backend that keeps failing can be left for the next one instead.
 """
@@ -32,6 +32,7 @@ import random
 import re
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,9 +54,10 @@ class Verification:
     score: weight of passed weighted tests / weight of all weighted tests, in [0, 1].
     resolved: every weighted test passed.
     passed / failed: weight keys (task.toml [weights]) that passed / failed; a key whose tests did not
-        run (`missing`) is in failed too.
+        run (`missing`) or were skipped (`skipped`: skip is not a pass) is in failed too.
     unweighted: reported test names no weight key covers (surfaced, not scored).
     timed_out / error: copied from the report; such a report is still scored by its tests but flagged.
+    tampered: the agent changed the test toolchain (verifier.py says what): score 0, nothing passed.
     """
 
     score: float
@@ -66,15 +68,30 @@ class Verification:
     unweighted: list[str]
     timed_out: bool = False
     error: str | None = None
+    skipped: list[str] = field(default_factory=list)
+    tampered: str | None = None
 
-    @property
-    def flagged(self) -> bool:
-        return self.timed_out or self.error is not None
+    flagged = property(lambda self: self.timed_out or self.error is not None)
 
     def metrics(self) -> dict[str, float]:
-        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted, report_flagged."""
+        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted, report_flagged, tampered."""
         return {"verification": self.score, "resolved": float(self.resolved), "tests_missing": float(len(self.missing)),
-                "tests_unweighted": float(len(self.unweighted)), "report_flagged": float(self.flagged)}
+                "tests_unweighted": float(len(self.unweighted)), "report_flagged": float(self.flagged),
+                "tampered": float(self.tampered is not None)}
+
+
+_ID_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[\\tnrfv0])")
+_ID_CHARS = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def normalize_test_id(name: str) -> str:
+    """pytest's ASCII escapes of parametrized ids undone (`test_x[caf\\xe9]` -> `test_x[café]`; also \\u, \\U, \\\\,
+    \\t, ...), then Unicode NFC: a key matches whether written as pytest prints the id or as the parameter reads."""
+
+    def undo(m: re.Match) -> str:
+        e = m.group(1)
+        return chr(int(e[1:], 16)) if e[0] in "xuU" else _ID_CHARS[e]
+    return unicodedata.normalize("NFC", _ID_ESCAPE.sub(undo, name))
 
 
 def _covers(key: str, test: str) -> bool:
@@ -83,12 +100,13 @@ def _covers(key: str, test: str) -> bool:
 
 
 def verify(report, weights: dict[str, float]) -> Verification:
-    """Score a TestReport (sandbox.py; duck-typed: .tests dict[str, bool], .timed_out, .error) against task weights.
+    """Score a TestReport (sandbox.py; duck-typed: .tests dict[str, bool], .timed_out, .error, optional .skipped
+    and .tampered) against task weights.
 
-    A weight key `test_x` covers the test `test_x` and every parametrized case `test_x[...]`; it passes only
-    if at least one of its tests ran and all of them passed. A weighted test that did not run counts as failed.
-
-        score = sum(w_k for k passed) / sum(w_k for all k)
+    A key `test_x` covers the test `test_x` and every parametrized case `test_x[...]` (compared after
+    `normalize_test_id`); it passes only if one of its tests ran and all passed. A weighted test that did not
+    run counts as failed; a skipped one too, its key also in `skipped`. Tampered: 0, every key failed.
+    score = sum(w_k for k passed) / sum(w_k for all k)
 
     Raises:
         ValueError: weights empty, a weight negative / not finite / not a number, or all weights zero;
@@ -105,25 +123,27 @@ def verify(report, weights: dict[str, float]) -> Verification:
     tests = report.tests
     if not isinstance(tests, dict):
         raise ValueError(f"report.tests: expected dict[str, bool], got {type(tests).__name__}")
-    for name, ok in tests.items():
-        if not isinstance(ok, bool):
-            raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
+    for name, ok in ((n, ok) for n, ok in tests.items() if not isinstance(ok, bool)):
+        raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
+    tampered = getattr(report, "tampered", None)
+    if tampered:
+        return Verification(0.0, False, [], list(weights), [], [], bool(report.timed_out), report.error, [], tampered)
 
-    passed, failed, missing, covered = [], [], [], set()
+    skipped_names = {normalize_test_id(t) for t in (getattr(report, "skipped", None) or [])}
+    names = {t: normalize_test_id(t) for t in tests}
+    passed, failed, missing, skipped, covered = [], [], [], [], set()
     for key in weights:
-        cases = [t for t in tests if _covers(key, t)]
+        cases = [t for t in tests if _covers(normalize_test_id(key), names[t])]
         covered.update(cases)
         if not cases:
             missing.append(key)
-            failed.append(key)
-        elif all(tests[t] for t in cases):
-            passed.append(key)
-        else:
-            failed.append(key)
+        if any(names[t] in skipped_names for t in cases):
+            skipped.append(key)
+        (passed if cases and all(tests[t] for t in cases) else failed).append(key)
     score = sum(float(weights[k]) for k in passed) / total
     unweighted = [t for t in tests if t not in covered]
     v = Verification(score=score, resolved=not failed, passed=passed, failed=failed, missing=missing,
-                     unweighted=unweighted, timed_out=bool(report.timed_out), error=report.error)
+                     unweighted=unweighted, timed_out=bool(report.timed_out), error=report.error, skipped=skipped)
     if v.flagged:
         log.warning("test report flagged (timed_out=%s, error=%r); scored by the tests it has: %.4f",
                     v.timed_out, v.error, v.score)

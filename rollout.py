@@ -48,6 +48,7 @@ Engines live in engines.py; the evaluation command in evaluate.py.
 import asyncio
 import dataclasses
 import json
+import logging
 import re
 import sys
 import time
@@ -365,7 +366,8 @@ class Trajectory:
     are the engine's; 0 and 0.0 elsewhere. prompt_len: tokens before the first generated one.
     messages: the conversation ({"role", "content"} plus, for assistant turns, "tool_calls", "format_error",
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
-    stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error.
+    stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
+    tampered (the agent changed the test toolchain: reward 0, verification.tampered says what).
     truncated: a limit ended the episode (not finish/oracle). reward: None when the episode failed
     (error says why), never a silent 0. exact: token_ids are exactly what the engine sampled.
     """
@@ -601,11 +603,16 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             traj.truncated = traj.stop_reason in LIMIT_REASONS
         traj.timings["agent_s"] = time.monotonic() - t_start
         t0 = time.monotonic()
-        report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+        report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
+                                    test_setup=getattr(task, "test_setup", None))
         traj.timings["verify_s"] = time.monotonic() - t0
         v = reward_lib.verify(report, task.weights)
         traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
-        if judge is not None and not oracle:
+        if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
+            traj.stop_reason = "tampered"
+            logging.getLogger("termrl.rollout").warning("task %s episode %d: tampered: %s", task.id, group_index,
+                                                        v.tampered)
+        elif judge is not None and not oracle:
             t0 = time.monotonic()
             jr = await judge.score(task.instruction, [{"role": m["role"], "content": m["content"]} for m in traj.messages])
             traj.judge_score = jr.score

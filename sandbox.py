@@ -19,9 +19,8 @@ or let the agent out:
   `docker exec` per command: one message on the socket, output back on it, streamed keeping only a head
   and a rolling tail (bounded memory), stdout and stderr interleaved in one pipe, decoded as UTF-8 with
   replacement, ANSI escapes stripped.
-- Hidden tests: copied in only by `run_tests`, into a fresh random directory; pytest writes JUnit XML into
-  another fresh directory, fetched with `get_archive` and parsed with xml.etree (never parsed from output
-  the agent could forge).
+- Hidden tests: `run_tests` verifies in a fresh container from a snapshot of this one, with a toolchain
+  checked against the task image and a report the agent cannot reach (verifier.py says how).
 
 Blocking docker-py calls run in worker threads behind a semaphore (`max_concurrent`); the async API
 (`Sandbox.start`, `exec`, ...) is what rollout.py and reward.py use.
@@ -44,7 +43,6 @@ import tarfile
 import threading
 import time
 import weakref
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -52,6 +50,8 @@ import docker
 import docker.errors
 import docker.types
 
+import verifier
+from verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandbox_shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
 from sandbox_shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
 
@@ -79,19 +79,6 @@ class ExecResult:
     timed_out: bool
     truncated: bool  # True when bytes were cut from the middle (the output says how many)
     duration_s: float  # wall clock seconds, host side
-
-
-@dataclass
-class TestReport:
-    """Hidden-test outcome. tests maps JUnit `testcase@name` (e.g. `test_case[a-1]`) to passed."""
-
-    __test__ = False  # not a pytest test class despite the name
-
-    tests: dict[str, bool]
-    timed_out: bool  # pytest ran past its timeout: every known test is False
-    error: str | None  # collection error, no tests, no report, ...; None when pytest ran normally
-    duration_s: float
-    output: str  # pytest's terminal output (capped); informational only, never parsed for results
 
 
 @dataclass
@@ -513,20 +500,19 @@ class Sandbox:
 
     # ---- hidden tests ---------------------------------------------------------------------------------
 
-    async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0) -> TestReport:
-        """Copy `tests_dir` into a fresh random directory and run pytest there; results from JUnit XML.
+    async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0,
+                        test_setup: str | None = None) -> TestReport:
+        """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
+        snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
+        This sandbox is left as it is.
 
-        pytest runs as `python3 -m pytest -p no:cacheprovider --junitxml=<fresh dir>/report.xml` with the
-        tests dir as rootdir (a pytest.ini is added when the dir has none, so no ini or conftest.py the agent
-        planted above it is used). The report is fetched with get_archive and parsed with xml.etree. A test
-        passes when its testcase has no failure, error or skipped child; duplicate names are ANDed.
-
+        Args:
+            timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.
         Returns:
-            TestReport. Timeout: every test found by `--collect-only` is False, timed_out=True.
-            Collection error / no tests / no report: `error` says so (tests that did run are still listed).
+            TestReport (verifier.py). Timeout: every test found by `--collect-only` is False, timed_out=True.
         Raises:
-            FileNotFoundError: tests_dir is not a directory on the host. SandboxError: the sandbox is closed
-            or its container is gone.
+            FileNotFoundError: tests_dir is not a directory on the host. ValueError: timeout <= 0.
+            SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest.
         """
         tests_dir = Path(tests_dir)
         if not tests_dir.is_dir():
@@ -534,70 +520,13 @@ class Sandbox:
         if not timeout > 0:
             raise ValueError(f"run_tests: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
-        return await _blocking(self._run_tests_blocking, tests_dir, float(timeout), limit=False)
-
-    def _run_tests_blocking(self, tests_dir: Path, timeout: float) -> TestReport:
-        t0 = time.monotonic()
-        tdir, jdir = f"termrl-tests-{secrets.token_hex(8)}", f"termrl-junit-{secrets.token_hex(8)}"
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            tar.add(tests_dir, arcname=tdir, filter=lambda ti: None if "__pycache__" in ti.name else ti)
-            if not any((tests_dir / f).exists() for f in ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")):
-                ini = b"[pytest]\n"
-                info = tarfile.TarInfo(f"{tdir}/pytest.ini")
-                info.size, info.mode = len(ini), 0o644
-                tar.addfile(info, io.BytesIO(ini))
-            info = tarfile.TarInfo(jdir)
-            info.type, info.mode = tarfile.DIRTYPE, 0o777
-            tar.addfile(info)
+        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
+                  "termrl.owner": _owner(), "termrl.verifies": self.name}
         try:
-            docker_api().put_archive(self.id, "/tmp", buf.getvalue())
-        except docker.errors.APIError as e:
-            raise SandboxError(f"run_tests: copying tests into sandbox {self.name} failed: {e.explanation or e}") from e
-        pytest = f"cd /tmp/{tdir} && python3 -m pytest -p no:cacheprovider --color=no -q -rA"
-        res = self._exec_blocking(f"{pytest} --junitxml=/tmp/{jdir}/report.xml", timeout, False, 65536)
-        if res.timed_out:
-            col = self._exec_blocking(f"{pytest} --collect-only", 60.0, False, 1 << 20)
-            # `--collect-only -q` prints one node id per line: path::[Class::]name[params]
-            names = [ln.split("::", 1)[1].rsplit("::", 1)[-1] for ln in col.output.splitlines()
-                     if "::" in ln and not ln[:1].isspace() and ".py::" in ln]
-            return TestReport({n: False for n in names}, True, None, time.monotonic() - t0, res.output)
-        try:
-            xml = self._read_blocking(PurePosixPath(f"/tmp/{jdir}/report.xml"), 64 << 20, 0)
-        except FileNotFoundError:
-            return TestReport({}, False, f"pytest wrote no JUnit report (exit code {res.exit_code}); output tail:\n"
-                              f"{res.output[-2000:]}", time.monotonic() - t0, res.output)
-        tests, error = parse_junit(xml)
-        if error is None and res.exit_code == 5:
-            error = "pytest collected no tests"
-        elif error is None and res.exit_code not in (0, 1):
-            error = f"pytest exited with code {res.exit_code}; output tail:\n{res.output[-2000:]}"
-        return TestReport(tests, False, error, time.monotonic() - t0, res.output)
-
-
-def parse_junit(xml: bytes) -> tuple[dict[str, bool], str | None]:
-    """JUnit XML (pytest --junitxml, xunit1 or xunit2) -> ({testcase@name: passed}, collection error or None).
-
-    A testcase passes when it has no <failure>, <error> or <skipped> child. pytest reports a module that
-    fails to import as a testcase whose <error> message is "collection failure"; those become the error
-    string, not tests. A name seen twice (same test name in two files, or a teardown error) is ANDed.
-    Raises ValueError when the XML does not parse.
-    """
-    try:
-        root = ET.fromstring(xml)
-    except ET.ParseError as e:
-        raise ValueError(f"JUnit report does not parse: {e}") from e
-    tests: dict[str, bool] = {}
-    errors = []
-    for case in root.iter("testcase"):
-        name = case.get("name", "")
-        bad = [child for child in case if child.tag in ("failure", "error", "skipped")]
-        if any(c.tag == "error" and "collection failure" in (c.get("message") or "") for c in bad):
-            detail = (bad[0].text or "").strip().splitlines()
-            errors.append(f"collection error in {case.get('classname') or name}: " + (detail[-1] if detail else ""))
-            continue
-        tests[name] = tests.get(name, True) and not bad
-    return tests, ("; ".join(errors) if errors else None)
+            return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
+                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup, limit=False)
+        except verifier.VerifyError as e:
+            raise SandboxError(f"sandbox {self.name}: {e}") from e
 
 
 # ---------------------------------------------------------------------------------------------------------

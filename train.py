@@ -787,6 +787,7 @@ def step_record(step: int, episodes: list[dict], counts: dict, train_metrics: di
            "resolved_rate": mean([float(e["resolved"]) for e in scored]), "episodes": len(episodes),
            "episodes_failed": len(episodes) - len(scored),
            "truncated_rate": mean([float(e["truncated"]) for e in episodes]),
+           "tampered": int(sum(e.get("tampered", False) for e in episodes)),
            "tokens": int(sum(e["tokens"] for e in episodes)),
            "generated_tokens": int(sum(e["generated"] for e in episodes))}
     rec.update(counts)
@@ -890,6 +891,7 @@ def main(argv: list[str] | None = None) -> int:
 
             G = cfg.grpo.group_size
             mine = [dict(task_index=i, reward=t.reward, resolved=bool(t.resolved), truncated=bool(t.truncated),
+                         tampered=t.stop_reason == "tampered",
                          tokens=len(t.token_ids), generated=int(sum(t.loss_mask)), timings=dict(t.timings))
                     for k, i in enumerate(indices) for t in trajectories[k * G:(k + 1) * G]]
             gathered: list = [None] * world

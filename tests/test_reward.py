@@ -89,7 +89,7 @@ def test_unweighted_reported_tests_are_surfaced_in_metrics():
     v = verify(report({"test_a": True, "test_extra": False, "test_more": True}), {"test_a": 1.0})
     assert v.unweighted == ["test_extra", "test_more"]
     assert v.metrics() == {"verification": 1.0, "resolved": 1.0, "tests_missing": 0.0, "tests_unweighted": 2.0,
-                           "report_flagged": 0.0}
+                           "report_flagged": 0.0, "tampered": 0.0}
 
 
 def test_timed_out_or_errored_report_is_scored_by_its_tests_and_flagged(caplog):

@@ -431,7 +431,7 @@ def test_parse_junit_ands_duplicate_names():
       <testcase classname="a" name="test_same"/><testcase classname="b" name="test_same"><failure/></testcase>
       <testcase classname="a" name="test_skip"><skipped/></testcase><testcase classname="a" name="test_ok"/>
     </testsuite></testsuites>"""
-    assert sandbox.parse_junit(xml) == ({"test_same": False, "test_skip": False, "test_ok": True}, None)
+    assert sandbox.parse_junit(xml) == ({"test_same": False, "test_skip": False, "test_ok": True}, ["test_skip"], None)
 
 
 # ---- lifecycle -----------------------------------------------------------------------------------------
