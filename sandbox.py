@@ -35,7 +35,6 @@ import logging
 import os
 import re
 import secrets
-import signal
 import socket
 import tarfile
 import threading
@@ -801,28 +800,3 @@ def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
             if not (e.status_code == 409 and "already in progress" in str(e)):
                 log.warning("reap: removing %s failed: %s", c["Id"][:12], e)
     return removed
-
-
-def install_signal_cleanup(run_id: str | None = None) -> None:
-    """On SIGINT/SIGTERM remove this run's containers (reap(run_id)), then act as the previous handler did
-    (SIGINT: KeyboardInterrupt; SIGTERM default: die by the signal). Call from the main thread of train.py
-    and rollout.py. run_id defaults to RUN_ID (this process)."""
-    rid = run_id or RUN_ID
-    previous = {}
-
-    def handler(signum, frame):
-        try:
-            n = reap(run_id=rid)
-            log.warning("signal %d: removed %d sandbox container(s) of run %s", signum, n, rid)
-        except Exception as e:  # noqa: BLE001 - still honour the signal
-            log.warning("signal %d: reaping run %s failed: %s", signum, rid, e)
-        prev = previous[signum]
-        if callable(prev):
-            prev(signum, frame)
-        elif prev != signal.SIG_IGN:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous[sig] = signal.getsignal(sig)
-        signal.signal(sig, handler)
