@@ -130,11 +130,6 @@ def verify(report, weights: dict[str, float]) -> Verification:
     return v
 
 
-def verification_score(report, weights: dict[str, float]) -> float:
-    """Weighted test pass fraction in [0, 1]; see `verify` (same rules and errors)."""
-    return verify(report, weights).score
-
-
 # -----------------------------------------------------------------------------
 # combination
 

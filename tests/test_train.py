@@ -18,6 +18,7 @@ import grpo
 import logs
 import train
 import weights
+from judge_server import JudgeServer
 
 # -----------------------------------------------------------------------------
 # pure parts
@@ -387,8 +388,10 @@ def _containers_of(run_ids: list[str]) -> list[str]:
 
 def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
     out = tmp_path / "run"
-    proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1")
-    assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
+    with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge:
+        proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1",
+                                   "--reward.judge-backends", f"openai:judge-m@{judge.url}")
+        assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
     log = log_path.read_text()
     assert "step 1/2 | reward" in log and "step 2/2 | reward" in log
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
@@ -398,6 +401,10 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
         assert r["num_tokens"] == r["generated_tokens"] > 0  # every generated token went into the loss
         assert r["skipped_update"] == 0.0 and r["rollout_s"] > 0 and r["train_s"] > 0
         assert 0.0 <= r["reward_mean"] <= 1.0
+    # judge accounting, summed over both ranks and cumulative: one call per episode, none failed; a call
+    # costs at most 1000 input + 50 output tokens at the default (3, 15) USD per million (cache hits cost 0)
+    assert [(r["judge_calls"], r["judge_failed"]) for r in records] == [(4, 0), (8, 0)]
+    assert 0.0 < records[0]["judge_cost_usd"] <= 4 * 0.00375 + 1e-12
     assert records[1]["sync_s"] > 0 and records[0]["sync_s"] == 0.0  # step 1's engine already holds the weights
     for step in (1, 2):
         assert (out / "checkpoints" / f"step_{step:06d}" / "COMPLETE").read_text() == f"{step}\n"
