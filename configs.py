@@ -20,6 +20,15 @@ from typing import Literal
 # Names that PolicyConfig.path accepts besides a folder: the embedded default and a tiny random Qwen3.
 BUILTIN_MODELS = ("default", "tiny-random-qwen3")
 
+# The image task Dockerfiles build FROM, built by scripts/base_image.sh; $BASE_IMAGE replaces it everywhere.
+DEFAULT_BASE_IMAGE = "termrl/base:bookworm"
+
+
+def default_base_image() -> str:
+    """$BASE_IMAGE if set (README: any local Debian/Ubuntu image with python3 and pytest), else
+    DEFAULT_BASE_IMAGE. The one source of SandboxConfig.base_image's default and images.BASE_IMAGE."""
+    return os.environ.get("BASE_IMAGE") or DEFAULT_BASE_IMAGE
+
 
 def cache_dir() -> Path:
     """Where termrl caches the imported default model, tiny models, materialised CSV tasks and build
@@ -39,18 +48,17 @@ class PolicyConfig:
     dtype: Literal["float32", "bfloat16"] = "float32"  # learner parameter dtype (bf16 params need a GPU)
     activation_checkpointing: bool = False  # recompute each block's activations in backward (saves memory)
     action_format: Literal["hermes", "markdown"] = "hermes"  # how the model calls tools: Hermes <tool_call> JSON or fenced bash blocks
-    engine: Literal["auto", "torch", "vllm", "openai"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
+    engine: Literal["auto", "torch", "vllm"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
-    openai_base_url: str = ""  # base URL of an OpenAI-compatible server (engine=openai)
 
 
 @dataclass
 class SandboxConfig:
     """Docker sandboxes: one container per episode."""
 
-    base_image: str = "termrl/base:bookworm"  # image task Dockerfiles build FROM (env BASE_IMAGE overrides)
+    base_image: str = field(default_factory=default_base_image)  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else termrl/base:bookworm)
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
@@ -203,67 +211,189 @@ PRESETS: dict[str, TrainConfig] = {
 DEFAULT_PRESET = "cpu-smollm2"
 
 
-def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
-    """Check every value that has a valid range; return cfg unchanged.
+@dataclass
+class EvalConfig:
+    """Evaluate a policy (or the oracle solutions) on a task set: k episodes per task (`python evaluate.py`).
 
-    Raises:
-        ConfigError: naming the field (`section.field`) and the value, e.g.
-            "grpo.group_size = 1: must be >= 2 (GRPO needs a group to compare)".
+    The policy, rollout and sandbox sections are the training ones (defaults: the cpu-smollm2 preset's);
+    raise the limits for Qwen3 on GPUs, e.g. `--rollout.max-turns 24 --policy.action-format hermes`.
     """
 
-    def need(ok: bool, name: str, value, why: str) -> None:
-        if not ok:
-            raise ConfigError(f"{name} = {value!r}: {why}")
+    policy: PolicyConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy))
+    model: str = ""  # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
+    engine: Literal["policy", "openai", "scripted"] = "policy"  # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
+    tasks: str = "tasks/data"  # task folder, Terminal-Bench folder or CSV
+    task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
+    difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
+    k: int = 4  # episodes per task; pass@k uses all of them
+    oracle: bool = False  # run each task's solution.sh instead of a model (expect 100%)
+    out: str = "runs/eval"  # trajectories.jsonl and summary.json go here
+    device: str = "cpu"  # torch engine device ('cuda' on a GPU)
+    openai_base_url: str = ""  # engine=openai: server base URL
+    openai_model: str = ""  # engine=openai: model name on the server ('' = the policy folder's path)
+    openai_mode: Literal["completions", "chat"] = "completions"  # engine=openai: token-id completions or chat
+    script: str = ""  # engine=scripted: JSON list of assistant replies, replayed every episode
+    script_delay_s: float = 0.0  # engine=scripted: seconds before each reply
+    seed: int = 0  # sampling seed
+    run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
+    progress: bool = True  # progress line on stderr
+    rollout: RolloutConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout))
+    sandbox: SandboxConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox))
+    reward: RewardConfig = field(default_factory=RewardConfig)
 
-    g, r, ro, sb, p = cfg.grpo, cfg.reward, cfg.rollout, cfg.sandbox, cfg.policy
-    need(g.group_size >= 2, "grpo.group_size", g.group_size, "must be >= 2 (GRPO compares rollouts within a group)")
-    need(g.clip_low > 0, "grpo.clip_low", g.clip_low, "must be > 0")
-    need(g.clip_high > 0, "grpo.clip_high", g.clip_high, "must be > 0")
-    need(g.dual_clip == 0 or g.dual_clip > 1, "grpo.dual_clip", g.dual_clip, "must be 0 (off) or > 1")
-    need(g.kl_coef >= 0, "grpo.kl_coef", g.kl_coef, "must be >= 0")
-    need(g.tis_cap == 0 or g.tis_cap >= 1, "grpo.tis_cap", g.tis_cap, "must be 0 (off) or >= 1")
-    need(r.w_tests >= 0, "reward.w_tests", r.w_tests, "must be >= 0")
-    need(r.w_judge >= 0, "reward.w_judge", r.w_judge, "must be >= 0")
-    need(r.w_tests + r.w_judge > 0, "reward.w_tests + reward.w_judge", r.w_tests + r.w_judge, "must have a positive sum")
-    need(r.judge_max_retries >= 0, "reward.judge_max_retries", r.judge_max_retries, "must be >= 0")
-    need(r.judge_timeout_s > 0, "reward.judge_timeout_s", r.judge_timeout_s, "must be > 0")
-    for spec in r.judge_backends:
-        kind = spec.split(":", 1)[0]
-        need(kind in ("anthropic", "openai") and ":" in spec, "reward.judge_backends", spec,
-             "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'")
-        need(kind != "openai" or "@" in spec, "reward.judge_backends", spec, "an openai backend needs '@BASE_URL'")
-    need(ro.max_turns >= 1, "rollout.max_turns", ro.max_turns, "must be >= 1")
-    need(ro.max_tokens_per_turn >= 1, "rollout.max_tokens_per_turn", ro.max_tokens_per_turn, "must be >= 1")
-    need(ro.max_context_tokens > ro.max_tokens_per_turn, "rollout.max_context_tokens", ro.max_context_tokens,
-         "must exceed rollout.max_tokens_per_turn")
-    need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
-    need(ro.temperature > 0, "rollout.temperature", ro.temperature, "must be > 0 (GRPO needs sampled, not greedy, rollouts)")
-    need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
-    need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0")
-    need(ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1")
+
+# ----------------------------------------------------------------------------- validation, once, at start-up
+
+
+def need(ok: bool, name: str, value, why: str) -> None:
+    """Raise ConfigError(f"{name} = {value!r}: {why}") unless ok."""
+    if not ok:
+        raise ConfigError(f"{name} = {value!r}: {why}")
+
+
+def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
+    need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
+    need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
+    need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
+         p.vllm_gpu_memory_utilization, "must be in (0, 1]")
+    if check_paths:
+        need(p.path in BUILTIN_MODELS or Path(p.path).is_dir(), "policy.path", p.path,
+             f"must be a model folder or one of {BUILTIN_MODELS}")
+
+
+def _check_sandbox(sb: SandboxConfig) -> None:
+    need(bool(sb.base_image), "sandbox.base_image", sb.base_image, "must name an image")
     need(sb.memory_mb >= 64, "sandbox.memory_mb", sb.memory_mb, "must be >= 64")
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
     need(sb.max_concurrent >= 0, "sandbox.max_concurrent", sb.max_concurrent, "must be >= 0 (0 = auto)")
     need(sb.output_limit_bytes >= 256, "sandbox.output_limit_bytes", sb.output_limit_bytes, "must be >= 256")
-    need(p.max_seq_len >= ro.max_context_tokens, "policy.max_seq_len", p.max_seq_len,
+    need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
+
+
+def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
+    need(ro.max_turns >= 1, "rollout.max_turns", ro.max_turns, "must be >= 1")
+    need(ro.max_tokens_per_turn >= 1, "rollout.max_tokens_per_turn", ro.max_tokens_per_turn, "must be >= 1")
+    need(ro.max_context_tokens > ro.max_tokens_per_turn, "rollout.max_context_tokens", ro.max_context_tokens,
+         "must exceed rollout.max_tokens_per_turn")
+    need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
+    need(ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1")
+    need(ro.max_tool_arg_bytes >= 1, "rollout.max_tool_arg_bytes", ro.max_tool_arg_bytes, "must be >= 1")
+    if greedy_ok:
+        need(ro.temperature >= 0, "rollout.temperature", ro.temperature, "must be >= 0 (0 = greedy)")
+    else:
+        need(ro.temperature > 0, "rollout.temperature", ro.temperature,
+             "must be > 0 (GRPO needs sampled, not greedy, rollouts)")
+    need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
+    need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0 (0 = off)")
+    need(ro.max_concurrent_episodes >= 1, "rollout.max_concurrent_episodes", ro.max_concurrent_episodes, "must be >= 1")
+
+
+def _check_reward(r: RewardConfig) -> None:
+    need(r.w_tests >= 0, "reward.w_tests", r.w_tests, "must be >= 0")
+    need(r.w_judge >= 0, "reward.w_judge", r.w_judge, "must be >= 0")
+    need(r.w_tests + r.w_judge > 0, "reward.w_tests + reward.w_judge", r.w_tests + r.w_judge, "must have a positive sum")
+    for spec in r.judge_backends:
+        kind = spec.split(":", 1)[0]
+        need(kind in ("anthropic", "openai") and ":" in spec, "reward.judge_backends", spec,
+             "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'")
+        need(kind != "openai" or "@" in spec, "reward.judge_backends", spec, "an openai backend needs '@BASE_URL'")
+    for name in ("judge_timeout_s",):
+        need(getattr(r, name) > 0, f"reward.{name}", getattr(r, name), "must be > 0")
+    for name in ("judge_max_retries", "judge_cooldown_s", "judge_backoff_s", "judge_max_retry_after_s",
+                 "judge_temperature"):
+        need(getattr(r, name) >= 0, f"reward.{name}", getattr(r, name), "must be >= 0")
+    for name in ("judge_max_concurrent", "judge_transcript_tokens", "judge_cooldown_after", "judge_max_tokens"):
+        need(getattr(r, name) >= 1, f"reward.{name}", getattr(r, name), "must be >= 1")
+    need(r.judge_backoff_max_s >= r.judge_backoff_s, "reward.judge_backoff_max_s", r.judge_backoff_max_s,
+         "must be >= reward.judge_backoff_s")
+    need(len(r.judge_default_price) == 2 and min(r.judge_default_price) >= 0, "reward.judge_default_price",
+         r.judge_default_price, "must be two prices >= 0 (USD per million input, output tokens)")
+
+
+def _check_grpo(g: GRPOConfig) -> None:
+    need(g.group_size >= 2, "grpo.group_size", g.group_size, "must be >= 2 (GRPO compares rollouts within a group)")
+    need(0 < g.clip_low < 1, "grpo.clip_low", g.clip_low, "must be in (0, 1)")
+    need(g.clip_high > 0, "grpo.clip_high", g.clip_high, "must be > 0")
+    need(g.dual_clip == 0 or g.dual_clip > 1, "grpo.dual_clip", g.dual_clip, "must be 0 (off) or > 1")
+    need(g.kl_coef >= 0, "grpo.kl_coef", g.kl_coef, "must be >= 0")
+    need(g.tis_cap == 0 or g.tis_cap >= 1, "grpo.tis_cap", g.tis_cap, "must be 0 (off) or >= 1")
+    need(g.num_minibatches >= 1, "grpo.num_minibatches", g.num_minibatches, "must be >= 1")
+
+
+def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
+    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard")]
+    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard")
+    if check_paths:
+        need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
+
+
+def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
+    """Check every knob of a training run; return cfg unchanged. The functions below trust the result.
+
+    check_paths: also check that `tasks` and `policy.path` exist (False for presets of other machines).
+    Raises:
+        ConfigError: naming the field (`section.field`) and the value, e.g.
+            "grpo.clip_low = 1.5: must be in (0, 1)".
+    """
+    _check_policy(cfg.policy, check_paths)
+    _check_sandbox(cfg.sandbox)
+    _check_rollout(cfg.rollout, greedy_ok=False)
+    _check_reward(cfg.reward)
+    _check_grpo(cfg.grpo)
+    need(cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens, "policy.max_seq_len", cfg.policy.max_seq_len,
          "must be >= rollout.max_context_tokens")
-    need(p.engine != "openai" or bool(p.openai_base_url), "policy.openai_base_url", p.openai_base_url,
-         "is required when policy.engine = 'openai'")
-    need(cfg.steps >= 1, "steps", cfg.steps, "must be >= 1")
-    need(cfg.tasks_per_step >= 1, "tasks_per_step", cfg.tasks_per_step, "must be >= 1")
+    for name in ("steps", "tasks_per_step", "save_every", "curriculum_window", "nproc_per_node", "nnodes"):
+        need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
+    for name in ("warmup_steps", "weight_decay", "seed"):
+        need(getattr(cfg, name) >= 0, name, getattr(cfg, name), "must be >= 0")
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
-    need(cfg.warmup_steps >= 0, "warmup_steps", cfg.warmup_steps, "must be >= 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
     need(cfg.micro_batch_tokens >= 64, "micro_batch_tokens", cfg.micro_batch_tokens, "must be >= 64")
-    need(cfg.save_every >= 1, "save_every", cfg.save_every, "must be >= 1")
-    bad = [d for d in cfg.difficulties if d not in ("easy", "medium", "hard", "extremely_hard")]
-    need(not bad, "difficulties", cfg.difficulties, "each must be one of easy, medium, hard, extremely_hard")
-    if check_paths:
-        need(Path(cfg.tasks).exists(), "tasks", cfg.tasks, "path does not exist")
-        need(p.path in BUILTIN_MODELS or Path(p.path).is_dir(), "policy.path", p.path,
-             f"must be a model folder or one of {BUILTIN_MODELS}")
+    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
+
+
+def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
+    """Check every knob of an evaluation; map `model` onto `policy.path` (then model = ''). Returns cfg.
+
+    Raises:
+        ConfigError: naming the field and the value, e.g. "k = 0: must be >= 1".
+    """
+    if cfg.model:
+        cfg.policy.path, cfg.model = cfg.model, ""
+    _check_policy(cfg.policy, check_paths and not cfg.oracle)
+    _check_sandbox(cfg.sandbox)
+    _check_rollout(cfg.rollout, greedy_ok=True)
+    _check_reward(cfg.reward)
+    need(cfg.k >= 1, "k", cfg.k, "must be >= 1")
+    need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
+    need(cfg.script_delay_s >= 0, "script_delay_s", cfg.script_delay_s, "must be >= 0")
+    if not cfg.oracle:
+        need(cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens, "policy.max_seq_len", cfg.policy.max_seq_len,
+             "must be >= rollout.max_context_tokens")
+        need(cfg.engine != "openai" or bool(cfg.openai_base_url), "openai_base_url", cfg.openai_base_url,
+             "is required with engine = 'openai'")
+        need(cfg.engine != "scripted" or bool(cfg.script), "script", cfg.script, "is required with engine = 'scripted'")
+        if check_paths and cfg.engine == "scripted":
+            need(Path(cfg.script).is_file(), "script", cfg.script, "file does not exist")
+    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
+    return cfg
+
+
+def validate_tasks_cli(**knobs) -> None:
+    """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold) by name.
+    Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
+    for name in ("jobs", "n", "max_tokens"):
+        if name in knobs:
+            need(knobs[name] >= 1, name, knobs[name], "must be >= 1")
+    if "dedup_threshold" in knobs:
+        need(0 < knobs["dedup_threshold"] <= 1, "dedup_threshold", knobs["dedup_threshold"], "must be in (0, 1]")
+
+
+def _tyro():
+    import tyro  # imported here so `import configs` stays cheap for worker processes
+    return tyro
 
 
 def parse_cli(args: list[str] | None = None, description: str | None = None, check_paths: bool = True) -> TrainConfig:
@@ -273,13 +403,22 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
         ConfigError: unknown preset (listing the known ones) or an invalid value (naming the field).
         SystemExit: from tyro on unknown flags or `--help`.
     """
-    import tyro  # imported here so `import configs` stays cheap for worker processes
-
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--preset", default=os.environ.get("TERMRL_PRESET", DEFAULT_PRESET))
     known, rest = pre.parse_known_args(args)
     if known.preset not in PRESETS:
         raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {', '.join(PRESETS)}")
     doc = (description or "termrl") + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
-    cfg = tyro.cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
+    cfg = _tyro().cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
     return validate(cfg, check_paths=check_paths)
+
+
+def parse_eval_cli(args: list[str] | None = None, description: str | None = None,
+                   check_paths: bool = True) -> EvalConfig:
+    """Parse `python evaluate.py` flags into a validated EvalConfig (validate_eval).
+
+    Raises:
+        ConfigError: an invalid value, naming the field.
+        SystemExit: from tyro on unknown flags or `--help`.
+    """
+    return validate_eval(_tyro().cli(EvalConfig, args=args, description=description), check_paths=check_paths)

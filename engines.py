@@ -6,6 +6,8 @@ Each engine batches the requests of many concurrent agents internally:
   rollouts, weights pushed through `load_weights`, prefix cache reset after every sync.
 - OpenAIEngine: any OpenAI-compatible server over HTTP (evaluation of served models).
 - ScriptedEngine: replays fixed replies (demos and tests).
+
+`build_engine` turns a configs.PolicyConfig into the torch or vLLM engine, for training and evaluation alike.
 """
 
 
@@ -19,6 +21,8 @@ from typing import Any, Callable, Iterable, Literal
 import torch
 
 import model as model_lib
+import weights
+from configs import ConfigError, PolicyConfig
 
 try:  # GPU-only engine
     import vllm
@@ -597,3 +601,31 @@ class OpenAIEngine(Engine):
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+# ----------------------------------------------------------------------------- the policy's engine
+
+
+def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", "vllm"]:
+    """policy.engine resolved on `device`: auto = vllm on CUDA when the vllm package is installed, else torch.
+    Raises ConfigError when vllm is asked for without CUDA or the package (checked before any model loads)."""
+    if policy.engine == "auto":
+        return "vllm" if device.type == "cuda" and vllm is not None else "torch"
+    if policy.engine == "vllm" and (device.type != "cuda" or vllm is None):
+        raise ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
+    return policy.engine
+
+
+def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.device, seed: int) -> Engine:
+    """The policy's generation engine on `device` (train.py: one per rank; evaluate.py: one).
+
+    vLLM (engine_kind "vllm"): a colocated vllm.LLM on model_dir, policy.max_seq_len context,
+    policy.vllm_gpu_memory_utilization of the GPU. torch: a full copy of the weights in policy.dtype
+    on `device`, decoding up to policy.engine_max_batch sequences together. Raises ConfigError as engine_kind.
+    """
+    if engine_kind(policy, device) == "vllm":
+        return VLLMEngine(str(model_dir), max_seq_len=policy.max_seq_len, dtype=policy.dtype, seed=seed,
+                          gpu_memory_utilization=policy.vllm_gpu_memory_utilization)
+    engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
+    return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
+                       seed=seed)

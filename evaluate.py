@@ -1,31 +1,30 @@
 """The evaluation command: k episodes per task, resolved rate, pass@1 and unbiased pass@k, summaries.
 
-    python evaluate.py --model DIR --tasks tasks/data --k 4 [--engine torch|vllm|openai] [--oracle] [--out DIR]
+    python evaluate.py --model DIR --tasks tasks/data --k 4 [--policy.engine torch|vllm] [--engine openai|scripted]
+                       [--oracle] [--out DIR]                    # every knob: python evaluate.py --help
+
+The knobs are configs.EvalConfig (policy, rollout, sandbox and reward sections as in training),
+validated at start-up (configs.validate_eval). --model is short for --policy.path.
 """
 
-
 import asyncio
-import dataclasses
 import json
 import math
 import os
-import signal
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import torch
-import tyro
 
 import reward as reward_lib
 import sandbox as sandbox_lib
 import weights
-from configs import PRESETS, RewardConfig, RolloutConfig, SandboxConfig, cache_dir
-from engines import Engine, OpenAIEngine, ScriptedEngine, TorchEngine, VLLMEngine
+from configs import EvalConfig, parse_eval_cli
+from engines import Engine, OpenAIEngine, ScriptedEngine, build_engine, engine_kind
 from rollout import Trajectory, run_episodes
-from tasks import load_tasks
+from stop import StopFlag
+from tasks import select_tasks
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -81,91 +80,28 @@ def format_summary(summary: dict, k: int) -> str:
 # ----------------------------------------------------------------------------- evaluation CLI
 
 
-@dataclass
-class EvalConfig:
-    """Evaluate a policy (or the oracle solutions) on a task set: k episodes per task."""
-
-    model: str = "default"  # HF folder, 'default' (embedded SmolLM2-135M-Instruct) or 'tiny-random-qwen3'
-    tasks: str = "tasks/data"  # task folder, Terminal-Bench folder or CSV
-    k: int = 4  # episodes per task; pass@k uses all of them
-    engine: Literal["torch", "vllm", "openai", "scripted"] = "torch"  # scripted replays --script (demos, tests)
-    oracle: bool = False  # run each task's solution.sh instead of a model (expect 100%)
-    out: str = "runs/eval"  # trajectories.jsonl and summary.json go here
-    task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
-    difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
-    action_format: Literal["hermes", "markdown"] = "markdown"  # hermes for Qwen3, markdown for SmolLM2
-    max_batch: int = 8  # sequences decoded together (torch engine; its KV cache is max_batch x max_seq_len)
-    max_seq_len: int = 2048  # engine context length, tokens (>= rollout.max_context_tokens)
-    dtype: Literal["float32", "bfloat16"] = "float32"  # model dtype (torch/vllm engines)
-    device: str = "cpu"  # torch engine device ('cuda' on a GPU)
-    openai_base_url: str = ""  # engine=openai: server base URL
-    openai_model: str = ""  # engine=openai: model name on the server
-    openai_mode: Literal["completions", "chat"] = "completions"  # engine=openai: token-id completions or chat
-    script: str = ""  # engine=scripted: JSON list of assistant replies, replayed every episode
-    script_delay_s: float = 0.0  # engine=scripted: seconds before each reply
-    seed: int = 0  # sampling seed
-    run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
-    progress: bool = True  # progress line on stderr
-    # Defaults: the cpu-smollm2 preset's limits; raise them for Qwen3 on GPUs (e.g. --rollout.max-turns 24).
-    rollout: RolloutConfig = field(default_factory=lambda: dataclasses.replace(PRESETS["cpu-smollm2"].rollout))
-    sandbox: SandboxConfig = field(default_factory=lambda: dataclasses.replace(PRESETS["cpu-smollm2"].sandbox))
-    reward: RewardConfig = field(default_factory=RewardConfig)
-
-
-def resolve_model_dir(name: str) -> Path:
-    """'default' -> weights.default_model_dir(); 'tiny-random-qwen3' -> a cached tiny random model; else a folder."""
-
-    if name == "default":
-        return weights.default_model_dir()
-    if name == "tiny-random-qwen3":
-        root = cache_dir() / "tiny-random-qwen3"
-        if not (root / "config.json").is_file():
-            weights.save_tiny_random(root)
-        return root
-    path = Path(name)
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"--model {name}: not a model folder (no config.json)")
-    return path
-
-
-def build_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | None:
-    """The engine EvalConfig asks for (None for --oracle)."""
+def build_eval_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | None:
+    """The engine EvalConfig asks for: None for --oracle; an OpenAI-compatible server; a scripted replay;
+    else the policy's own engine (engines.build_engine, as in training) on cfg.device."""
     if cfg.oracle:
         return None
-    if cfg.engine == "torch":
-
-        dtype = torch.bfloat16 if cfg.dtype == "bfloat16" else torch.float32
-        m = weights.load_hf(model_dir, dtype=dtype, device=cfg.device)
-        return TorchEngine(m, tokenizer, max_batch=cfg.max_batch, max_seq_len=cfg.max_seq_len, seed=cfg.seed)
-    if cfg.engine == "vllm":
-        return VLLMEngine(str(model_dir), max_seq_len=cfg.max_seq_len, dtype=cfg.dtype, seed=cfg.seed)
     if cfg.engine == "openai":
-        if not cfg.openai_base_url:
-            raise ValueError("--openai-base-url is required with --engine openai")
         return OpenAIEngine(cfg.openai_base_url, cfg.openai_model or str(model_dir), tokenizer, mode=cfg.openai_mode,
-                            max_seq_len=cfg.max_seq_len)
-    if not cfg.script:
-        raise ValueError("--script is required with --engine scripted")
-    return ScriptedEngine(tokenizer, json.loads(Path(cfg.script).read_text()), delay_s=cfg.script_delay_s)
+                            max_seq_len=cfg.policy.max_seq_len)
+    if cfg.engine == "scripted":
+        return ScriptedEngine(tokenizer, json.loads(Path(cfg.script).read_text()), delay_s=cfg.script_delay_s)
+    return build_engine(cfg.policy, model_dir, tokenizer, torch.device(cfg.device), cfg.seed)
 
 
-async def evaluate(cfg: EvalConfig) -> dict:
+async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     """Load the tasks and the engine, run k episodes per task, write out/trajectories.jsonl and
-    out/summary.json, print the table. Returns the summary."""
+    out/summary.json, print the table. Returns the summary. cfg must be validated (configs.validate_eval).
+    Raises asyncio.CancelledError when `stop` was requested: episodes cut short are not results."""
 
-    tasks = load_tasks(cfg.tasks)
-    if cfg.task_ids:
-        unknown = set(cfg.task_ids) - {t.id for t in tasks}
-        if unknown:
-            raise ValueError(f"--task-ids: unknown {sorted(unknown)}")
-        tasks = [t for t in tasks if t.id in cfg.task_ids]
-    if cfg.difficulties:
-        tasks = [t for t in tasks if t.difficulty in cfg.difficulties]
-    if not tasks:
-        raise ValueError(f"no tasks selected from {cfg.tasks}")
-    model_dir = resolve_model_dir(cfg.model)
+    tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
+    model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
-    engine = build_engine(cfg, model_dir, tokenizer)
+    engine = build_eval_engine(cfg, model_dir, tokenizer)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else reward_lib.build_judge(cfg.reward, out)
@@ -176,21 +112,25 @@ async def evaluate(cfg: EvalConfig) -> dict:
         jsonl.flush()
 
     try:
-        trajs = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge, action_format=cfg.action_format,
-                                   sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward, run_id=cfg.run_id, seed=cfg.seed,
-                                   oracle=cfg.oracle, progress=cfg.progress, on_trajectory=write)
+        trajs = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge,
+                                   action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox,
+                                   reward_cfg=cfg.reward, run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
+                                   progress=cfg.progress, on_trajectory=write)
     finally:
         jsonl.close()
         if engine is not None:
             await engine.aclose()
         if judge is not None:
             await judge.aclose()
-    if _INTERRUPTED:  # episodes cut short by a signal are not results: no summary that looks complete
-        raise KeyboardInterrupt
+    if stop is not None and stop.requested:  # no summary that looks complete
+        raise asyncio.CancelledError
     summary = summarize(trajs, cfg.k)
-    summary["config"] = {"model": str(model_dir), "tasks": cfg.tasks, "k": cfg.k, "engine": cfg.engine,
+    engine_name = cfg.engine if cfg.engine != "policy" else engine_kind(cfg.policy, torch.device(cfg.device))
+    summary["config"] = {"model": str(model_dir), "tasks": cfg.tasks, "k": cfg.k, "engine": engine_name,
                          "oracle": cfg.oracle, "run_id": cfg.run_id}
     summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
+    if judge is not None:
+        summary["judge"] = dict(judge.metrics)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
@@ -199,42 +139,30 @@ async def evaluate(cfg: EvalConfig) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry: parse EvalConfig with tyro, reap leftovers of dead runs, evaluate; on SIGINT/SIGTERM the
-    episodes are cancelled, their sandboxes closed, and this run's containers reaped before exiting 130."""
-
-
-    cfg = tyro.cli(EvalConfig, args=argv, description=__doc__.split("\n\n")[0])
-    if cfg.k < 1:
-        raise SystemExit(f"--k {cfg.k}: must be >= 1")
-    if cfg.max_seq_len < cfg.rollout.max_context_tokens:
-        raise SystemExit(f"--max-seq-len {cfg.max_seq_len}: must be >= --rollout.max-context-tokens "
-                         f"{cfg.rollout.max_context_tokens}")
+    """CLI entry: parse and validate EvalConfig (before any model, container or API is touched), reap
+    leftovers of dead runs, evaluate. SIGINT/SIGTERM (stop.StopFlag) cancel the episodes, their sandboxes
+    close, this run's containers are reaped, and the exit status is 130 with no summary.
+    Raises configs.ConfigError naming a bad field."""
+    cfg = parse_eval_cli(argv, description=__doc__.split("\n\n")[0])
     cfg.run_id = cfg.run_id or sandbox_lib.RUN_ID
-    sandbox_lib.reap()  # containers of dead runs only; live runs on the same engine keep theirs
-    # SIGINT/SIGTERM: this run's containers are removed at once, then KeyboardInterrupt cancels the episodes.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    sandbox_lib.install_signal_cleanup(cfg.run_id)
-    cleanup = signal.getsignal(signal.SIGINT)
-
-    def on_signal(signum, frame):
-        _INTERRUPTED.append(signum)  # remembered even if the KeyboardInterrupt lands where it is absorbed
-        cleanup(signum, frame)
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop = StopFlag("[eval]", "cancelling the episodes").install()
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(evaluate(cfg))
-    except KeyboardInterrupt:
-        pass
+        sandbox_lib.reap()  # containers of dead runs only; live runs on the same engine keep theirs
+        job = loop.create_task(evaluate(cfg, stop))
+        stop.cancel_on_signal(loop, job)
+        loop.run_until_complete(job)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        if not stop.requested:
+            raise
     finally:
+        stop.cancel_on_signal(loop, None)
+        loop.close()
         sandbox_lib.reap(run_id=cfg.run_id)
-    if _INTERRUPTED:
+    if stop.requested:
         print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
         return 130
     return 0
-
-
-_INTERRUPTED: list[int] = []  # signals received by the evaluation CLI
 
 
 if __name__ == "__main__":

@@ -277,9 +277,9 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         kl_ref (mean k3 = estimate of KL(pi || pi_ref), whatever kl_estimator), entropy (mean),
         tis_weight_mean, tis_clip_frac (w capped), engine_kl (`engine_kl` of old_logprobs:
         KL(pi_engine || pi_old), the sampler mismatch).
-    dual_clip = 0 and tis_cap = 0 switch those terms off (as in configs.GRPOConfig).
-    Raises ValueError on shape mismatch, clip_low not in [0, 1), clip_high < 0,
-    dual_clip in (0, 1], tis_cap < 0, kl_coef != 0 without ref_logprobs, or an unknown
+    dual_clip = 0 and tis_cap = 0 switch those terms off. The knob values are trusted: configs.validate
+    checks them at start-up (clip_low in (0, 1), clip_high > 0, dual_clip 0 or > 1, tis_cap 0 or >= 1).
+    Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
     if logprobs.dim() != 2:
@@ -291,14 +291,6 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
             raise ValueError(f"{name}: expected shape {(B, T)} as logprobs, got {tuple(x.shape)}")
     if tuple(advantages.shape) != (B,):
         raise ValueError(f"advantages: expected shape ({B},), got {tuple(advantages.shape)}")
-    if not 0.0 <= clip_low < 1.0:
-        raise ValueError(f"clip_low: expected 0 <= clip_low < 1, got {clip_low}")
-    if clip_high < 0.0:
-        raise ValueError(f"clip_high: expected >= 0, got {clip_high}")
-    if dual_clip != 0.0 and dual_clip <= 1.0:
-        raise ValueError(f"dual_clip: expected 0 (off) or c > 1, got {dual_clip}")
-    if tis_cap < 0.0:
-        raise ValueError(f"tis_cap: expected 0 (off) or > 0, got {tis_cap}")
     if kl_estimator not in KL_ESTIMATORS:
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {kl_estimator!r}")
     if kl_coef != 0.0 and ref_logprobs is None:

@@ -27,7 +27,8 @@ from sandbox import docker_api
 
 log = logging.getLogger("termrl.images")
 
-BASE_IMAGE = os.environ.get("BASE_IMAGE", "termrl/base:bookworm")
+# $BASE_IMAGE, else termrl/base:bookworm: the same default as configs.SandboxConfig.base_image.
+BASE_IMAGE = configs.default_base_image()
 
 
 class ImageBuildError(RuntimeError):

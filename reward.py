@@ -150,11 +150,6 @@ def verify(report, weights: dict[str, float]) -> Verification:
     return v
 
 
-def verification_score(report, weights: dict[str, float]) -> float:
-    """Weighted test pass fraction in [0, 1]; see `verify` (same rules and errors)."""
-    return verify(report, weights).score
-
-
 # -----------------------------------------------------------------------------
 # combination
 
@@ -166,15 +161,13 @@ def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_j
         judge None:  verification           (no judge configured, or every backend failed: the tests alone)
 
     Raises:
-        ValueError: verification or judge not a number in [0, 1]; a weight negative or both zero.
+        ValueError: verification or judge not a number in [0, 1] (the weights are trusted: configs.validate).
     """
     for name, x in (("verification", verification), ("judge", judge)):
         if x is None and name == "judge":
             continue
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= x <= 1.0:
             raise ValueError(f"{name} = {x!r}: must be a number in [0, 1]")
-    if w_tests < 0 or w_judge < 0 or w_tests + w_judge <= 0:
-        raise ValueError(f"w_tests = {w_tests!r}, w_judge = {w_judge!r}: must be >= 0 with a positive sum")
     if judge is None:
         return float(verification)
     return (w_tests * verification + w_judge * judge) / (w_tests + w_judge)
@@ -351,28 +344,50 @@ def _retry_after(headers) -> float | None:
         return None
 
 
-class AnthropicJudge:
+class _Backend:
+    """What both judge backends share: one async HTTP client per event loop (a client's connection pool
+    belongs to the loop that made it; evaluation and training may run more than one loop), closed by aclose.
+    Retries, backoff and retry-after are Judge._request's, once for both."""
+
+    kind = ""
+
+    def __init__(self, model: str, base_url: str | None, timeout_s: float, api_key: str | None):
+        self.model, self.base_url, self.timeout_s, self.api_key = model, base_url, timeout_s, api_key
+        self._client, self._loop = None, None
+
+    def _new_client(self):
+        raise NotImplementedError
+
+    def _get_client(self):
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client, self._loop = self._new_client(), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            close = getattr(self._client, "aclose", None) or self._client.close
+            await close()
+        self._client = None
+
+
+class AnthropicJudge(_Backend):
     """Anthropic Messages API via anthropic.AsyncAnthropic(base_url, timeout, max_retries=0)."""
 
     kind = "anthropic"
 
     def __init__(self, model: str, base_url: str | None = None, timeout_s: float = 60.0, api_key: str | None = None):
-        self.model, self.base_url, self.timeout_s, self.api_key = model, base_url, timeout_s, api_key
-        self._client, self._loop = None, None
+        super().__init__(model, base_url, timeout_s, api_key)
 
-    def _get_client(self) -> anthropic.AsyncAnthropic:
-        # an async client's connection pool belongs to one event loop; train.py may run a new loop per step
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            kw = {"api_key": self.api_key} if self.api_key else {}
-            try:
-                client = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout_s, max_retries=0, **kw)
-            except anthropic.AnthropicError as e:  # e.g. CredentialsError: a named profile that does not exist
-                raise BackendError(f"{type(e).__name__}: {e}"[:300], False) from None
-            if client.api_key is None and client.auth_token is None and client.credentials is None:
-                raise BackendError("no Anthropic credentials found (set ANTHROPIC_API_KEY)", False)
-            self._client, self._loop = client, loop
-        return self._client
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        kw = {"api_key": self.api_key} if self.api_key else {}
+        try:
+            client = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout_s, max_retries=0, **kw)
+        except anthropic.AnthropicError as e:  # e.g. CredentialsError: a named profile that does not exist
+            raise BackendError(f"{type(e).__name__}: {e}"[:300], False) from None
+        if client.api_key is None and client.auth_token is None and client.credentials is None:
+            raise BackendError("no Anthropic credentials found (set ANTHROPIC_API_KEY)", False)
+        return client
 
     async def complete(self, system: str, messages: list[dict], max_tokens: int, temperature: float) -> Reply:
         """One POST /v1/messages. temperature is not sent: the SDK (2.x) has no sampling parameters.
@@ -394,30 +409,19 @@ class AnthropicJudge:
         text = "".join(block.text for block in msg.content if getattr(block, "type", None) == "text")
         return Reply(text, msg.usage.input_tokens, msg.usage.output_tokens, msg.stop_reason)
 
-    async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.close()
-        self._client = None
 
-
-class OpenAIJudge:
+class OpenAIJudge(_Backend):
     """OpenAI-compatible POST {base_url}/v1/chat/completions via httpx (vLLM, SGLang, OpenAI, ...)."""
 
     kind = "openai"
 
     def __init__(self, model: str, base_url: str, timeout_s: float = 60.0, api_key: str | None = None):
-        self.model, self.timeout_s = model, timeout_s
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        self._client, self._loop = None, None
+        super().__init__(model, base_url.rstrip("/"), timeout_s,
+                         api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
 
-    def _get_client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            self._client = httpx.AsyncClient(timeout=self.timeout_s, headers=headers)
-            self._loop = loop
-        return self._client
+    def _new_client(self) -> httpx.AsyncClient:
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        return httpx.AsyncClient(timeout=self.timeout_s, headers=headers)
 
     async def complete(self, system: str, messages: list[dict], max_tokens: int, temperature: float) -> Reply:
         """One chat completion. Raises BackendError (classified) on any failure, including a reply of the wrong shape."""
@@ -447,11 +451,6 @@ class OpenAIJudge:
                          choice.get("finish_reason"))
         except (ValueError, KeyError, IndexError, TypeError) as e:
             raise BackendError(f"reply is not a chat completion ({type(e).__name__}: {e}): {r.text[:200]}", False) from None
-
-    async def aclose(self) -> None:
-        if self._client is not None and self._loop is asyncio.get_running_loop():
-            await self._client.aclose()
-        self._client = None
 
 
 def parse_backend_spec(spec: str, timeout_s: float = 60.0) -> AnthropicJudge | OpenAIJudge:
@@ -540,16 +539,6 @@ class Judge:
     def __init__(self, backends: list, cfg: RewardConfig, cache_dir: str | Path | None = None):
         if not backends:
             raise ValueError("backends: a Judge needs at least one backend (build_judge returns None without any)")
-        for name, value, ok in (("judge_max_retries", cfg.judge_max_retries, cfg.judge_max_retries >= 0),
-                                ("judge_max_concurrent", cfg.judge_max_concurrent, cfg.judge_max_concurrent >= 1),
-                                ("judge_backoff_s", cfg.judge_backoff_s, cfg.judge_backoff_s >= 0),
-                                ("judge_backoff_max_s", cfg.judge_backoff_max_s, cfg.judge_backoff_max_s >= 0),
-                                ("judge_cooldown_after", cfg.judge_cooldown_after, cfg.judge_cooldown_after >= 1),
-                                ("judge_cooldown_s", cfg.judge_cooldown_s, cfg.judge_cooldown_s >= 0),
-                                ("judge_max_tokens", cfg.judge_max_tokens, cfg.judge_max_tokens >= 1),
-                                ("judge_transcript_tokens", cfg.judge_transcript_tokens, cfg.judge_transcript_tokens >= 1)):
-            if not ok:
-                raise ConfigError(f"reward.{name} = {value!r}: out of range")
         self.cfg = cfg
         self.backends = list(backends)
         self.names = [f"{b.kind}:{b.model}" for b in self.backends]
@@ -786,7 +775,7 @@ def build_judge(cfg: RewardConfig, out_dir: str | Path) -> Judge | None:
     """The Judge for cfg.judge_backends, or None when none are configured (reward = tests alone; logged once).
 
     The cache lives in cfg.judge_cache_dir, or <out_dir>/judge_cache when that is ''.
-    Raises ConfigError for a malformed backend entry or an out-of-range judge setting.
+    Raises ConfigError for a malformed backend entry (the other judge settings are trusted: configs.validate).
     """
     global _logged_no_judge
     if not cfg.judge_backends:

@@ -36,23 +36,23 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as dist
-import torch.distributed.checkpoint as dcp
 from torch import Tensor
-from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
 import configs
 import engines
-import evaluate
 import grpo
 import model as modeling
 import reward
 import rollout
 import sandbox
 import weights
-from tasks import load_tasks
+from checkpoints import checkpoint_dir, latest_checkpoint, load_checkpoint, save_checkpoint
+from logs import append_jsonl, format_step_line, open_logger, plot_reward_curve, step_record, truncate_metrics
+from stop import StopFlag
+from tasks import select_tasks
 
 # -----------------------------------------------------------------------------
 # task sampler: seeded epochs, rank sharding, optional curriculum
@@ -60,6 +60,8 @@ from tasks import load_tasks
 class TaskSampler:
     """Draws the tasks of each step: seeded epochs over all tasks, sharded over ranks.
 
+    task_ids: the run's tasks in the order train.py indexes them (sorted by id); the sampler's state
+    refers to tasks by these positions, so a checkpoint only resumes on the same task set.
     Every rank holds the same state and draws the same global batch of `tasks_per_step`
     task indices; rank r keeps global[r::world_size]. Within an epoch each task is drawn once,
     in the order of a permutation of range(num_tasks) seeded by (seed, epoch) when `shuffle`
@@ -72,15 +74,11 @@ class TaskSampler:
     (train.py all-gathers the groups first), or the ranks' draws diverge.
     """
 
-    def __init__(self, num_tasks: int, tasks_per_step: int, rank: int = 0, world_size: int = 1, seed: int = 0,
+    def __init__(self, task_ids: list[str], tasks_per_step: int, rank: int = 0, world_size: int = 1, seed: int = 0,
                  shuffle: bool = True, curriculum: bool = False, window: int = 2):
-        if num_tasks < 1:
-            raise ValueError(f"num_tasks: need at least one task, got {num_tasks}")
-        if tasks_per_step < 1:
-            raise ValueError(f"tasks_per_step: expected >= 1, got {tasks_per_step}")
-        if not 0 <= rank < world_size:
-            raise ValueError(f"rank: expected 0 <= rank < world_size={world_size}, got {rank}")
-        self.num_tasks, self.tasks_per_step = num_tasks, tasks_per_step
+        assert task_ids and tasks_per_step >= 1 and 0 <= rank < world_size  # configs.validate, tasks.select_tasks
+        self.task_ids = tuple(task_ids)
+        self.num_tasks, self.tasks_per_step = len(self.task_ids), tasks_per_step
         self.rank, self.world_size, self.seed, self.shuffle = rank, world_size, seed, shuffle
         self.curriculum, self.window = curriculum, window
         self.epoch, self.pos = 0, 0
@@ -123,10 +121,29 @@ class TaskSampler:
         """Remember one group's rewards for the curriculum (a no-op history when curriculum is off)."""
         self.history.setdefault(task_index, deque(maxlen=self.window)).append([float(r) for r in rewards])
 
+    def record_step(self, episodes: list[dict], group_size: int) -> None:
+        """`record` every group of a step's episodes (dicts with task_index and reward, group_size per
+        group, the same list on every rank); failed episodes (reward None) are left out."""
+        for g in range(0, len(episodes), group_size):
+            scored = [e["reward"] for e in episodes[g:g + group_size] if e["reward"] is not None]
+            if scored:
+                self.record(episodes[g]["task_index"], scored)
+
     def state_dict(self) -> dict:
-        return {"epoch": self.epoch, "pos": self.pos, "history": {i: list(h) for i, h in self.history.items()}}
+        return {"task_ids": list(self.task_ids), "epoch": self.epoch, "pos": self.pos,
+                "history": {i: list(h) for i, h in self.history.items()}}
 
     def load_state_dict(self, state: dict) -> None:
+        """Restore a state_dict. Raises configs.ConfigError, naming the task ids added and removed, when the
+        checkpoint was written for another task set: its positions would silently point at other tasks."""
+        saved = tuple(state["task_ids"])
+        if saved != self.task_ids:
+            added = sorted(set(self.task_ids) - set(saved))
+            removed = sorted(set(saved) - set(self.task_ids))
+            raise configs.ConfigError(
+                f"resume: the task set changed since the checkpoint ({len(saved)} -> {self.num_tasks} tasks; "
+                f"added {added}, removed {removed}); resume with the same tasks, task_ids and difficulties, "
+                f"or train into a new out_dir")
         self.epoch, self.pos = int(state["epoch"]), int(state["pos"])
         self.history = {int(i): deque(h, maxlen=self.window) for i, h in state["history"].items()}
 
@@ -453,7 +470,7 @@ def samples_from_trajectories(trajectories: list, group_size: int,
         for t, a in zip(scored, grpo.compute_advantages(rewards, len(scored), cfg.advantage).tolist()):
             mask = list(t.loss_mask)
             if cfg.mask_truncated and t.truncated:
-                mask = [0] * len(mask)
+                mask = grpo.mask_truncated(torch.tensor([mask]), torch.tensor([True]))[0].tolist()
                 counts["trajectories_masked"] += 1
             samples.append(Sample(list(t.token_ids), mask, list(t.logprobs), a))
     return samples, counts
@@ -482,166 +499,7 @@ def sync_weights(model: torch.nn.Module, engine) -> float:
 
 
 # -----------------------------------------------------------------------------
-# checkpoints (torch.distributed.checkpoint) and RNG
-
-def rng_state() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def set_rng_state(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
-
-
-def checkpoint_dir(out_dir: Path, step: int) -> Path:
-    return Path(out_dir) / "checkpoints" / f"step_{step:06d}"
-
-
-def latest_checkpoint(out_dir: Path) -> Path | None:
-    """The complete checkpoint with the highest step under out_dir/checkpoints, or None."""
-    root = Path(out_dir) / "checkpoints"
-    done = sorted(p for p in root.glob("step_*") if (p / "COMPLETE").exists()) if root.is_dir() else []
-    return done[-1] if done else None
-
-
-def save_checkpoint(path: Path, model, optimizer, scheduler, sampler: TaskSampler, step: int) -> None:
-    """Save a resumable checkpoint (collective).
-
-    Layout of `path`: the DCP checkpoint of {"model", "optim"} (sharded, every rank writes its
-    shards); rank{r}.pt per rank with step (completed steps), scheduler, sampler and RNG state;
-    COMPLETE written by rank 0 last, so a checkpoint cut off by a crash is never resumed from."""
-    path = Path(path)
-    rank = dist.get_rank() if dist.is_initialized() else 0
-    if rank == 0:
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "COMPLETE").unlink(missing_ok=True)  # an older run's marker must not vouch for this write
-    if dist.is_initialized():
-        dist.barrier()
-    model_sd, optim_sd = get_state_dict(model, optimizer)
-    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(path))
-    torch.save({"step": step, "scheduler": scheduler.state_dict(), "sampler": sampler.state_dict(), "rng": rng_state()},
-               path / f"rank{rank}.pt")
-    if dist.is_initialized():
-        dist.barrier()
-    if rank == 0:
-        (path / "COMPLETE").write_text(f"{step}\n")
-
-
-def load_checkpoint(path: Path, model, optimizer, scheduler, sampler: TaskSampler) -> int:
-    """Restore everything save_checkpoint wrote, in place (collective); returns the completed step count.
-    Raises FileNotFoundError if the checkpoint or this rank's state file is missing (e.g. a
-    different number of ranks than when it was saved)."""
-    path = Path(path)
-    rank = dist.get_rank() if dist.is_initialized() else 0
-    state_file = path / f"rank{rank}.pt"
-    if not (path / "COMPLETE").exists() or not state_file.exists():
-        raise FileNotFoundError(f"checkpoint {path}: missing COMPLETE or {state_file.name} (saved with other ranks?)")
-    model_sd, optim_sd = get_state_dict(model, optimizer)
-    state = {"model": model_sd, "optim": optim_sd}
-    dcp.load(state, checkpoint_id=str(path))
-    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    extra = torch.load(state_file, weights_only=False)
-    scheduler.load_state_dict(extra["scheduler"])
-    sampler.load_state_dict(extra["sampler"])
-    set_rng_state(extra["rng"])
-    return int(extra["step"])
-
-
-# -----------------------------------------------------------------------------
-# logs: one line per step, metrics.jsonl, reward curve
-
-def format_step_line(step: int, steps: int, m: dict) -> str:
-    """One human line per step from the metrics record (see step_record)."""
-    learn = (f"loss {m['loss']:+.4f} kl {m['approx_kl']:.2e} ent {m['entropy']:.3f} clip {m['clip_frac']:.3f}"
-             if not m.get("skipped_update") else
-             f"no update: no loss token (groups dropped: {m.get('groups_dropped_zero_variance', 0)} equal rewards, "
-             f"{m.get('groups_dropped_failed', 0)} failed)")
-    failed = f" failed {m['episodes_failed']}" if m.get("episodes_failed") else ""
-    return (f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
-            f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
-            f"| rollout {m['rollout_s']:.1f}s verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
-            f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s")
-
-
-def append_jsonl(path: Path, record: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(record) + "\n")
-
-
-def truncate_metrics(path: Path, last_step: int) -> None:
-    """Keep only metrics.jsonl records with step <= last_step (steps after a checkpoint are redone on resume)."""
-    if not path.exists():
-        return
-    keep = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= last_step]
-    path.write_text("".join(line + "\n" for line in keep))
-
-
-def plot_reward_curve(metrics_path: Path, png_path: Path) -> Path:
-    """Reward mean ± std and resolved rate per step from metrics.jsonl, as a PNG (matplotlib Agg).
-    Raises FileNotFoundError if metrics_path does not exist."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line.strip()]
-    steps = [r["step"] for r in rows]
-    mean = np.array([r["reward_mean"] for r in rows])
-    std = np.array([r["reward_std"] for r in rows])
-    fig, ax = plt.subplots(figsize=(6, 3.5), dpi=100)
-    ax.plot(steps, mean, marker="o", label="reward mean")
-    ax.fill_between(steps, mean - std, mean + std, alpha=0.2, label="± std")
-    ax.plot(steps, [r["resolved_rate"] for r in rows], marker="s", label="resolved rate")
-    ax.set_xlabel("step")
-    ax.set_ylim(-0.05, 1.05)
-    ax.legend(loc="best")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(png_path)
-    plt.close(fig)
-    return Path(png_path)
-
-
-# -----------------------------------------------------------------------------
-# SIGINT / SIGTERM
-
-class StopFlag:
-    """Turns the first SIGINT/SIGTERM into a request to stop at the next step boundary.
-
-    `on_signal` (if set) runs inside the handler, e.g. to cancel the running rollout so its
-    containers are closed now. A repeat within `grace_s` seconds counts as the same request:
-    Ctrl-C reaches the workers from the terminal and again from torchrun, which forwards it.
-    A later repeat raises KeyboardInterrupt (hard stop; main's `finally` still reaps this run's
-    containers)."""
-
-    def __init__(self, grace_s: float = 2.0):
-        self.requested = False
-        self.signum: int | None = None
-        self.on_signal = None
-        self.grace_s = grace_s
-        self._first = 0.0
-
-    def install(self) -> "StopFlag":
-        signal.signal(signal.SIGINT, self._handle)
-        signal.signal(signal.SIGTERM, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        name = signal.Signals(signum).name
-        if self.requested:
-            if time.monotonic() - self._first < self.grace_s:
-                return
-            raise KeyboardInterrupt(f"second {name}")
-        self.requested, self.signum, self._first = True, signum, time.monotonic()
-        print(f"[train] {name}: stopping at the end of this step (again to stop at once)", file=sys.stderr, flush=True)
-        if self.on_signal is not None:
-            self.on_signal()
-
+# SIGINT / SIGTERM (stop.StopFlag, shared with evaluate.py)
 
 def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
     """True on every rank if any rank was asked to stop (collective)."""
@@ -676,55 +534,23 @@ def init_distributed() -> tuple[int, int, int, torch.device]:
 # -----------------------------------------------------------------------------
 # main
 
-def check_config(cfg: configs.TrainConfig) -> None:
-    """What configs.validate does not know about training. Raises configs.ConfigError naming the field."""
-    if cfg.grpo.num_minibatches < 1:
-        raise configs.ConfigError(f"grpo.num_minibatches = {cfg.grpo.num_minibatches!r}: must be >= 1")
-    if cfg.curriculum_window < 1:
-        raise configs.ConfigError(f"curriculum_window = {cfg.curriculum_window!r}: must be >= 1")
-    if cfg.policy.engine == "openai":
-        raise configs.ConfigError("policy.engine = 'openai': training needs an engine whose weights it can update "
-                                  "(torch or vllm); openai is for evaluation (rollout.py)")
-
-
 def resolve_model_dir(path: str, rank: int) -> Path:
-    """The policy's HF folder (evaluate.resolve_model_dir): rank 0 resolves first, so the embedded
-    default is imported and the tiny random model written once, then the other ranks read them."""
-
+    """weights.resolve_model_dir, rank 0 first (collective): the embedded default is imported and the tiny
+    random model written once, then the other ranks read them."""
     if rank == 0:
-        d = evaluate.resolve_model_dir(path)
+        d = weights.resolve_model_dir(path)
     dist.barrier()
     if rank != 0:
-        d = evaluate.resolve_model_dir(path)
+        d = weights.resolve_model_dir(path)
     return Path(d)
 
 
-def select_tasks(cfg: configs.TrainConfig) -> list:
-    """load_tasks(cfg.tasks) filtered by task_ids and difficulties, sorted by id.
-    Raises configs.ConfigError naming the field when an id is unknown or nothing is left."""
-
-    tasks = load_tasks(cfg.tasks)
-    if cfg.task_ids:
-        missing = sorted(set(cfg.task_ids) - {t.id for t in tasks})
-        if missing:
-            raise configs.ConfigError(f"task_ids = {missing!r}: not found in {cfg.tasks}")
-        tasks = [t for t in tasks if t.id in set(cfg.task_ids)]
-    if cfg.difficulties:
-        tasks = [t for t in tasks if t.difficulty in cfg.difficulties]
-    if not tasks:
-        raise configs.ConfigError(f"tasks = {cfg.tasks!r}: no task left after task_ids={cfg.task_ids!r} "
-                                  f"and difficulties={cfg.difficulties!r}")
-    return sorted(tasks, key=lambda t: t.id)
-
-
-def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.device, trainable: bool = True):
+def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, trainable: bool = True):
     """weights.load_hf, FSDP2-sharded over `mesh`, gradients summed over ranks.
 
     Loaded in host memory: fully_shard moves one block at a time to the mesh's device and keeps
     only this rank's shard there, so a GPU never holds the whole model."""
-
-    dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
-    policy = weights.load_hf(model_dir, dtype=dtype, device="cpu")
+    policy = weights.load_hf(model_dir, dtype=weights.DTYPES[cfg.policy.dtype], device="cpu")
     modeling.apply_fsdp2(policy, mesh, activation_checkpointing=cfg.policy.activation_checkpointing and trainable)
     if trainable:
         set_gradient_sum(policy)
@@ -733,209 +559,225 @@ def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.d
     return policy
 
 
-def build_engine(cfg: configs.TrainConfig, model_dir: Path, tokenizer, device: torch.device, rank: int):
-    """This rank's generation engine: vLLM on CUDA when installed (policy.engine auto/vllm), else TorchEngine
-    on a full copy of the weights. Raises configs.ConfigError if vllm is asked for but unusable."""
+@dataclass
+class Run:
+    """Everything one rank holds during training (built by `setup`, closed by `teardown`)."""
 
-    kind = cfg.policy.engine
-    if kind == "auto":
-        kind = "vllm" if device.type == "cuda" and engines.vllm is not None else "torch"
-    if kind == "vllm":
-        if device.type != "cuda" or engines.vllm is None:
-            raise configs.ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
-        return engines.VLLMEngine(str(model_dir), max_seq_len=cfg.policy.max_seq_len, dtype=cfg.policy.dtype,
-                                  gpu_memory_utilization=cfg.policy.vllm_gpu_memory_utilization, seed=cfg.seed + rank)
-    dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
-    engine_model = weights.load_hf(model_dir, dtype=dtype, device=device)
-    return engines.TorchEngine(engine_model, tokenizer, max_batch=cfg.policy.engine_max_batch,
-                               max_seq_len=cfg.policy.max_seq_len, seed=cfg.seed + rank)
+    cfg: configs.TrainConfig
+    rank: int
+    world: int
+    device: torch.device
+    out_dir: Path
+    stop: StopFlag
+    loop: asyncio.AbstractEventLoop
+    tasks: list = dataclasses.field(default_factory=list)
+    model_dir: Path | None = None
+    tokenizer: object = None
+    policy: torch.nn.Module | None = None
+    ref_model: torch.nn.Module | None = None
+    optimizer: torch.optim.Optimizer | None = None
+    scheduler: object = None
+    sampler: TaskSampler | None = None
+    engine: object = None
+    judge: object = None
+    extra_log: object = None
+    step: int = 0  # optimizer steps done (the resumed one included)
+    saved_step: int = 0  # step of the newest checkpoint of this run
+    stale: bool = False  # the engine's weights differ from the policy's
 
-
-def open_logger(cfg: configs.TrainConfig, out_dir: Path):
-    """A callable(record, step) for wandb or tensorboard, or None. Raises configs.ConfigError if the
-    chosen logger is not installed (asked-for logs are never silently dropped)."""
-    if cfg.logger == "none":
-        return None
-    if cfg.logger == "wandb":
-        try:
-            import wandb
-        except ImportError:
-            raise configs.ConfigError("logger = 'wandb': package wandb is not installed") from None
-        run = wandb.init(project="termrl", dir=str(out_dir), config=dataclasses.asdict(cfg))
-        return lambda record, step: run.log(record, step=step)
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:
-        raise configs.ConfigError("logger = 'tensorboard': package tensorboard is not installed") from None
-    writer = SummaryWriter(str(out_dir / "tensorboard"))
-
-    def log(record, step):
-        for k, v in record.items():
-            if isinstance(v, (int, float)):
-                writer.add_scalar(k, v, step)
-        writer.flush()
-    return log
+    def say(self, msg: str) -> None:
+        if self.rank == 0:
+            print(msg, flush=True)
 
 
-def step_record(step: int, episodes: list[dict], counts: dict, train_metrics: dict, times: dict,
-                kl_coef: float) -> dict:
-    """The metrics.jsonl record of one step from every rank's episode summaries (all_gather_object)."""
-    scored = [e for e in episodes if e["reward"] is not None]
-    rewards = np.array([e["reward"] for e in scored], dtype=np.float64)
-    mean = lambda xs: float(np.mean(xs)) if len(xs) else 0.0  # noqa: E731
-    rec = {"step": step, "reward_mean": mean(rewards), "reward_std": float(rewards.std()) if len(rewards) else 0.0,
-           "resolved_rate": mean([float(e["resolved"]) for e in scored]), "episodes": len(episodes),
-           "episodes_failed": len(episodes) - len(scored),
-           "truncated_rate": mean([float(e["truncated"]) for e in episodes]),
-           "tampered": int(sum(e.get("tampered", False) for e in episodes)),
-           "tokens": int(sum(e["tokens"] for e in episodes)),
-           "generated_tokens": int(sum(e["generated"] for e in episodes))}
-    rec.update(counts)
-    rec.update(train_metrics)
-    rec["loss"] = train_metrics.get("pg_loss", 0.0) + kl_coef * train_metrics.get("kl_loss", 0.0)
-    rec["clip_frac"] = train_metrics.get("clip_frac_low", 0.0) + train_metrics.get("clip_frac_high", 0.0)
-    for key in ("start_s", "agent_s", "verify_s", "judge_s"):  # mean seconds per episode (they overlap in time)
-        rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
-    rec.update(times)
-    return rec
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Parse the config, train, export. Returns the exit code: 0 when all steps ran, 128 + signal
-    number when stopped by SIGINT/SIGTERM (after the optional checkpoint)."""
-    cfg = configs.parse_cli(argv, description=__doc__)
-    check_config(cfg)
-
+def setup(cfg: configs.TrainConfig) -> Run:
+    """Process group, seeds, signal handling, then out_dir, tasks, sampler, policy, optimizer, checkpoint,
+    engine and judge (torn down again if any of them fails). Collective."""
     rank, world, local_rank, device = init_distributed()
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)
     np.random.seed(cfg.seed + rank)
-    out_dir = Path(cfg.out_dir)
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
-    dist.barrier()
-    (out_dir / "trajectories").mkdir(exist_ok=True)
-    say = (lambda msg: print(msg, flush=True)) if rank == 0 else (lambda msg: None)
-    stop = StopFlag().install()
-    loop = asyncio.new_event_loop()
-    engine = judge = None
-    exit_code = 0
+    run = Run(cfg, rank, world, device, Path(cfg.out_dir),
+              StopFlag("[train]", "stopping at the end of this step").install(), asyncio.new_event_loop())
     try:
-        if local_rank == 0:
-            sandbox.reap()  # containers of dead runs only
-        if cfg.sandbox.max_concurrent:
-            sandbox.set_max_concurrent(cfg.sandbox.max_concurrent)
-        tasks = select_tasks(cfg)
-        model_dir = resolve_model_dir(cfg.policy.path, rank)
-        tokenizer = weights.load_tokenizer(model_dir)
-        mesh = init_device_mesh(device.type, (world,))
-        policy = load_policy(model_dir, cfg, mesh, device)
-        ref_model = load_policy(model_dir, cfg, mesh, device, trainable=False) if cfg.grpo.kl_coef > 0 else None
-        optimizer, scheduler = build_optimizer(policy, cfg)
-        sampler = TaskSampler(len(tasks), cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle,
-                              cfg.curriculum, cfg.curriculum_window)
-        step = 0
-        ckpt = latest_checkpoint(out_dir) if cfg.resume else None
-        if cfg.resume and ckpt is None:
-            say(f"[train] --resume: no complete checkpoint under {out_dir / 'checkpoints'}; starting at step 0")
-        if ckpt is not None:
-            step = load_checkpoint(ckpt, policy, optimizer, scheduler, sampler)
-            say(f"[train] resumed from {ckpt} at step {step}")
-        saved_step = step
-        if rank == 0:
-            truncate_metrics(out_dir / "metrics.jsonl", step)
-        engine = build_engine(cfg, model_dir, tokenizer, device, rank)
-        judge = reward.build_judge(cfg.reward, out_dir)
-        extra_log = open_logger(cfg, out_dir) if rank == 0 else None
-        stale = step > 0  # the engine holds the weights from disk; a resumed policy differs
-        run_ids: list = [None] * world
-        dist.all_gather_object(run_ids, sandbox.RUN_ID)
-        say(f"[train] {len(tasks)} tasks, {world} rank(s) on {device.type}, model {model_dir}, "
-            f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {step}..{cfg.steps}, "
+        _build(run, local_rank)
+    except BaseException:
+        teardown(run)
+        raise
+    return run
+
+
+def _build(run: Run, local_rank: int) -> None:
+    """setup's part that teardown must undo on failure: tasks, policy, optimizer, sampler, engine, judge."""
+    cfg, rank, world, device = run.cfg, run.rank, run.world, run.device
+    if rank == 0:
+        run.out_dir.mkdir(parents=True, exist_ok=True)
+        (run.out_dir / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
+    dist.barrier()
+    (run.out_dir / "trajectories").mkdir(exist_ok=True)
+    engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
+    if local_rank == 0:
+        sandbox.reap()  # containers of dead runs only
+    if cfg.sandbox.max_concurrent:
+        sandbox.set_max_concurrent(cfg.sandbox.max_concurrent)
+    run.tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
+    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank, world, cfg.seed,
+                              cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)
+    run.model_dir = resolve_model_dir(cfg.policy.path, rank)
+    run.tokenizer = weights.load_tokenizer(run.model_dir)
+    mesh = init_device_mesh(device.type, (world,))
+    run.policy = load_policy(run.model_dir, cfg, mesh)
+    run.ref_model = load_policy(run.model_dir, cfg, mesh, trainable=False) if cfg.grpo.kl_coef > 0 else None
+    run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
+    resume(run)
+    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank)
+    run.judge = reward.build_judge(cfg.reward, run.out_dir)
+    run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
+    run_ids: list = [None] * world
+    dist.all_gather_object(run_ids, sandbox.RUN_ID)
+    run.say(f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, model {run.model_dir}, "
+            f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}..{cfg.steps}, "
             f"sandbox run ids {','.join(run_ids)}")
 
-        while step < cfg.steps and not agreed_stop(stop, device):
-            t_step = time.perf_counter()
-            indices = sampler.next_batch()
-            sync_s = sync_weights(policy, engine) if stale else 0.0
-            engine.wake_up()
-            t0 = time.perf_counter()
-            traj_file = open(out_dir / "trajectories" / f"step_{step + 1:06d}_rank{rank}.jsonl", "w")
-            episodes = loop.create_task(rollout.run_episodes(
-                [tasks[i] for i in indices], engine, tokenizer, cfg.grpo.group_size, cfg.rollout, judge,
-                action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-                run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + rank, progress=rank == 0,
-                on_trajectory=lambda t: traj_file.write(json.dumps(t.to_json(), default=str) + "\n")))
-            stop.on_signal = lambda: loop.call_soon_threadsafe(episodes.cancel)
-            try:
-                trajectories = loop.run_until_complete(episodes)
-            except asyncio.CancelledError:
-                trajectories = None
-                sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
-            finally:
-                stop.on_signal = None
-                traj_file.close()
-            rollout_s = time.perf_counter() - t0
-            engine.sleep()
-            if agreed_stop(stop, device):
-                say(f"[train] stopped during the rollout of step {step + 1}; it is not trained on")
-                break
 
-            samples, counts = samples_from_trajectories(trajectories, cfg.grpo.group_size, cfg.grpo)
-            t0 = time.perf_counter()
-            metrics = update(policy, optimizer, scheduler, samples, cfg, device, ref_model)
-            train_s = time.perf_counter() - t0
-            stale = True
-            step += 1
+def resume(run: Run) -> None:
+    """With cfg.resume, restore the newest complete checkpoint (policy, optimizer, schedule, sampler, RNG);
+    metrics.jsonl keeps only the steps up to it. Raises configs.ConfigError if the task set changed."""
+    ckpt = latest_checkpoint(run.out_dir) if run.cfg.resume else None
+    if run.cfg.resume and ckpt is None:
+        run.say(f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; starting at step 0")
+    if ckpt is not None:
+        run.step = load_checkpoint(ckpt, run.policy, run.optimizer, run.scheduler, run.sampler)
+        run.say(f"[train] resumed from {ckpt} at step {run.step}")
+    run.saved_step = run.step
+    run.stale = run.step > 0  # the engine will hold the weights from disk; a resumed policy differs
+    if run.rank == 0:
+        truncate_metrics(run.out_dir / "metrics.jsonl", run.step)
 
-            G = cfg.grpo.group_size
-            mine = [dict(task_index=i, reward=t.reward, resolved=bool(t.resolved), truncated=bool(t.truncated),
-                         tampered=t.stop_reason == "tampered",
-                         tokens=len(t.token_ids), generated=int(sum(t.loss_mask)), timings=dict(t.timings))
-                    for k, i in enumerate(indices) for t in trajectories[k * G:(k + 1) * G]]
-            gathered: list = [None] * world
-            dist.all_gather_object(gathered, (mine, counts))
-            episodes_all = [e for eps, _ in gathered for e in eps]
-            counts_all = {k: sum(c[k] for _, c in gathered) for k in counts}
-            for g in range(0, len(episodes_all), cfg.grpo.group_size):  # same order on every rank
-                group = episodes_all[g:g + cfg.grpo.group_size]
-                scored = [e["reward"] for e in group if e["reward"] is not None]
-                if scored:
-                    sampler.record(group[0]["task_index"], scored)
-            times = {"rollout_s": max(0.0, rollout_s), "train_s": train_s, "sync_s": sync_s}
-            if step % cfg.save_every == 0 or step == cfg.steps:
-                t0 = time.perf_counter()
-                save_checkpoint(checkpoint_dir(out_dir, step), policy, optimizer, scheduler, sampler, step)
-                saved_step = step
-                times["checkpoint_s"] = time.perf_counter() - t0
-            times["step_s"] = time.perf_counter() - t_step
-            if rank == 0:
-                record = step_record(step, episodes_all, counts_all, metrics, times, cfg.grpo.kl_coef)
-                append_jsonl(out_dir / "metrics.jsonl", record)
-                say(format_step_line(step, cfg.steps, record))
-                if extra_log is not None:
-                    extra_log(record, step)
 
-        if step < cfg.steps:  # stopped by a signal
-            exit_code = 128 + (stop.signum or signal.SIGTERM)
-            if cfg.checkpoint_on_signal and step > saved_step:  # decided from state every rank shares
-                save_checkpoint(checkpoint_dir(out_dir, step), policy, optimizer, scheduler, sampler, step)
-                say(f"[train] checkpoint of step {step} written")
-        # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
-        weights.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
-        say(f"[train] policy after step {step} exported to {out_dir / 'hf'}")
-        if rank == 0 and (out_dir / "metrics.jsonl").exists():
-            say(f"[train] reward curve: {plot_reward_curve(out_dir / 'metrics.jsonl', out_dir / 'reward_curve.png')}")
-    finally:
-        for closer in (engine, judge):
-            if closer is not None:
-                loop.run_until_complete(closer.aclose())
-        loop.close()
-        sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it
-        if dist.is_initialized():
-            dist.destroy_process_group()
+def roll_out(run: Run, indices: list[int]) -> tuple[list | None, float]:
+    """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes), engine awake,
+    trajectories streamed to trajectories/step_N_rankR.jsonl. A stop signal cancels the episodes (their
+    sandboxes close; this run's leftovers are reaped): then None. Returns (trajectories, seconds)."""
+    cfg, step = run.cfg, run.step
+    t0 = time.perf_counter()
+    run.engine.wake_up()
+    path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
+    with open(path, "w") as traj_file:
+        episodes = run.loop.create_task(rollout.run_episodes(
+            [run.tasks[i] for i in indices], run.engine, run.tokenizer, cfg.grpo.group_size, cfg.rollout, run.judge,
+            action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
+            run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + run.rank, progress=run.rank == 0,
+            on_trajectory=lambda t: traj_file.write(json.dumps(t.to_json(), default=str) + "\n")))
+        run.stop.cancel_on_signal(run.loop, episodes)
+        try:
+            trajectories = run.loop.run_until_complete(episodes)
+        except asyncio.CancelledError:
+            trajectories = None
+            sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
+        finally:
+            run.stop.cancel_on_signal(run.loop, None)
+    run.engine.sleep()
+    return trajectories, time.perf_counter() - t0
+
+
+def gather_episodes(run: Run, indices: list[int], trajectories: list, counts: dict) -> tuple[list[dict], dict, dict]:
+    """Every rank's episode summaries, group counts and judge accounting (all_gather_object, collective).
+    Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls, failures, cost)."""
+    G = run.cfg.grpo.group_size
+    mine = [dict(task_index=i, reward=t.reward, resolved=bool(t.resolved), truncated=bool(t.truncated),
+                 tampered=t.stop_reason == "tampered", tokens=len(t.token_ids), generated=int(sum(t.loss_mask)), timings=dict(t.timings))
+            for k, i in enumerate(indices) for t in trajectories[k * G:(k + 1) * G]]
+    judge = dict(run.judge.metrics) if run.judge is not None else {}
+    gathered: list = [None] * run.world
+    dist.all_gather_object(gathered, (mine, counts, judge))
+    episodes = [e for eps, _, _ in gathered for e in eps]
+    summed = lambda dicts: {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}  # noqa: E731
+    return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])
+
+
+def log_step(run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict, times: dict) -> None:
+    """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout."""
+    if run.rank != 0:
+        return
+    record = step_record(run.step, episodes, counts, metrics, times, run.cfg.grpo.kl_coef)
+    record.update(judge_metrics)
+    append_jsonl(run.out_dir / "metrics.jsonl", record)
+    run.say(format_step_line(run.step, run.cfg.steps, record))
+    if run.extra_log is not None:
+        run.extra_log(record, run.step)
+
+
+def checkpoint(run: Run, due: bool = True) -> bool:
+    """save_checkpoint of the current step when `due` and not saved yet (collective; every rank decides
+    alike from shared state); one line with its path and seconds. Returns whether it wrote one."""
+    if not due or run.step <= run.saved_step:
+        return False
+    t0 = time.perf_counter()
+    path = checkpoint_dir(run.out_dir, run.step)
+    save_checkpoint(path, run.policy, run.optimizer, run.scheduler, run.sampler, run.step)
+    run.saved_step = run.step
+    run.say(f"[train] checkpoint {path} written ({time.perf_counter() - t0:.1f}s)")
+    return True
+
+
+def finish(run: Run) -> int:
+    """After the loop: a checkpoint when stopped by a signal (cfg.checkpoint_on_signal), the HF export,
+    the reward curve. Returns the exit code: 0, or 128 + the signal's number."""
+    cfg, exit_code = run.cfg, 0
+    if run.step < cfg.steps:  # stopped by a signal
+        exit_code = 128 + (run.stop.signum or signal.SIGTERM)
+        checkpoint(run, due=cfg.checkpoint_on_signal)
+    # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
+    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir)
+    run.say(f"[train] policy after step {run.step} exported to {run.out_dir / 'hf'}")
+    if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
+        curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
+        run.say(f"[train] reward curve: {curve}")
     return exit_code
+
+
+def teardown(run: Run) -> None:
+    """Close engine and judge, reap every container of this run, leave the process group."""
+    for closer in (run.engine, run.judge):
+        if closer is not None:
+            run.loop.run_until_complete(closer.aclose())
+    run.loop.close()
+    sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Validate the config, set up, train, export. Returns the exit code: 0 when all steps ran,
+    128 + signal number when stopped by SIGINT/SIGTERM (after the optional checkpoint).
+    Raises configs.ConfigError naming a bad field (before any model, container or API is touched)."""
+    cfg = configs.parse_cli(argv, description=__doc__)
+    run = setup(cfg)
+    try:
+        while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
+            t_step = time.perf_counter()
+            indices = run.sampler.next_batch()                                  # 1. pick tasks
+            sync_s = sync_weights(run.policy, run.engine) if run.stale else 0.0  # 2. sync weights
+            trajectories, rollout_s = roll_out(run, indices)                    # 3. roll out (tests, judge)
+            if agreed_stop(run.stop, run.device):
+                run.say(f"[train] stopped during the rollout of step {run.step + 1}; it is not trained on")
+                break
+            samples, counts = samples_from_trajectories(trajectories, cfg.grpo.group_size, cfg.grpo)  # 4. samples
+            t0 = time.perf_counter()
+            metrics = update(run.policy, run.optimizer, run.scheduler, samples, cfg, run.device,  # 5. update
+                             run.ref_model)
+            train_s = time.perf_counter() - t0
+            run.step, run.stale = run.step + 1, True
+            episodes, counts, judge_metrics = gather_episodes(run, indices, trajectories, counts)
+            run.sampler.record_step(episodes, cfg.grpo.group_size)  # curriculum
+            times = {"rollout_s": rollout_s, "train_s": train_s, "sync_s": sync_s,
+                     "step_s": time.perf_counter() - t_step}
+            log_step(run, episodes, counts, judge_metrics, metrics, times)     # 6. log
+            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)  # 7. checkpoint
+        return finish(run)
+    finally:
+        teardown(run)
 
 
 if __name__ == "__main__":

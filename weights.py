@@ -370,3 +370,25 @@ def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: in
             else:
                 p.copy_(0.02 * torch.randn(p.shape, generator=gen))
     return save_hf(model, out_dir, tokenizer_dir=tok_dir)
+
+
+# ----------------------------------------------------------------------------- config names -> weights
+
+# configs.PolicyConfig.dtype names -> torch dtypes (the one mapping; vLLM takes the names themselves).
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def resolve_model_dir(path: str) -> Path:
+    """configs.PolicyConfig.path -> an HF folder: 'default' -> default_model_dir(); 'tiny-random-qwen3' ->
+    a tiny random Qwen3 cached under configs.cache_dir(); else the folder itself.
+    Raises FileNotFoundError when the folder has no config.json."""
+    if path == "default":
+        return default_model_dir()
+    if path == "tiny-random-qwen3":
+        root = configs.cache_dir() / "tiny-random-qwen3"
+        if not (root / "config.json").is_file():
+            save_tiny_random(root)
+        return root
+    if not (Path(path) / "config.json").is_file():
+        raise FileNotFoundError(f"policy.path = {path!r}: not a model folder (no config.json)")
+    return Path(path)

@@ -35,6 +35,7 @@ import rollout  # noqa: E402
 import sandbox  # noqa: E402
 import train  # noqa: E402
 import weights  # noqa: E402
+from tasks import select_tasks  # noqa: E402
 
 INTERVALS: dict[str, list[tuple[float, float]]] = {"engine": [], "container": [], "verify": []}
 
@@ -87,17 +88,16 @@ def main() -> None:
     pre.add_argument("--measure-steps", type=int, default=1)
     known, rest = pre.parse_known_args()
     cfg = configs.parse_cli(["--grpo.no-drop-zero-variance-groups", *rest], description=__doc__)
-    train.check_config(cfg)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     rank, world, _, device = train.init_distributed()
     instrument()
-    tasks = train.select_tasks(cfg)
+    tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     model_dir = train.resolve_model_dir(cfg.policy.path, rank)
     tokenizer = weights.load_tokenizer(model_dir)
-    policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)), device)
+    policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)))
     optimizer, scheduler = train.build_optimizer(policy, cfg)
-    sampler = train.TaskSampler(len(tasks), cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
-    engine = train.build_engine(cfg, model_dir, tokenizer, device, rank)
+    sampler = train.TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
+    engine = engines.build_engine(cfg.policy, model_dir, tokenizer, device, cfg.seed + rank)
     judge = reward.build_judge(cfg.reward, cfg.out_dir)
     loop = asyncio.new_event_loop()
     print(f"bench_step: preset tasks {[t.id for t in tasks]}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} "

@@ -18,11 +18,22 @@ import tyro
 from rich.console import Console
 from rich.markup import escape
 
+import configs
 from tasks.loaders import import_csv as _import_csv, load_tasks
 from tasks.task import TaskError
 
 # Piped output (make, CI logs) gets 120 columns instead of rich's 80 so task ids fit on one line.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+
+
+def _bad_knobs(**knobs) -> bool:
+    """configs.validate_tasks_cli at start-up: True (after one line naming the flag) when a value is out of range."""
+    try:
+        configs.validate_tasks_cli(**knobs)
+    except configs.ConfigError as e:
+        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        return True
+    return False
 
 
 def _load(path: str, normalize_weights: bool):
@@ -46,6 +57,8 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
     """
     from tasks.validate import results_table, validate_tasks
 
+    if _bad_knobs(jobs=jobs):
+        return 2
     loaded = _load(tasks, normalize_weights)
     if loaded is None:
         return 2
@@ -114,6 +127,8 @@ def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backen
     """
     from tasks.generate import generate as run, make_llm
 
+    if _bad_knobs(n=n, jobs=jobs, dedup_threshold=dedup_threshold, max_tokens=max_tokens):
+        return 2
     seeds = _load(seed_tasks, False)
     if seeds is None:
         return 2

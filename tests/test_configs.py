@@ -1,13 +1,19 @@
 """configs.py: presets, the tyro CLI and start-up validation naming the field."""
 
+import copy
 import dataclasses
+import os
 import subprocess
 import sys
+import typing
+from pathlib import Path
 
 import pytest
 
 import configs
-from configs import PRESETS, ConfigError, parse_cli, validate
+from configs import PRESETS, ConfigError, EvalConfig, parse_cli, parse_eval_cli, validate, validate_eval
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_presets_are_the_four_named_ones():
@@ -39,7 +45,7 @@ def test_unknown_preset_is_named_with_the_choices():
 
 @pytest.mark.parametrize("args, message", [
     (["--grpo.group-size", "1"], "grpo.group_size = 1: must be >= 2 (GRPO compares rollouts within a group)"),
-    (["--grpo.clip-low", "0"], "grpo.clip_low = 0.0: must be > 0"),
+    (["--grpo.clip-low", "1.5"], "grpo.clip_low = 1.5: must be in (0, 1)"),
     (["--grpo.clip-high", "-0.1"], "grpo.clip_high = -0.1: must be > 0"),
     (["--reward.w-tests", "-1"], "reward.w_tests = -1.0: must be >= 0"),
     (["--reward.w-tests", "0", "--reward.w-judge", "0"], "reward.w_tests + reward.w_judge = 0.0: must have a positive sum"),
@@ -78,3 +84,152 @@ def test_every_field_has_a_one_line_doc_in_help():
             assert flag in help_text, flag
     assert "--steps INT" in help_text and "optimizer steps" in help_text
     assert "group_size" not in help_text or "rollouts per task (G)" in help_text
+
+
+# ----------------------------------------------------------------------------- every numeric knob at its bound
+
+# (field, value just inside, value just outside, the reason in the error message)
+TRAIN_BOUNDS = [
+    ("grpo.group_size", 2, 1, "must be >= 2 (GRPO compares rollouts within a group)"),
+    ("grpo.clip_low", 0.01, 0.0, "must be in (0, 1)"),
+    ("grpo.clip_low", 0.99, 1.0, "must be in (0, 1)"),
+    ("grpo.clip_high", 0.01, 0.0, "must be > 0"),
+    ("grpo.dual_clip", 1.01, 1.0, "must be 0 (off) or > 1"),
+    ("grpo.kl_coef", 0.0, -0.01, "must be >= 0"),
+    ("grpo.tis_cap", 1.0, 0.99, "must be 0 (off) or >= 1"),
+    ("grpo.num_minibatches", 1, 0, "must be >= 1"),
+    ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
+    ("policy.engine_max_batch", 1, 0, "must be >= 1"),
+    ("policy.vllm_gpu_memory_utilization", 1.0, 1.01, "must be in (0, 1]"),
+    ("policy.vllm_gpu_memory_utilization", 0.01, 0.0, "must be in (0, 1]"),
+    ("sandbox.memory_mb", 64, 63, "must be >= 64"),
+    ("sandbox.cpus", 0.01, 0.0, "must be > 0"),
+    ("sandbox.pids", 16, 15, "must be >= 16"),
+    ("sandbox.max_concurrent", 0, -1, "must be >= 0 (0 = auto)"),
+    ("sandbox.output_limit_bytes", 256, 255, "must be >= 256"),
+    ("sandbox.exec_timeout_s", 0.01, 0.0, "must be > 0"),
+    ("rollout.max_turns", 1, 0, "must be >= 1"),
+    ("rollout.max_tokens_per_turn", 1, 0, "must be >= 1"),
+    ("rollout.max_context_tokens", 129, 128, "must exceed rollout.max_tokens_per_turn"),
+    ("rollout.episode_timeout_s", 0.01, 0.0, "must be > 0"),
+    ("rollout.max_format_errors", 1, 0, "must be >= 1"),
+    ("rollout.max_tool_arg_bytes", 1, 0, "must be >= 1"),
+    ("rollout.temperature", 0.01, 0.0, "must be > 0 (GRPO needs sampled, not greedy, rollouts)"),
+    ("rollout.top_p", 1.0, 1.01, "must be in (0, 1]"),
+    ("rollout.top_p", 0.01, 0.0, "must be in (0, 1]"),
+    ("rollout.top_k", 0, -1, "must be >= 0 (0 = off)"),
+    ("rollout.max_concurrent_episodes", 1, 0, "must be >= 1"),
+    ("reward.w_tests", 0.0, -0.01, "must be >= 0"),
+    ("reward.w_judge", 0.0, -0.01, "must be >= 0"),
+    ("reward.judge_timeout_s", 0.01, 0.0, "must be > 0"),
+    ("reward.judge_max_retries", 0, -1, "must be >= 0"),
+    ("reward.judge_cooldown_s", 0.0, -0.01, "must be >= 0"),
+    ("reward.judge_backoff_s", 0.0, -0.01, "must be >= 0"),
+    ("reward.judge_max_retry_after_s", 0.0, -0.01, "must be >= 0"),
+    ("reward.judge_temperature", 0.0, -0.01, "must be >= 0"),
+    ("reward.judge_max_concurrent", 1, 0, "must be >= 1"),
+    ("reward.judge_transcript_tokens", 1, 0, "must be >= 1"),
+    ("reward.judge_cooldown_after", 1, 0, "must be >= 1"),
+    ("reward.judge_max_tokens", 1, 0, "must be >= 1"),
+    ("reward.judge_backoff_max_s", 1.0, 0.99, "must be >= reward.judge_backoff_s"),
+    ("reward.judge_default_price", (0.0, 0.0), (0.0, -0.01),
+     "must be two prices >= 0 (USD per million input, output tokens)"),
+    ("steps", 1, 0, "must be >= 1"),
+    ("tasks_per_step", 1, 0, "must be >= 1"),
+    ("save_every", 1, 0, "must be >= 1"),
+    ("curriculum_window", 1, 0, "must be >= 1"),
+    ("nproc_per_node", 1, 0, "must be >= 1"),
+    ("nnodes", 1, 0, "must be >= 1"),
+    ("warmup_steps", 0, -1, "must be >= 0"),
+    ("weight_decay", 0.0, -0.01, "must be >= 0"),
+    ("seed", 0, -1, "must be >= 0"),
+    ("lr", 1e-9, 0.0, "must be > 0"),
+    ("grad_clip", 0.0, -0.01, "must be >= 0 (0 = off)"),
+    ("micro_batch_tokens", 64, 63, "must be >= 64"),
+]
+
+EVAL_BOUNDS = [
+    ("k", 1, 0, "must be >= 1"),
+    ("seed", 0, -1, "must be >= 0"),
+    ("script_delay_s", 0.0, -0.01, "must be >= 0"),
+    ("rollout.temperature", 0.0, -0.01, "must be >= 0 (0 = greedy)"),  # greedy evaluation is allowed
+    ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
+    ("sandbox.memory_mb", 64, 63, "must be >= 64"),
+    ("reward.judge_max_tokens", 1, 0, "must be >= 1"),
+]
+
+
+def _with(cfg, field: str, value):
+    *parents, leaf = field.split(".")
+    obj = cfg
+    for name in parents:
+        obj = getattr(obj, name)
+    setattr(obj, leaf, value)
+    return cfg
+
+
+@pytest.mark.parametrize("field, inside, outside, why", TRAIN_BOUNDS)
+def test_train_knob_passes_just_inside_its_bound_and_fails_just_outside(field, inside, outside, why):
+    preset = PRESETS["cpu-smollm2"]
+    assert validate(_with(copy.deepcopy(preset), field, inside), check_paths=False) is not None
+    with pytest.raises(ConfigError) as e:
+        validate(_with(copy.deepcopy(preset), field, outside), check_paths=False)
+    assert str(e.value) == f"{field} = {outside!r}: {why}"
+
+
+@pytest.mark.parametrize("field, inside, outside, why", EVAL_BOUNDS)
+def test_eval_knob_passes_just_inside_its_bound_and_fails_just_outside(field, inside, outside, why):
+    assert validate_eval(_with(EvalConfig(), field, inside), check_paths=False) is not None
+    with pytest.raises(ConfigError) as e:
+        validate_eval(_with(EvalConfig(), field, outside), check_paths=False)
+    assert str(e.value) == f"{field} = {outside!r}: {why}"
+
+
+def test_eval_config_embeds_the_policy_config_and_model_is_short_for_policy_path():
+    cfg = parse_eval_cli(["--model", "tiny-random-qwen3", "--k", "2"])
+    assert cfg.policy.path == "tiny-random-qwen3" and cfg.model == "" and cfg.k == 2
+    assert isinstance(cfg.policy, configs.PolicyConfig) and cfg.policy == dataclasses.replace(
+        PRESETS["cpu-smollm2"].policy, path="tiny-random-qwen3")
+    with pytest.raises(ConfigError) as e:
+        parse_eval_cli(["--model", "/no/such/model"])
+    assert str(e.value) == ("policy.path = '/no/such/model': must be a model folder or one of "
+                            "('default', 'tiny-random-qwen3')")
+
+
+def test_eval_backends_name_their_missing_flag():
+    with pytest.raises(ConfigError) as e:
+        validate_eval(EvalConfig(engine="openai"), check_paths=False)
+    assert str(e.value) == "openai_base_url = '': is required with engine = 'openai'"
+    with pytest.raises(ConfigError) as e:
+        validate_eval(EvalConfig(engine="scripted", script="/no/such.json"))
+    assert str(e.value) == "script = '/no/such.json': file does not exist"
+
+
+def test_training_does_not_offer_an_engine_it_cannot_update():
+    assert typing.get_args(typing.get_type_hints(configs.PolicyConfig)["engine"]) == ("auto", "torch", "vllm")
+    r = subprocess.run([sys.executable, "train.py", "--policy.engine", "openai"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and "openai" in r.stderr and "auto" in r.stderr  # tyro lists the choices
+
+
+@pytest.mark.parametrize("cmd, line", [
+    (["train.py", "--grpo.clip-low", "1.5"], "error: grpo.clip_low = 1.5: must be in (0, 1)"),
+    (["evaluate.py", "--k", "0"], "error: k = 0: must be >= 1"),
+    (["evaluate.py", "--sandbox.memory-mb", "32"], "error: sandbox.memory_mb = 32: must be >= 64"),
+    (["-m", "tasks", "validate", "--jobs", "0"], "error: jobs = 0: must be >= 1"),
+])
+def test_every_entry_point_stops_on_a_bad_knob_with_one_line_before_any_work(cmd, line, tmp_path):
+    env = {**os.environ, "TERMRL_CACHE": str(tmp_path / "cache")}  # an empty cache: nothing may be imported
+    r = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 2
+    assert (r.stderr + r.stdout).strip() == line
+    assert not (tmp_path / "cache").exists()  # no model was resolved
+
+
+def test_base_image_env_reaches_training_evaluation_and_image_builds():
+    code = ("import configs, images; print(configs.parse_cli([]).sandbox.base_image, "
+            "configs.parse_eval_cli([]).sandbox.base_image, images.BASE_IMAGE)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "BASE_IMAGE": "local/debian:test"})
+    assert r.stdout.split() == ["local/debian:test"] * 3, r.stderr[-2000:]
+    assert configs.DEFAULT_BASE_IMAGE == "termrl/base:bookworm"

@@ -358,8 +358,6 @@ def test_policy_loss_rejects_mismatched_shapes_naming_the_argument():
         grpo.policy_loss(_logprobs(), OLD, torch.zeros(3), MASK)
     with pytest.raises(ValueError, match="loss_mask"):
         grpo.policy_loss(_logprobs(), OLD, ADV, MASK[:, :2])
-    with pytest.raises(ValueError, match="dual_clip"):
-        grpo.policy_loss(_logprobs(), OLD, ADV, MASK, dual_clip=0.5)
     with pytest.raises(ValueError, match="aggregation"):
         grpo.policy_loss(_logprobs(), OLD, ADV, MASK, aggregation="sum")
 

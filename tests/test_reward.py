@@ -26,7 +26,6 @@ from reward import (
     parse_backend_spec,
     parse_reply,
     price_of,
-    verification_score,
     verify,
 )
 
@@ -82,7 +81,7 @@ def test_key_does_not_cover_a_longer_name_sharing_its_prefix():
 def test_weighted_test_that_did_not_run_counts_as_failed():
     v = verify(report({"test_a": True}), {"test_a": 0.25, "test_b": 0.75})
     assert (v.score, v.resolved, v.failed, v.missing) == (0.25, False, ["test_b"], ["test_b"])
-    assert verification_score(report({"test_a": True}), {"test_a": 0.25, "test_b": 0.75}) == 0.25
+    assert verify(report({"test_a": True}), {"test_a": 0.25, "test_b": 0.75}).score == 0.25
 
 
 def test_unweighted_reported_tests_are_surfaced_in_metrics():

@@ -424,8 +424,9 @@ def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     assert "pass@2" in r.stdout and "difficulty=easy" in r.stdout
 
 
-def test_ctrl_c_during_eval_leaves_no_container(tmp_path):
-    run_id = f"test-sigint-{os.getpid()}"
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_during_eval_exits_130_with_no_summary_and_no_container(tmp_path, signum):
+    run_id = f"test-{signum.name.lower()}-{os.getpid()}"
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["```bash\nsleep 600\n```"] * 4))
     p = subprocess.Popen([sys.executable, "evaluate.py", "--engine", "scripted", "--script", str(script), "--tasks", task_dir(tmp_path),
@@ -437,13 +438,15 @@ def test_ctrl_c_during_eval_leaves_no_container(tmp_path):
             time.sleep(0.5)
         assert len(_containers(run_id)) == 3, "the episodes never started"
         time.sleep(1.0)  # the agents are now inside `sleep 600`
-        p.send_signal(signal.SIGINT)
+        p.send_signal(signum)
         _, err = p.communicate(timeout=90)
     finally:
         if p.poll() is None:
             p.kill()
     assert p.returncode == 130, err[-2000:]
     assert _containers(run_id) == []
+    assert not (tmp_path / "o" / "summary.json").exists()
+    assert f"[eval] {signum.name}: cancelling the episodes" in err
 
 
 # ----------------------------------------------------------------------------- OpenAIEngine over real HTTP

@@ -12,22 +12,29 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+import checkpoints
 import configs
 import grpo
+import logs
 import train
 import weights
+from judge_server import JudgeServer
 
 # -----------------------------------------------------------------------------
 # pure parts
 
 
+def _ids(n: int) -> list[str]:
+    return [f"task-{i}" for i in range(n)]
+
+
 def test_sampler_draws_each_task_once_per_epoch_and_shards_over_ranks():
-    ranks = [train.TaskSampler(6, 4, rank=r, world_size=2, seed=3) for r in range(2)]
+    ranks = [train.TaskSampler(_ids(6), 4, rank=r, world_size=2, seed=3) for r in range(2)]
     draws = [[s.next_batch() for _ in range(3)] for s in ranks]  # 12 draws = 2 epochs of 6
     for step in range(3):
         assert len(draws[0][step]) == 2 and len(draws[1][step]) == 2
     flat = [i for step in range(3) for r in range(2) for i in draws[r][step]]
-    g = train.TaskSampler(6, 4, seed=3)
+    g = train.TaskSampler(_ids(6), 4, seed=3)
     glob = [i for _ in range(3) for i in g.next_global()]
     # rank r holds global[r::2] of each step
     assert [glob[k] for k in (0, 2)] == draws[0][0] and [glob[k] for k in (1, 3)] == draws[1][0]
@@ -36,28 +43,39 @@ def test_sampler_draws_each_task_once_per_epoch_and_shards_over_ranks():
 
 
 def test_sampler_is_seeded_and_reshuffles_each_epoch():
-    a = [train.TaskSampler(8, 8, seed=1).next_global() for _ in range(2)]
+    a = [train.TaskSampler(_ids(8), 8, seed=1).next_global() for _ in range(2)]
     assert a[0] == a[1]  # same seed, same first epoch
-    s = train.TaskSampler(8, 8, seed=1)
+    s = train.TaskSampler(_ids(8), 8, seed=1)
     e0, e1 = s.next_global(), s.next_global()
     assert sorted(e0) == sorted(e1) == list(range(8)) and e0 != e1
-    assert train.TaskSampler(8, 8, seed=2).next_global() != e0
-    assert train.TaskSampler(4, 4, shuffle=False).next_global() == [0, 1, 2, 3]
+    assert train.TaskSampler(_ids(8), 8, seed=2).next_global() != e0
+    assert train.TaskSampler(_ids(4), 4, shuffle=False).next_global() == [0, 1, 2, 3]
 
 
 def test_sampler_state_dict_resumes_the_same_sequence():
-    s = train.TaskSampler(5, 3, seed=7, curriculum=True)
+    s = train.TaskSampler(_ids(5), 3, seed=7, curriculum=True)
     s.next_global()
     s.record(2, [0.0, 0.0])
     state = s.state_dict()
     expected = [s.next_global() for _ in range(3)]
-    t = train.TaskSampler(5, 3, seed=7, curriculum=True)
+    t = train.TaskSampler(_ids(5), 3, seed=7, curriculum=True)
     t.load_state_dict(state)
     assert [t.next_global() for _ in range(3)] == expected
 
 
+def test_resume_with_a_changed_task_set_is_refused_naming_what_changed():
+    state = train.TaskSampler(["append-line", "copy-config", "rename-file"], 2, seed=7).state_dict()
+    t = train.TaskSampler(["append-line", "make-output-dir", "rename-file", "write-hello-file"], 2, seed=7)
+    with pytest.raises(configs.ConfigError) as e:
+        t.load_state_dict(state)
+    assert str(e.value) == ("resume: the task set changed since the checkpoint (3 -> 4 tasks; added "
+                            "['make-output-dir', 'write-hello-file'], removed ['copy-config']); resume with the same "
+                            "tasks, task_ids and difficulties, or train into a new out_dir")
+    assert (t.epoch, t.pos, t.history) == (0, 0, {})  # nothing of the old state was taken
+
+
 def test_curriculum_skips_tasks_whose_recent_groups_were_all_zero_or_all_one():
-    s = train.TaskSampler(3, 3, shuffle=False, curriculum=True, window=2)
+    s = train.TaskSampler(_ids(3), 3, shuffle=False, curriculum=True, window=2)
     s.record(0, [0.0, 0.0])
     assert not s.skipped(0)  # one group is not enough history
     s.record(0, [0.0, 0.0])
@@ -74,7 +92,7 @@ def test_curriculum_skips_tasks_whose_recent_groups_were_all_zero_or_all_one():
 
 
 def test_curriculum_off_never_skips():
-    s = train.TaskSampler(2, 2, shuffle=False)
+    s = train.TaskSampler(_ids(2), 2, shuffle=False)
     for _ in range(3):
         s.record(0, [0.0, 0.0])
     assert s.next_global() == [0, 1]
@@ -147,10 +165,10 @@ def test_failed_episodes_are_left_out_of_the_group_never_scored_zero():
 def test_reward_curve_png_and_metrics_truncation(tmp_path):
     path = tmp_path / "metrics.jsonl"
     for step in (1, 2, 3):
-        train.append_jsonl(path, {"step": step, "reward_mean": 0.1 * step, "reward_std": 0.05, "resolved_rate": 0.0})
-    png = train.plot_reward_curve(path, tmp_path / "reward_curve.png")
+        logs.append_jsonl(path, {"step": step, "reward_mean": 0.1 * step, "reward_std": 0.05, "resolved_rate": 0.0})
+    png = logs.plot_reward_curve(path, tmp_path / "reward_curve.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    train.truncate_metrics(path, 2)
+    logs.truncate_metrics(path, 2)
     assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 2]
 
 
@@ -300,10 +318,10 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
                               steps=4, tasks_per_step=4, lr=1e-3, warmup_steps=1, micro_batch_tokens=16)
     policy = _policy(model_dir, mesh)
     optimizer, scheduler = train.build_optimizer(policy, cfg)
-    sampler = train.TaskSampler(5, cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
+    sampler = train.TaskSampler(_ids(5), cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
     step = 0
     if start_steps:
-        step = train.load_checkpoint(train.latest_checkpoint(Path(out_dir)), policy, optimizer, scheduler, sampler)
+        step = checkpoints.load_checkpoint(checkpoints.latest_checkpoint(Path(out_dir)), policy, optimizer, scheduler, sampler)
         assert step == start_steps
     while step < stop_after:
         trajs = _synthetic_step(sampler, cfg.grpo.group_size, policy.config.vocab_size)
@@ -311,7 +329,7 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
         train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
         step += 1
     if stop_after < cfg.steps:
-        train.save_checkpoint(train.checkpoint_dir(Path(out_dir), step), policy, optimizer, scheduler, sampler, step)
+        checkpoints.save_checkpoint(checkpoints.checkpoint_dir(Path(out_dir), step), policy, optimizer, scheduler, sampler, step)
     params = {n: p.full_tensor().detach().clone() for n, p in policy.named_parameters()}
     if rank == 0:
         torch.save({"params": params, "lr": optimizer.param_groups[0]["lr"]}, result_path)
@@ -322,7 +340,7 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
 def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path):
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "straight"), 0, 4, tmp_path / "straight.pt")
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 0, 2, tmp_path / "first_half.pt")
-    assert train.latest_checkpoint(tmp_path / "split") == tmp_path / "split" / "checkpoints" / "step_000002"
+    assert checkpoints.latest_checkpoint(tmp_path / "split") == tmp_path / "split" / "checkpoints" / "step_000002"
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 2, 4, tmp_path / "resumed.pt")
     straight, half, resumed = (torch.load(tmp_path / f) for f in ("straight.pt", "first_half.pt", "resumed.pt"))
     init = weights.load_hf(tiny_model).state_dict()
@@ -370,8 +388,10 @@ def _containers_of(run_ids: list[str]) -> list[str]:
 
 def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
     out = tmp_path / "run"
-    proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1")
-    assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
+    with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge:
+        proc, log_path = _torchrun(out, tiny_model, "--steps", "2", "--save-every", "1",
+                                   "--reward.judge-backends", f"openai:judge-m@{judge.url}")
+        assert proc.wait(timeout=300) == 0, log_path.read_text()[-4000:]
     log = log_path.read_text()
     assert "step 1/2 | reward" in log and "step 2/2 | reward" in log
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
@@ -381,6 +401,10 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
         assert r["num_tokens"] == r["generated_tokens"] > 0  # every generated token went into the loss
         assert r["skipped_update"] == 0.0 and r["rollout_s"] > 0 and r["train_s"] > 0
         assert 0.0 <= r["reward_mean"] <= 1.0
+    # judge accounting, summed over both ranks and cumulative: one call per episode, none failed; a call
+    # costs at most 1000 input + 50 output tokens at the default (3, 15) USD per million (cache hits cost 0)
+    assert [(r["judge_calls"], r["judge_failed"]) for r in records] == [(4, 0), (8, 0)]
+    assert 0.0 < records[0]["judge_cost_usd"] <= 4 * 0.00375 + 1e-12
     assert records[1]["sync_s"] > 0 and records[0]["sync_s"] == 0.0  # step 1's engine already holds the weights
     for step in (1, 2):
         assert (out / "checkpoints" / f"step_{step:06d}" / "COMPLETE").read_text() == f"{step}\n"

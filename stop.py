@@ -1,0 +1,50 @@
+"""One stop mechanism for SIGINT/SIGTERM, shared by train.py and evaluate.py.
+
+The first signal is a request, not an exception: `requested` turns True, `signum` remembers which,
+one line goes to stderr, and `on_signal` (if set) runs inside the handler; the entry points cancel
+the running episodes there (`cancel_on_signal`), so their sandboxes close at once. Training then
+stops at the step boundary (all ranks agree), evaluation exits 130 without a summary.
+
+A repeat within `grace_s` seconds counts as the same request: Ctrl-C reaches torchrun's workers
+from the terminal and again from torchrun, which forwards it. A later repeat raises KeyboardInterrupt
+(hard stop). Either way the entry point's `finally` removes this run's containers (sandbox.reap).
+"""
+
+import asyncio
+import signal
+import sys
+import time
+from typing import Callable
+
+
+class StopFlag:
+    """SIGINT/SIGTERM -> a stop request (see the module docstring). `what` ends the stderr line,
+    e.g. "stopping at the end of this step"; `prefix` starts it, e.g. "[train]"."""
+
+    def __init__(self, prefix: str, what: str, grace_s: float = 2.0):
+        self.prefix, self.what, self.grace_s = prefix, what, grace_s
+        self.requested = False
+        self.signum: int | None = None
+        self.on_signal: Callable[[], None] | None = None
+        self._first = 0.0
+
+    def install(self) -> "StopFlag":
+        """Handle SIGINT and SIGTERM in this process (call from the main thread). Returns self."""
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def cancel_on_signal(self, loop: asyncio.AbstractEventLoop, task: asyncio.Future | None) -> None:
+        """While `task` runs on `loop`, a signal cancels it (thread-safe); None: nothing to cancel."""
+        self.on_signal = None if task is None else (lambda: loop.call_soon_threadsafe(task.cancel))
+
+    def _handle(self, signum, frame):
+        name = signal.Signals(signum).name
+        if self.requested:
+            if time.monotonic() - self._first < self.grace_s:
+                return
+            raise KeyboardInterrupt(f"second {name}")
+        self.requested, self.signum, self._first = True, signum, time.monotonic()
+        print(f"{self.prefix} {name}: {self.what} (again to stop at once)", file=sys.stderr, flush=True)
+        if self.on_signal is not None:
+            self.on_signal()
