@@ -555,6 +555,7 @@ class OpenAIEngine(Engine):
         self.extensions: set[str] | None = None  # accepted extension fields; None until probe()
         self.refused: list[str] = []  # extension fields the server refused
         self._probe_lock = asyncio.Lock()
+        self._probe_line: str | None = None
         self._probe_error: Exception | None = None
 
     @property
@@ -563,11 +564,25 @@ class OpenAIEngine(Engine):
 
     async def probe(self) -> str:
         """Find once what the server accepts; returns the one line to log (mode, extensions in use, knobs the
-        server cannot honour). Sends a few 1-token requests: completions mode first checks token-exact
-        support step by step (prompt as token ids, logprobs, return_tokens_as_token_ids), then each of
-        EXTENSIONS alone. Raises ValueError when completions mode lacks a token-exact capability (the message
-        names it and says chat mode works) or when the server fails otherwise (unreachable, 5xx, 401, chat
-        refused)."""
+        server cannot honour), also logged at INFO the first time. Sends a few 1-token requests: completions
+        mode first checks token-exact support step by step (prompt as token ids, logprobs,
+        return_tokens_as_token_ids), then each of EXTENSIONS alone. Raises ValueError when completions mode
+        lacks a token-exact capability (the message names it and says chat mode works) or when the server
+        fails otherwise (unreachable, 5xx, 401, chat refused); the error is kept, so every later call and
+        generate() raise the same one."""
+        async with self._probe_lock:
+            if self._probe_error is not None:
+                raise self._probe_error
+            if self._probe_line is None:
+                try:
+                    self._probe_line = await self._probe()
+                except Exception as e:
+                    self._probe_error = e
+                    raise
+                log.info("%s", self._probe_line)
+            return self._probe_line
+
+    async def _probe(self) -> str:
         base: dict[str, Any] = {"model": self.model_name, "max_tokens": 1, "temperature": 0.0}
         if self.mode == "completions":
             base["prompt"] = self.tokenizer.encode("Hello", add_special_tokens=False)
@@ -585,18 +600,19 @@ class OpenAIEngine(Engine):
             if status != 200:
                 raise ValueError(f"{self.base_url}/v1/chat/completions: HTTP {status}: {str(data)[:300]}")
         values = {"top_k": 1, "stop_token_ids": sorted(self.stop_ids), "skip_special_tokens": False}
-        self.extensions, self.refused = set(), []
+        accepted, self.refused = set(), []
         for name in self.EXTENSIONS if self.mode == "completions" else ("top_k",):
             status, _ = await self._try({**base, name: values[name]})
             if status == 200:
-                self.extensions.add(name)
+                accepted.add(name)
             else:
                 self.refused.append(name)
+        self.extensions = accepted  # set last: generate() reads it without the lock
         if self.mode == "completions":
-            used = ["prompt as token ids", "return_tokens_as_token_ids"] + sorted(self.extensions)
+            used = ["prompt as token ids", "return_tokens_as_token_ids"] + sorted(accepted)
             kind = "token-exact (ids and log-probs as sampled: evaluation and training)"
         else:
-            used = sorted(self.extensions)
+            used = sorted(accepted)
             kind = "chat, not token-exact (reply text re-tokenised, no log-probs: evaluation only, not training)"
         cannot = self.refused + (["logprobs", "token ids"] if self.mode == "chat" else [])
         return (f"OpenAIEngine {self.base_url}{self._path}: {kind}; extensions in use: {', '.join(used) or 'none'}; "
@@ -618,21 +634,10 @@ class OpenAIEngine(Engine):
         except ValueError:
             return r.status_code, r.text
 
-    async def _ensure_probed(self) -> None:
-        async with self._probe_lock:
-            if self._probe_error is not None:
-                raise self._probe_error
-            if self.extensions is None:
-                try:
-                    log.info("%s", await self.probe())
-                except Exception as e:  # remembered: every later request fails with the same one message
-                    self._probe_error = e
-                    raise
-
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None) -> Completion:
         _check_prompt(self, prompt_ids, sampling)
         if self.extensions is None:
-            await self._ensure_probed()
+            await self.probe()
         body: dict[str, Any] = {"model": self.model_name, "max_tokens": sampling.max_tokens,
                                 "temperature": sampling.temperature, "top_p": sampling.top_p}
         if sampling.top_k > 0 and "top_k" in self.extensions:
