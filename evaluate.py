@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     if _INTERRUPTED:
         print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
         return 130
-    why = failed_run_line(summary)
+    why = failed_run_line(summary) if summary is not None else None
     if why:
         print(why, file=sys.stderr)
         return 1
