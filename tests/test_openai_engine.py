@@ -38,7 +38,8 @@ def served(tmp_path_factory):
     """`transformers serve MODEL` on 127.0.0.1:<free port>; yields its base URL. One torch thread: the
     server's default thread count makes every request ~6x slower when the machine's cores are busy."""
     port = _free_port()
-    log = open(tmp_path_factory.mktemp("serve") / "serve.log", "w")
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    log = log_path.open("w")  # noqa: SIM115 (the server writes to it until teardown)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1"}
     p = subprocess.Popen([sys.executable, "-c", SERVE, "serve", MODEL, "--host", "127.0.0.1", "--port", str(port),
                           "--device", "cpu", "--format", "quiet"], stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -46,8 +47,8 @@ def served(tmp_path_factory):
     try:
         deadline = time.monotonic() + 180
         while True:
-            assert p.poll() is None, f"transformers serve exited {p.returncode}: {open(log.name).read()[-2000:]}"
-            assert time.monotonic() < deadline, f"transformers serve not up in 180 s: {open(log.name).read()[-2000:]}"
+            assert p.poll() is None, f"transformers serve exited {p.returncode}: {log_path.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, f"transformers serve not up in 180 s: {log_path.read_text()[-2000:]}"
             try:
                 if httpx.get(url + "/health", timeout=2).status_code == 200:
                     break
