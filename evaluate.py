@@ -66,7 +66,7 @@ def summarize(trajs: list[Trajectory], k: int) -> dict:
 
 def format_summary(summary: dict, k: int) -> str:
     """The summary as an aligned text table."""
-    cols = ["episodes", "errors", "resolved_rate", "pass@1", f"pass@{k}", "mean_reward"]
+    cols = ["episodes", "errors", "resolved_rate", "pass@1"] + ([f"pass@{k}"] if k > 1 else []) + ["mean_reward"]
     fmt = lambda v: "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))  # noqa: E731
     rows = [("overall", summary["overall"])]
     rows += [(f"difficulty={g}", s) for g, s in summary["by_difficulty"].items()]
@@ -75,6 +75,20 @@ def format_summary(summary: dict, k: int) -> str:
     lines = ["".ljust(width) + "".join(c.rjust(14) for c in cols)]
     lines += [name.ljust(width) + "".join(fmt(s[c]).rjust(14) for c in cols) for name, s in rows]
     return "\n".join(lines)
+
+
+def failed_run_line(summary: dict) -> str | None:
+    """The one line explaining why a run failed as a whole (every episode errored, so no rate means anything),
+    or None when at least one episode was scored. Shared by model and --oracle runs: the CLI exits 1 on it."""
+    o = summary["overall"]
+    if o["episodes"] == 0 or o["errors"] < o["episodes"]:
+        return None
+    top = summary.get("top_error") or "unknown"
+    return f"error: all {o['episodes']} episodes errored, nothing was scored; most common error: {top}"
+
+
+TRAINING_USE = {True: "token-exact: usable for evaluation and training",
+                False: "not token-exact (chat mode re-tokenises the reply text): usable for evaluation, not for training"}
 
 
 # ----------------------------------------------------------------------------- evaluation CLI
@@ -102,6 +116,12 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
     engine = build_eval_engine(cfg, model_dir, tokenizer)
+    if isinstance(engine, OpenAIEngine):  # once, before any episode: a server that cannot serve the mode is one line
+        try:
+            print(await engine.probe(), file=sys.stderr)
+        except BaseException:
+            await engine.aclose()
+            raise
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else reward_lib.build_judge(cfg.reward, out)
@@ -131,9 +151,14 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
     if judge is not None:
         summary["judge"] = dict(judge.metrics)
+    errors = Counter(t.error for t in trajs if t.error).most_common(1)
+    summary["top_error"] = errors[0][0] if errors else None
+    summary["token_exact"] = all(t.exact for t in trajs)  # False: chat-mode trajectories, evaluation only
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
+    if not cfg.oracle:
+        print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
     return summary
 
@@ -147,11 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     cfg.run_id = cfg.run_id or sandbox_lib.RUN_ID
     stop = StopFlag("[eval]", "cancelling the episodes").install()
     loop = asyncio.new_event_loop()
+    summary = None
     try:
         sandbox_lib.reap()  # containers of dead runs only; live runs on the same engine keep theirs
         job = loop.create_task(evaluate(cfg, stop))
         stop.cancel_on_signal(loop, job)
-        loop.run_until_complete(job)
+        summary = loop.run_until_complete(job)
     except (asyncio.CancelledError, KeyboardInterrupt):
         if not stop.requested:
             raise
@@ -162,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     if stop.requested:
         print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
         return 130
+    why = failed_run_line(summary) if summary is not None else None
+    if why:
+        print(why, file=sys.stderr)
+        return 1
     return 0
 
 

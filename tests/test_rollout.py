@@ -500,19 +500,23 @@ def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok
         eng = E.OpenAIEngine(srv.url, "smol", tok)
         c = await eng.generate([1, 2, 3], E.SamplingParams(temperature=0.7, top_k=5, max_tokens=16, seed=3))
         await eng.aclose()
-        return c
+        return c, await eng.probe()
 
     try:
-        c = asyncio.run(go())
+        c, line = asyncio.run(go())
     finally:
         srv.close()
     assert (c.token_ids, c.logprobs, c.finish_reason, c.exact) == (reply, lps, "stop", True)
-    path, body = srv.bodies[0]
+    # a server accepting every extension (as vLLM does) gets them all, after 3 token-exact + 3 extension probes
+    assert line == (f"OpenAIEngine {srv.url}/v1/completions: token-exact (ids and log-probs as sampled: evaluation and "
+                    "training); extensions in use: prompt as token ids, return_tokens_as_token_ids, "
+                    "skip_special_tokens, stop_token_ids, top_k; not honoured (not sent): none")
+    assert len(srv.bodies) == 7
+    path, body = srv.bodies[-1]
     assert path == "/v1/completions"
-    assert {k: body[k] for k in ("model", "prompt", "max_tokens", "temperature", "top_k", "seed", "logprobs",
-                                 "return_tokens_as_token_ids")} == \
-        {"model": "smol", "prompt": [1, 2, 3], "max_tokens": 16, "temperature": 0.7, "top_k": 5, "seed": 3,
-         "logprobs": 1, "return_tokens_as_token_ids": True}
+    assert body == {"model": "smol", "prompt": [1, 2, 3], "max_tokens": 16, "temperature": 0.7, "top_p": 1.0, "top_k": 5,
+                    "seed": 3, "logprobs": 1, "return_tokens_as_token_ids": True,
+                    "stop_token_ids": sorted(E.stop_ids_of(tok)), "skip_special_tokens": False}
 
 
 def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
@@ -535,5 +539,5 @@ def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
         srv.close()
     assert c.exact is False and c.finish_reason == "stop"
     assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
-    assert srv.bodies[1] == ("/v1/chat/completions", {"model": "smol", "max_tokens": 4, "temperature": 1.0, "top_p": 1.0,
-                                                      "messages": [{"role": "user", "content": "hi"}]})
+    assert srv.bodies[-1] == ("/v1/chat/completions", {"model": "smol", "max_tokens": 4, "temperature": 1.0, "top_p": 1.0,
+                                                       "messages": [{"role": "user", "content": "hi"}]})
