@@ -103,7 +103,7 @@ class RewardConfig:
     judge_cooldown_after: int = 2  # consecutive failed calls before a backend is skipped for judge_cooldown_s
     judge_max_tokens: int = 1024  # judge reply budget, tokens
     judge_temperature: float = 0.0  # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
-    judge_default_price: tuple[float, float] = (3.0, 15.0)  # USD per million input/output tokens, models not in reward.PRICES
+    judge_default_price: tuple[float, float] = (3.0, 15.0)  # USD per million input/output tokens, models not in judge.PRICES
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-import reward as reward_lib
+import judge as judge_lib
 import sandbox as sandbox_lib
 import weights
 from configs import EvalConfig, parse_eval_cli
@@ -41,7 +41,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def summarize(trajs: list[Trajectory], k: int) -> dict:
     """Overall, by difficulty and by category: episodes, errors (excluded from every rate), tasks, resolved
     rate (episodes whose weighted tests all passed), pass@1 and unbiased pass@k (mean over tasks with >= k
-    scored episodes), mean reward."""
+    scored episodes), mean reward (each episode's own: tests and judge combined when the judge answered, the
+    tests alone when it failed, counted in judge_failed; training puts such a group on one scale instead)."""
 
     def stats(ts: list[Trajectory]) -> dict:
         ok = [t for t in ts if t.reward is not None]
@@ -124,7 +125,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
             raise
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    judge = None if cfg.oracle else reward_lib.build_judge(cfg.reward, out)
+    judge = None if cfg.oracle else judge_lib.build_judge(cfg.reward, out)
     jsonl = open(out / "trajectories.jsonl", "w")
 
     def write(t: Trajectory) -> None:

@@ -349,3 +349,23 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         if entropy is not None:
             metrics["entropy"] = _masked_mean(entropy.detach(), m, n)
     return loss, {k: v.detach().float() for k, v in metrics.items()}
+
+
+def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, float | None]:
+    """One record for the optimizer steps of one training step (train.reduce_metrics of each, metrics of grpo.policy_loss): num_tokens summed,
+    ratio_min / ratio_max the min / max of those present (None if none), token means weighted by each step's
+    num_tokens, the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""
+    n = [m["num_tokens"] for m in per_step]
+    out = {}
+    for k in per_step[0]:
+        vals = [m[k] for m in per_step]
+        present = [v for v in vals if v is not None]
+        if k in ("ratio_min", "ratio_max"):
+            out[k] = (min if k == "ratio_min" else max)(present) if present else None
+        elif k == "num_tokens":
+            out[k] = sum(vals)
+        elif k in ("pg_loss", "kl_loss", "grad_norm", "lr", "skipped_update"):
+            out[k] = sum(vals) / len(vals)
+        else:
+            out[k] = sum(v * w for v, w in zip(vals, n)) / max(sum(n), 1.0)
+    return out

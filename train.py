@@ -44,6 +44,7 @@ from torch.distributed.tensor import DTensor
 import configs
 import engines
 import grpo
+import judge as judge_lib
 import model as modeling
 import reward
 import rollout
@@ -400,7 +401,7 @@ def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.Trai
            ref_model=None) -> dict[str, float]:
     """The GRPO update of one training step on this rank's samples: grpo.num_minibatches optimizer
     steps, each over an equal share of the samples. Collective: every rank calls it each step.
-    Returns the metrics of the last optimizer step plus `grad_norm`, `lr` (before the step) and
+    Returns grpo.mean_over_minibatches of its optimizer steps' metrics with `grad_norm`, `lr` (before each step),
     `skipped_update` (1.0 when no rank had a loss token: no optimizer step, the lr schedule advances)."""
     k = cfg.grpo.num_minibatches
     chunks = [samples[i * len(samples) // k:(i + 1) * len(samples) // k] for i in range(k)]
@@ -408,11 +409,12 @@ def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.Trai
     if k > 1:
         for mbs in batches:
             fill_old_logprobs(model, mbs, cfg.rollout.temperature, device)
-    metrics: dict[str, float] = {}
+    per_step = []
     for mbs in batches:
         lr = optimizer.param_groups[0]["lr"]
         metrics = accumulate_gradients(model, mbs, cfg, device, ref_model)
         metrics["lr"] = lr
+        per_step.append(metrics)
         if metrics["num_tokens"] == 0:
             # No loss token on any rank (e.g. every group had equal rewards): Adam's momentum
             # would still move the weights on a zero gradient, so the optimizer step is skipped.
@@ -424,7 +426,7 @@ def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.Trai
             continue
         metrics["grad_norm"] = optimizer_step(model, optimizer, scheduler, cfg.grad_clip)
         metrics["skipped_update"] = 0.0
-    return metrics
+    return grpo.mean_over_minibatches(per_step)
 
 
 def build_optimizer(model: torch.nn.Module, cfg: configs.TrainConfig):
@@ -439,35 +441,44 @@ def build_optimizer(model: torch.nn.Module, cfg: configs.TrainConfig):
     return optimizer, scheduler
 
 
-def samples_from_trajectories(trajectories: list, group_size: int,
-                              cfg: configs.GRPOConfig) -> tuple[list[Sample], dict]:
+def samples_from_trajectories(trajectories: list, group_size: int, cfg: configs.GRPOConfig,
+                              reward_cfg: configs.RewardConfig | None = None) -> tuple[list[Sample], dict]:
     """Turn this rank's trajectories (groups of group_size contiguous) into learner samples.
 
-    Per group: trajectories whose episode failed (reward None: docker, engine or build error) are
-    left out, never scored 0; a group with fewer than 2 scored members is dropped (no baseline);
+    Rewards: with reward_cfg, one scale per group (reward.group_consistent_rewards of .verification.score and
+    .judge_score; tampered counts as judged 0), else each .reward. Per group: failed episodes (reward None:
+    docker, engine or build error) are left out, never scored 0; a group with < 2 scored members is dropped;
     with cfg.drop_zero_variance_groups a group whose scored rewards are all equal is dropped (DAPO);
     advantages come from grpo.compute_advantages(cfg.advantage) over the scored members; with
     cfg.mask_truncated a truncated episode keeps its place in the group statistics but gets an
     all-zero loss mask. Returns (samples, counts) with counts: groups, groups_dropped_zero_variance,
-    groups_dropped_failed, trajectories_failed, trajectories_masked.
+    groups_dropped_failed, trajectories_failed, trajectories_masked, judge_dropped_groups.
     Raises ValueError if len(trajectories) is not a multiple of group_size.
     """
     if len(trajectories) % group_size:
         raise ValueError(f"trajectories: {len(trajectories)} is not a multiple of group_size={group_size}")
     counts = dict(groups=len(trajectories) // group_size, groups_dropped_zero_variance=0, groups_dropped_failed=0,
-                  trajectories_failed=0, trajectories_masked=0)
+                  trajectories_failed=0, trajectories_masked=0, judge_dropped_groups=0)
+    all_rewards = [t.reward for t in trajectories]
+    if reward_cfg is not None:
+        tampered_judge = 0.0 if reward_cfg.judge_backends else None  # the rubric scores gaming 0
+        all_rewards, counts["judge_dropped_groups"] = reward.group_consistent_rewards(
+            [None if t.reward is None else t.verification.score for t in trajectories],
+            [tampered_judge if t.stop_reason == "tampered" else t.judge_score for t in trajectories],
+            group_size, reward_cfg.w_tests, reward_cfg.w_judge)
     samples = []
     for g in range(0, len(trajectories), group_size):
-        scored = [t for t in trajectories[g:g + group_size] if t.reward is not None]
+        scored = [k for k in range(g, g + group_size) if all_rewards[k] is not None]
         counts["trajectories_failed"] += group_size - len(scored)
         if len(scored) < 2:
             counts["groups_dropped_failed"] += 1
             continue
-        rewards = torch.tensor([float(t.reward) for t in scored])
+        rewards = torch.tensor([float(all_rewards[k]) for k in scored])
         if cfg.drop_zero_variance_groups and not bool(grpo.nonzero_variance_mask(rewards, len(scored))[0]):
             counts["groups_dropped_zero_variance"] += 1
             continue
-        for t, a in zip(scored, grpo.compute_advantages(rewards, len(scored), cfg.advantage).tolist()):
+        for k, a in zip(scored, grpo.compute_advantages(rewards, len(scored), cfg.advantage).tolist()):
+            t = trajectories[k]
             mask = list(t.loss_mask)
             if cfg.mask_truncated and t.truncated:
                 mask = grpo.mask_truncated(torch.tensor([mask]), torch.tensor([True]))[0].tolist()
@@ -631,7 +642,7 @@ def _build(run: Run, local_rank: int) -> None:
     run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
     resume(run)
     run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank)
-    run.judge = reward.build_judge(cfg.reward, run.out_dir)
+    run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
@@ -763,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
             if agreed_stop(run.stop, run.device):
                 run.say(f"[train] stopped during the rollout of step {run.step + 1}; it is not trained on")
                 break
-            samples, counts = samples_from_trajectories(trajectories, cfg.grpo.group_size, cfg.grpo)  # 4. samples
+            samples, counts = samples_from_trajectories(trajectories, cfg.grpo.group_size, cfg.grpo, cfg.reward)  # 4.
             t0 = time.perf_counter()
             metrics = update(run.policy, run.optimizer, run.scheduler, samples, cfg, run.device,  # 5. update
                              run.ref_model)

@@ -30,7 +30,7 @@ from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 
 import configs  # noqa: E402
 import engines  # noqa: E402
-import reward  # noqa: E402
+import judge as judge_lib  # noqa: E402
 import rollout  # noqa: E402
 import sandbox  # noqa: E402
 import train  # noqa: E402
@@ -98,7 +98,7 @@ def main() -> None:
     optimizer, scheduler = train.build_optimizer(policy, cfg)
     sampler = train.TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
     engine = engines.build_engine(cfg.policy, model_dir, tokenizer, device, cfg.seed + rank)
-    judge = reward.build_judge(cfg.reward, cfg.out_dir)
+    judge = judge_lib.build_judge(cfg.reward, cfg.out_dir)
     loop = asyncio.new_event_loop()
     print(f"bench_step: preset tasks {[t.id for t in tasks]}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} "
           f"per step, model {model_dir}, torch threads {torch.get_num_threads()}, 1 warm-up step + "

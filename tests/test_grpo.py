@@ -450,3 +450,18 @@ def test_loss_denominator_counts_tokens_nonempty_sequences_or_all_sequences_time
     assert grpo.loss_denominator(mask, "token_mean").item() == 4.0
     assert grpo.loss_denominator(mask, "seq_mean_token_mean").item() == 2.0
     assert grpo.loss_denominator(mask, "seq_mean_token_sum_norm", max_tokens=4).item() == 12.0
+
+
+def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind():
+    first = {"num_tokens": 30.0, "pg_loss": 0.2, "kl_loss": 0.0, "ratio_mean": 1.0, "ratio_min": 1.0,
+             "ratio_max": 1.0, "grad_norm": 2.0, "lr": 1e-6, "skipped_update": 0.0}
+    second = {"num_tokens": 10.0, "pg_loss": -0.4, "kl_loss": 0.0, "ratio_mean": 1.2, "ratio_min": 0.7,
+              "ratio_max": 1.5, "grad_norm": 4.0, "lr": 2e-6, "skipped_update": 0.0}
+    skipped = {**second, "num_tokens": 0.0, "pg_loss": 0.0, "ratio_min": None, "ratio_max": None,
+               "grad_norm": 0.0, "skipped_update": 1.0}
+    m = grpo.mean_over_minibatches([first, second])
+    assert m["num_tokens"] == 40.0 and m["pg_loss"] == pytest.approx(-0.1, abs=1e-15)
+    assert m["ratio_mean"] == pytest.approx((30 * 1.0 + 10 * 1.2) / 40, abs=1e-15)  # token-weighted: 1.05
+    assert (m["ratio_min"], m["ratio_max"], m["grad_norm"], m["lr"]) == (0.7, 1.5, 3.0, 1.5e-6)
+    m = grpo.mean_over_minibatches([first, skipped])
+    assert (m["ratio_min"], m["ratio_max"], m["skipped_update"], m["ratio_mean"]) == (1.0, 1.0, 0.5, 1.0)

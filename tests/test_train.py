@@ -16,6 +16,8 @@ import checkpoints
 import configs
 import grpo
 import logs
+import reward
+import rollout
 import train
 import weights
 from judge_server import JudgeServer
@@ -148,7 +150,7 @@ def test_samples_from_trajectories_drops_zero_variance_groups_and_masks_truncate
     assert [s.advantage for s in samples] == [0.5, -0.5]
     assert samples[0].loss_mask == [0, 1, 1] and samples[1].loss_mask == [0, 0, 0]
     assert counts == {"groups": 2, "groups_dropped_zero_variance": 1, "groups_dropped_failed": 0,
-                      "trajectories_failed": 0, "trajectories_masked": 1}
+                      "trajectories_failed": 0, "trajectories_masked": 1, "judge_dropped_groups": 0}
     kept, counts = train.samples_from_trajectories(trajs, 2, configs.GRPOConfig(drop_zero_variance_groups=False))
     assert len(kept) == 4 and counts["groups_dropped_zero_variance"] == 0 and kept[1].loss_mask == [0, 1, 1]
 
@@ -159,7 +161,30 @@ def test_failed_episodes_are_left_out_of_the_group_never_scored_zero():
     samples, counts = train.samples_from_trajectories(trajs, 3, configs.GRPOConfig(advantage="drgrpo"))
     assert [s.advantage for s in samples] == [0.5, -0.5]
     assert counts == {"groups": 2, "groups_dropped_zero_variance": 0, "groups_dropped_failed": 1,
-                      "trajectories_failed": 3, "trajectories_masked": 0}
+                      "trajectories_failed": 3, "trajectories_masked": 0, "judge_dropped_groups": 0}
+
+
+def _judged(verification, judge, stop_reason="finish"):
+    v = reward.Verification(verification, verification == 1.0, [], [], [], [])
+    r = None if verification is None else reward.combine(verification, judge)
+    return rollout.Trajectory("t", 0, [1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.5], stop_reason=stop_reason, reward=r,
+                              verification=v, judge_score=judge)
+
+
+def test_a_judge_failure_puts_its_whole_group_on_the_tests_alone():
+    # group 0: every test passed, judges 0.8, 0.8, 0.8 and one failure (own rewards 0.93, 0.93, 0.93, 1.0)
+    # group 1: every judge answered; a tampered episode (never judged) counts as judged 0
+    trajs = [_judged(1.0, 0.8), _judged(1.0, 0.8), _judged(1.0, 0.8), _judged(1.0, None),
+             _judged(1.0, 0.6), _judged(0.5, 0.4), _judged(0.0, None, "tampered"), _judged(0.5, 0.4)]
+    cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=False)
+    rcfg = configs.RewardConfig(judge_backends=("openai:judge@http://127.0.0.1:1",))
+    samples, counts = train.samples_from_trajectories(trajs, 4, cfg, rcfg)
+    assert [s.advantage for s in samples[:4]] == [0.0, 0.0, 0.0, 0.0]  # not [-0.0175] * 3 + [0.0525]
+    want = [0.65 + 0.35 * 0.6, 0.65 * 0.5 + 0.35 * 0.4, 0.0, 0.65 * 0.5 + 0.35 * 0.4]
+    assert [s.advantage for s in samples[4:]] == pytest.approx([w - sum(want) / 4 for w in want], abs=1e-6)
+    assert counts["judge_dropped_groups"] == 1
+    _, own = train.samples_from_trajectories(trajs, 4, cfg)  # without reward_cfg: each trajectory's own reward
+    assert own["judge_dropped_groups"] == 0
 
 
 def test_reward_curve_png_and_metrics_truncation(tmp_path):
@@ -250,8 +275,18 @@ def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
         cfg = configs.TrainConfig(grpo=configs.GRPOConfig(num_minibatches=2), lr=1e-3)
         optimizer, scheduler = train.build_optimizer(policy, cfg)
         m = train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
-        result["minibatches"] = {"optimizer_steps": scheduler.last_epoch, "num_tokens": m["num_tokens"],
-                                 "ratio_min": m["ratio_min"], "ratio_max": m["ratio_max"]}
+        # the same two optimizer steps by hand from the same weights, one metrics record each
+        steps_taken = scheduler.last_epoch
+        fresh = _policy(model_dir, mesh)
+        optimizer, scheduler = train.build_optimizer(fresh, cfg)
+        halves = [train.make_micro_batches(c, cfg.micro_batch_tokens) for c in (samples[:4], samples[4:])]
+        for mbs in halves:
+            train.fill_old_logprobs(fresh, mbs, cfg.rollout.temperature, torch.device("cpu"))
+        per_step = []
+        for mbs in halves:
+            per_step.append(train.accumulate_gradients(fresh, mbs, cfg, torch.device("cpu")))
+            train.optimizer_step(fresh, optimizer, scheduler, cfg.grad_clip)
+        result["minibatches"] = {"optimizer_steps": steps_taken, "logged": m, "per_step": per_step}
     if rank == 0:
         torch.save(result, out_path)
     dist.barrier()  # no rank tears gloo down while another still talks to it
@@ -286,9 +321,25 @@ def test_loss_normalisation_is_the_same_for_1x4_2x2_and_1x1_micro_batches(grad_r
 def test_num_minibatches_takes_off_policy_steps_against_recomputed_old_logprobs(grad_runs):
     mb = grad_runs["1x1"]["minibatches"]
     assert mb["optimizer_steps"] == 2
-    assert mb["num_tokens"] == sum(sum(s.loss_mask[1:]) for s in _samples(49152)[4:])  # the second half
+    first, second = mb["per_step"]
+    assert first["ratio_min"] == first["ratio_max"] == 1.0  # on-policy: the recorded log-probs are the current ones
     # the second step's policy moved away from the one whose log-probs were recorded: ratio != 1
-    assert mb["ratio_min"] < 1.0 < mb["ratio_max"]
+    assert second["ratio_min"] < 1.0 < second["ratio_max"]
+
+
+def test_num_minibatches_logs_the_mean_over_all_optimizer_steps(grad_runs):
+    mb = grad_runs["1x1"]["minibatches"]
+    logged, (first, second) = mb["logged"], mb["per_step"]
+    tokens = [sum(sum(s.loss_mask[1:]) for s in half) for half in (_samples(49152)[:4], _samples(49152)[4:])]
+    assert (first["num_tokens"], second["num_tokens"]) == tuple(tokens)
+    assert logged["num_tokens"] == tokens[0] + tokens[1]  # every loss token of the step, not the last half's
+    assert abs(first["pg_loss"] - second["pg_loss"]) > 1e-3  # so the mean differs from either one
+    assert logged["pg_loss"] == pytest.approx((first["pg_loss"] + second["pg_loss"]) / 2, abs=1e-6)
+    # token means are weighted by each step's loss tokens
+    want = (first["ratio_mean"] * tokens[0] + second["ratio_mean"] * tokens[1]) / (tokens[0] + tokens[1])
+    assert logged["ratio_mean"] == pytest.approx(want, abs=1e-6)
+    assert (logged["ratio_min"], logged["ratio_max"]) == (second["ratio_min"], second["ratio_max"])
+    assert logged["skipped_update"] == 0.0
 
 
 class _SyntheticTraj:
