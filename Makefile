@@ -1,18 +1,23 @@
 # termrl: two commands on a fresh machine.
 #   make train   runs the main job on the embedded default (2 CPU ranks, SmolLM2-135M-Instruct, starter tasks)
+#   make learn   trains it, then evaluates base vs trained with 95% intervals (runs/learn/learning.json)
 #   make test    passes the test suite (real Docker, real HTTP on loopback, tiny real models)
 PYTHON ?= python3
 NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train test test-fast validate-tasks bench gpu-smoke clean-containers
+.PHONY: setup train learn test test-fast validate-tasks bench gpu-smoke clean-containers
 
 setup:
 	@bash scripts/setup.sh
 
 train: setup
 	$(PYTHON) -m torch.distributed.run --standalone --nproc_per_node=$(NPROC) train.py --preset $(PRESET) $(ARGS)
+
+# train the CPU default (preset cpu-learn), evaluate base vs trained: runs/learn/learning.json, learning.png, a verdict
+learn: setup
+	$(PYTHON) learn.py --nproc $(NPROC) $(ARGS)
 
 test: setup
 	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS)

@@ -209,6 +209,12 @@ PRESETS: dict[str, TrainConfig] = {
                                   out_dir="runs/qwen3-32b-32xh100", nnodes=4),
 }
 DEFAULT_PRESET = "cpu-smollm2"
+# `make learn` (learn.py): the CPU default's model, tasks and sampling, with the 1-turn x 64-token episodes of the
+# 30-step run in BENCHMARKS.md (mean reward 0.195 -> 0.375 at lr 2e-6, cosine); here 48 steps (16 epochs of the
+# 6 tasks, 8 episodes = one engine batch per step) at a constant 2e-6, about 3x that run's summed lr x steps.
+PRESETS["cpu-learn"] = _replace(
+    PRESETS["cpu-smollm2"], rollout=dict(max_turns=1, max_tokens_per_turn=64), steps=48, lr=2e-6,
+    lr_schedule="constant", out_dir="runs/learn/train", save_every=48)
 
 
 @dataclass
@@ -240,6 +246,24 @@ class EvalConfig:
     rollout: RolloutConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout))
     sandbox: SandboxConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox))
     reward: RewardConfig = field(default_factory=RewardConfig)
+
+
+@dataclass
+class LearnConfig:
+    """`make learn` (learn.py): train a preset, then evaluate the base and the trained policy on the trained
+    tasks and on easy tasks not trained on, with a sampling seed training never used. Flags after `--` go
+    to train.py (they override the preset, e.g. `-- --steps 2`); evaluation uses the resulting policy,
+    rollout, sandbox and reward sections, so it samples exactly as training did."""
+
+    preset: str = "cpu-learn"  # training preset (PRESETS)
+    out: str = "runs/learn"  # learning.json, learning.png, eval/; training writes to <out>/train
+    nproc: int = 2  # training ranks (torchrun --nproc_per_node)
+    train: bool = True  # False (--no-train): evaluate the policy already exported to <out>/train/hf
+    seed: int = 777  # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
+    k: int = 16  # episodes per trained task, per policy
+    heldout_task_ids: tuple[str, ...] = ("create-empty-file", "first-line", "make-script-executable", "nested-dirs")  # easy, not trained on
+    heldout_k: int = 8  # episodes per held-out task, per policy
+    bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
 
 
 # ----------------------------------------------------------------------------- validation, once, at start-up
@@ -381,6 +405,16 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
     return cfg
 
 
+def validate_learn(cfg: LearnConfig) -> LearnConfig:
+    """Check the knobs of learn.py (the training flags are checked by parse_cli). Returns cfg.
+    Raises ConfigError naming the field, e.g. "k = 0: must be >= 1"."""
+    need(cfg.preset in PRESETS, "preset", cfg.preset, f"unknown; choose one of {', '.join(PRESETS)}")
+    for name in ("nproc", "k", "heldout_k", "bootstrap_resamples"):
+        need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
+    need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
+    return cfg
+
+
 def validate_tasks_cli(**knobs) -> None:
     """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold) by name.
     Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
@@ -411,6 +445,12 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
     doc = (description or "termrl") + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
     cfg = _tyro().cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
     return validate(cfg, check_paths=check_paths)
+
+
+def parse_learn_cli(args: list[str] | None = None, description: str | None = None) -> LearnConfig:
+    """Parse `python learn.py` flags (those before `--`) into a validated LearnConfig (validate_learn).
+    Raises ConfigError naming a bad field; SystemExit from tyro on unknown flags or `--help`."""
+    return validate_learn(_tyro().cli(LearnConfig, args=args, description=description))
 
 
 def parse_eval_cli(args: list[str] | None = None, description: str | None = None,
