@@ -1,6 +1,6 @@
 """`make learn`: does training help? Train the CPU default, then evaluate the base and the trained policy.
 
-    python learn.py                              # preset cpu-learn, 2 ranks: about 35-45 min on 2 idle cores
+    python learn.py                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
     python learn.py --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
     python learn.py --no-train                   # evaluate <out>/train/hf again
 
@@ -24,6 +24,7 @@ import math
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def plot(learning: dict, png: Path) -> Path:
     import matplotlib.pyplot as plt
 
     sets = [k for k in ("trained_tasks", "heldout_tasks") if k in learning["results"]]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     for ax, (key, title) in zip(axes, (("mean_reward", "mean reward"), ("resolved_rate", "resolved rate"))):
         for j, policy in enumerate(("base", "trained")):
             xs, ys, errs = [], [], [[], []]
@@ -141,11 +142,12 @@ def plot(learning: dict, png: Path) -> Path:
                 errs[0].append(s[key] - lo)
                 errs[1].append(hi - s[key])
             ax.bar(xs, ys, width=0.34, yerr=errs, capsize=4, label=policy)
-        ax.set_xticks(range(len(sets)), [n.replace("_", " ") for n in sets])
+        ax.set_xticks(range(len(sets)), [{"trained_tasks": "trained tasks", "heldout_tasks": "easy tasks not trained on"}[n]
+                                         for n in sets])
         ax.set_ylim(0, 1)
         ax.set_title(f"{title} (95% CI)")
     axes[0].legend()
-    fig.suptitle(learning["verdict"]["line"][:110], fontsize=8)
+    fig.suptitle(textwrap.fill(learning["verdict"]["line"], 130), fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)
