@@ -16,8 +16,8 @@ from configs import PRESETS, ConfigError, EvalConfig, parse_cli, parse_eval_cli,
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_presets_are_the_four_named_ones():
-    assert list(PRESETS) == ["cpu-smollm2", "qwen3-8b-2xa100", "qwen3-32b-8xh100", "qwen3-32b-32xh100"]
+def test_presets_are_the_five_named_ones():
+    assert list(PRESETS) == ["cpu-smollm2", "qwen3-8b-2xa100", "qwen3-32b-8xh100", "qwen3-32b-32xh100", "cpu-learn"]
 
 
 def test_default_preset_is_two_cpu_ranks_on_the_embedded_model():
@@ -40,7 +40,7 @@ def test_unknown_preset_is_named_with_the_choices():
     with pytest.raises(ConfigError) as e:
         parse_cli(["--preset", "qwen9"])
     assert str(e.value) == ("preset = 'qwen9': unknown; choose one of cpu-smollm2, qwen3-8b-2xa100, "
-                            "qwen3-32b-8xh100, qwen3-32b-32xh100")
+                            "qwen3-32b-8xh100, qwen3-32b-32xh100, cpu-learn")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -233,3 +233,11 @@ def test_base_image_env_reaches_training_evaluation_and_image_builds():
                        env={**os.environ, "BASE_IMAGE": "local/debian:test"})
     assert r.stdout.split() == ["local/debian:test"] * 3, r.stderr[-2000:]
     assert configs.DEFAULT_BASE_IMAGE == "termrl/base:bookworm"
+
+
+def test_learn_preset_is_the_cpu_default_with_single_turn_episodes_and_a_constant_lr():
+    cfg, base = PRESETS["cpu-learn"], PRESETS["cpu-smollm2"]
+    assert (cfg.rollout.max_turns, cfg.rollout.max_tokens_per_turn, cfg.steps, cfg.lr, cfg.lr_schedule) == (
+        1, 64, 48, 2e-6, "constant")
+    assert (cfg.policy, cfg.task_ids, cfg.grpo, cfg.tasks_per_step) == (base.policy, base.task_ids, base.grpo, 2)
+    assert base.rollout.max_turns == 3  # the CPU default itself is unchanged
