@@ -58,8 +58,8 @@ class RecordingEngine(E.ScriptedEngine):
         super().__init__(*a, **kw)
         self.completions = []
 
-    async def generate(self, prompt_ids, sampling):
-        c = await super().generate(prompt_ids, sampling)
+    async def generate(self, prompt_ids, sampling, messages=None):
+        c = await super().generate(prompt_ids, sampling, messages)
         self.completions.append(c)
         return c
 
@@ -147,7 +147,7 @@ def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, 
 
 HERMES_BAD = [  # (model output, exact observation before the format hint)
     ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}\n</tool_call>',
-     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 47)."),
+     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 48)."),  # at the '<' of </tool_call>
     ('<tool_call>\n{"name": "python", "arguments": {"code": "print(1)"}}\n</tool_call>',
      "Format error: tool call 1: unknown tool 'python'; the tools are bash, read_file, write_file, edit_file, finish."),
     ('<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt"}}\n</tool_call>',
