@@ -166,7 +166,8 @@ def stop_ids_of(tokenizer, model_dir: str | os.PathLike | None = None) -> set[in
     ids = {end_of_turn(tokenizer)}
     if tokenizer.eos_token_id is not None:
         ids.add(int(tokenizer.eos_token_id))
-    return ids | set(weights.generation_eos_ids(model_dir if model_dir is not None else tokenizer.name_or_path))
+    src = model_dir if model_dir is not None else getattr(tokenizer, "name_or_path", "")
+    return ids | set(weights.generation_eos_ids(src)) if src else ids
 
 
 @dataclass

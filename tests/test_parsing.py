@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import actions as A
 import engines as E
 import rollout as R
 import weights
@@ -59,45 +60,45 @@ def commands(calls):
 
 def test_hermes_tags_inside_a_json_string_are_text():
     cmd = "printf '</tool_call> <think> <tool_call> </think>\\n' > tags.txt"
-    assert R.parse_hermes(call("bash", command=cmd) + "\n" + call("bash", command="cat tags.txt")) == [
-        R.ToolCall("bash", {"command": cmd}), R.ToolCall("bash", {"command": "cat tags.txt"})]
+    assert A.parse_hermes(call("bash", command=cmd) + "\n" + call("bash", command="cat tags.txt")) == [
+        A.ToolCall("bash", {"command": cmd}), A.ToolCall("bash", {"command": "cat tags.txt"})]
 
 
 def test_hermes_closing_tag_may_follow_after_whitespace_only():
     ok = '<tool_call>  {"name": "bash", "arguments": {"command": "ls"}} \n\t</tool_call>'
-    assert R.parse_hermes(ok) == [R.ToolCall("bash", {"command": "ls"})]
-    with pytest.raises(R.FormatError, match=r"^Format error: tool call 1: expected </tool_call> right after its "
+    assert A.parse_hermes(ok) == [A.ToolCall("bash", {"command": "ls"})]
+    with pytest.raises(A.FormatError, match=r"^Format error: tool call 1: expected </tool_call> right after its "
                                             r"JSON object, found '}\\n</tool_call>'\."):
-        R.parse_hermes('<tool_call>{"name": "bash", "arguments": {"command": "ls"}}}\n</tool_call>')
+        A.parse_hermes('<tool_call>{"name": "bash", "arguments": {"command": "ls"}}}\n</tool_call>')
 
 
 @pytest.mark.parametrize("reply,error", [
     ('<tool_call>\n{"name": "bash", "arguments": {"command": "echo </tool_call',
      "Format error: tool call 1 is not valid JSON (Unterminated string starting at char 42)."),
-    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}', "Format error: tool call 1 is not valid JSON "
-                                                                    "(Expecting ',' delimiter at char 47)."),
-    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}', "Format error: <tool_call> without a closing "
-                                                                     "</tool_call>."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}',
+     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 47)."),
+    ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}',
+     "Format error: <tool_call> without a closing </tool_call>."),
     ('<tool_call>{"name": "bash", "arguments": {"command": "ls", "timeout_s": NaN}}</tool_call>',
      "Format error: tool call 1: argument 'timeout_s' of bash must be a finite number, got NaN."),
 ])
 def test_hermes_truncated_or_unbalanced_json_is_a_format_error(reply, error):
-    with pytest.raises(R.FormatError) as e:
-        R.parse_hermes(reply)
-    assert str(e.value) == error + R.HERMES_HINT
+    with pytest.raises(A.FormatError) as e:
+        A.parse_hermes(reply)
+    assert str(e.value) == error + A.HERMES_HINT
 
 
 def test_hermes_lone_surrogate_escape_is_a_format_error_with_ascii_text():
     reply = '<tool_call>{"name": "bash", "arguments": {"command": "echo \\ud83d"}}</tool_call>'
-    with pytest.raises(R.FormatError) as e:
-        R.parse_hermes(reply)
+    with pytest.raises(A.FormatError) as e:
+        A.parse_hermes(reply)
     assert str(e.value) == ("Format error: tool call 1: argument 'command' of bash is not valid Unicode (a lone "
                             "UTF-16 surrogate '\\ud83d' at char 5); write the character itself or a surrogate pair."
-                            + R.HERMES_HINT)
+                            + A.HERMES_HINT)
     str(e.value).encode("utf-8")  # the observation itself can be tokenised
     # a surrogate pair is one valid character
     pair = '<tool_call>{"name": "bash", "arguments": {"command": "echo \\ud83d\\ude00"}}</tool_call>'
-    assert R.parse_hermes(pair) == [R.ToolCall("bash", {"command": "echo \U0001F600"})]
+    assert A.parse_hermes(pair) == [A.ToolCall("bash", {"command": "echo \U0001F600"})]
 
 
 # ----------------------------------------------------------------------------- reasoning per chat template
@@ -111,21 +112,21 @@ def test_chat_format_detects_a_generation_prompt_that_opens_think(tok, think_tok
 def test_tool_calls_inside_reasoning_are_not_run():
     inside = "I could " + call("bash", command="rm -rf /app") + " but no."
     after = "\n</think>\n\n" + call("bash", command="ls")
-    assert commands(R.parse_hermes(inside + after, opens_think=True)) == ["ls"]
-    assert commands(R.parse_hermes("<think>\n" + inside + after)) == ["ls"]
+    assert commands(A.parse_hermes(inside + after, opens_think=True)) == ["ls"]
+    assert commands(A.parse_hermes("<think>\n" + inside + after)) == ["ls"]
     # reasoning ends at the first </think>: a call after it runs even if another </think> follows
-    assert commands(R.parse_hermes("a</think>" + call("bash", command="pwd") + "</think>", opens_think=True)) == ["pwd"]
-    with pytest.raises(R.FormatError, match="no tool call found"):  # reasoning never closed: nothing runs
-        R.parse_hermes(inside, opens_think=True)
+    assert commands(A.parse_hermes("a</think>" + call("bash", command="pwd") + "</think>", opens_think=True)) == ["pwd"]
+    with pytest.raises(A.FormatError, match="no tool call found"):  # reasoning never closed: nothing runs
+        A.parse_hermes(inside, opens_think=True)
 
 
 def test_markdown_blocks_inside_reasoning_neither_run_nor_end_the_turn():
     reasoning = "Maybe:\n```bash\nrm -rf /app\n```\nDONE\n"
-    assert R.markdown_action_done(reasoning, opens_think=True) is False
+    assert A.markdown_action_done(reasoning, opens_think=True) is False
     reply = reasoning + "</think>\n```bash\nls\n```\n"
-    assert R.markdown_action_done(reply, opens_think=True) is True
-    assert commands(R.parse_markdown(reply, opens_think=True)) == ["ls"]
-    assert commands(R.parse_markdown("<think>\n" + reply)) == ["ls"]
+    assert A.markdown_action_done(reply, opens_think=True) is True
+    assert commands(A.parse_markdown(reply, opens_think=True)) == ["ls"]
+    assert commands(A.parse_markdown("<think>\n" + reply)) == ["ls"]
 
 
 def test_thinking_template_hermes_episode_runs_only_the_calls_after_reasoning(think_tok, hello_task):
@@ -143,51 +144,51 @@ def test_thinking_template_hermes_episode_runs_only_the_calls_after_reasoning(th
 
 def test_markdown_longer_and_tilde_fences_with_shorter_fence_lines_inside():
     doc = "cat > README.md <<'EOF'\n# T\n```python\nprint(1)\n```\nEOF"
-    assert commands(R.parse_markdown("````bash\n" + doc + "\n````")) == [doc]
-    assert commands(R.parse_markdown("~~~sh\n" + doc + "\n~~~~~")) == [doc]
+    assert commands(A.parse_markdown("````bash\n" + doc + "\n````")) == [doc]
+    assert commands(A.parse_markdown("~~~sh\n" + doc + "\n~~~~~")) == [doc]
     # a closing fence is of the same character, at least as long, without an info string
-    assert commands(R.parse_markdown("~~~\necho a\n```\n~~~")) == ["echo a\n```"]
-    assert commands(R.parse_markdown("````\necho a\n```\n````")) == ["echo a\n```"]
-    assert commands(R.parse_markdown("```\necho a\n```bash\n```")) == ["echo a\n```bash"]
+    assert commands(A.parse_markdown("~~~\necho a\n```\n~~~")) == ["echo a\n```"]
+    assert commands(A.parse_markdown("````\necho a\n```\n````")) == ["echo a\n```"]
+    assert commands(A.parse_markdown("```\necho a\n```bash\n```")) == ["echo a\n```bash"]
 
 
 def test_markdown_fence_indentation_up_to_three_spaces_is_removed_from_the_content():
-    assert commands(R.parse_markdown("   ```bash\n   ls\n     pwd\n  ```")) == ["ls\n  pwd"]
-    with pytest.raises(R.FormatError, match="no bash block and no DONE"):  # 4 spaces: an indented code block
-        R.parse_markdown("    ```bash\n    ls\n    ```")
+    assert commands(A.parse_markdown("   ```bash\n   ls\n     pwd\n  ```")) == ["ls\n  pwd"]
+    with pytest.raises(A.FormatError, match="no bash block and no DONE"):  # 4 spaces: an indented code block
+        A.parse_markdown("    ```bash\n    ls\n    ```")
 
 
 def test_markdown_info_strings_bash_sh_shell_console_and_empty_run_others_do_not():
     reply = "\n".join(f"```{info}\necho {i}\n```" for i, info in
                       enumerate(["bash", "sh", "shell", "console", "", "python", "json", "Bash title=x", "~~"]))
-    assert commands(R.parse_markdown(reply)) == ["echo 0", "echo 1", "echo 2", "echo 3", "echo 4", "echo 7"]
+    assert commands(A.parse_markdown(reply)) == ["echo 0", "echo 1", "echo 2", "echo 3", "echo 4", "echo 7"]
 
 
 def test_markdown_heredoc_body_with_a_fence_line_is_kept_whole():
     for op, delim in [("<<EOF", "EOF"), ("<< 'EOF'", "EOF"), ('<<"END"', "END"), ("<<-EOF", "\tEOF")]:
         cmd = f"cat > notes.md {op}\n```\ncode\n```\n{delim}\ncat notes.md"
         reply = f"Writing it:\n```bash\n{cmd}\n```\nthen\n```bash\nwc -l notes.md\n```"
-        assert commands(R.parse_markdown(reply)) == [cmd, "wc -l notes.md"]
-        assert R.markdown_action_done(f"```bash\n{cmd}\n```") is False  # the fence line is not yet complete
-        assert [R.markdown_action_done(p) for p in (f"```bash\n{cmd.split('```')[0]}```\n",
+        assert commands(A.parse_markdown(reply)) == [cmd, "wc -l notes.md"]
+        assert A.markdown_action_done(f"```bash\n{cmd}\n```") is False  # the fence line is not yet complete
+        assert [A.markdown_action_done(p) for p in (f"```bash\n{cmd.split('```')[0]}```\n",
                                                      f"```bash\n{cmd}\n```\n")] == [False, True]
 
 
 def test_markdown_quoted_or_commented_angle_brackets_open_no_heredoc():
     for line in ["echo 'a <<EOF'", 'echo "x <<EOF"', "ls  # see <<EOF", "cat <<< EOF", "echo $((1<<2))"]:
-        assert commands(R.parse_markdown(f"```bash\n{line}\n```\nDONE")) == [line, "finish"]
+        assert commands(A.parse_markdown(f"```bash\n{line}\n```\nDONE")) == [line, "finish"]
 
 
 def test_markdown_unterminated_heredoc_ends_at_its_first_closing_fence():
     # bash runs an unterminated heredoc to the end of the script; the block then ends at the first fence line
-    assert commands(R.parse_markdown("```bash\ncat <<EOF\nhi\n```\nDONE")) == ["cat <<EOF\nhi", "finish"]
+    assert commands(A.parse_markdown("```bash\ncat <<EOF\nhi\n```\nDONE")) == ["cat <<EOF\nhi", "finish"]
 
 
 def test_markdown_action_done_uses_the_same_fence_rules():
     cases = {"````bash\nls\n```\n": False, "````bash\nls\n```\n````\n": True, "~~~\nls\n~~~\n": True,
              "~~~\nls\n```\n": False, "```python\nx\n```\n": False, "    ```bash\nls\n    ```\n": False,
              "```bash\nls\n```\n": True}
-    assert {t: R.markdown_action_done(t) for t in cases} == cases
+    assert {t: A.markdown_action_done(t) for t in cases} == cases
 
 
 # ----------------------------------------------------------------------------- properties: format, then parse
@@ -203,8 +204,8 @@ COMMAND = st.lists(st.one_of(st.text(max_size=12), TRICKY), max_size=14).map("".
 def test_property_hermes_any_command_survives_json_formatting(cmd, ascii_only, think):
     reasoning = "<think>" + think + "</think>\n"
     body = json.dumps({"name": "bash", "arguments": {"command": cmd}}, ensure_ascii=ascii_only)
-    assert R.parse_hermes(reasoning + "<tool_call>\n" + body + "\n</tool_call>\n" + call("bash", command="ls")) == [
-        R.ToolCall("bash", {"command": cmd}), R.ToolCall("bash", {"command": "ls"})]
+    assert A.parse_hermes(reasoning + "<tool_call>\n" + body + "\n</tool_call>\n" + call("bash", command="ls")) == [
+        A.ToolCall("bash", {"command": cmd}), A.ToolCall("bash", {"command": "ls"})]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,8 +214,8 @@ def test_property_markdown_any_command_survives_a_long_enough_fence(cmd, fence_c
     longest = max((len(r) for r in re.findall(re.escape(fence_char) + "+", cmd)), default=0)
     fence = fence_char * max(3, longest + 1)
     reply = f"{fence}{info}\n{cmd}\n{fence}\n"
-    assert R.parse_markdown(reply + "DONE") == [R.ToolCall("bash", {"command": cmd}), R.ToolCall("finish", {"message": "DONE"})]
-    assert R.parse_markdown(reply, max_arg_bytes=1 << 20) == [R.ToolCall("bash", {"command": cmd})]
+    assert A.parse_markdown(reply + "DONE") == [A.ToolCall("bash", {"command": cmd}), A.ToolCall("finish", {"message": "DONE"})]
+    assert A.parse_markdown(reply, max_arg_bytes=1 << 20) == [A.ToolCall("bash", {"command": cmd})]
 
 
 # ----------------------------------------------------------------------------- stop ids (generation_config.json)
@@ -304,7 +305,7 @@ def test_chat_decode_drops_a_trailing_generation_config_eos_token(tmp_path):
     chat = R.ChatFormat(tok, "markdown")
     ids = tok.encode("DONE", add_special_tokens=False)
     assert chat.decode(ids + [0]) == "DONE" and chat.decode(ids + [2]) == "DONE"
-    assert R.parse_actions(chat.decode(ids + [0]), "markdown", 100) == [R.ToolCall("finish", {"message": "DONE"})]
+    assert A.parse_actions(chat.decode(ids + [0]), "markdown", 100) == [A.ToolCall("finish", {"message": "DONE"})]
 
 
 # ----------------------------------------------------------------------------- downstream: the container sees it

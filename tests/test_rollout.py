@@ -16,6 +16,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+import actions as A
 import engines as E
 import evaluate as EV
 import rollout as R
@@ -223,7 +224,7 @@ def test_markdown_action_done_needs_a_complete_closing_fence_or_done_line():
     cases = {"```bash\nls\n```": False, "```bash\nls\n```\n": True, "```bash\nls\n```bash\n": False,
              "```python\nx = 1\n```\n": False, "```python\nx\n```\n```sh\nls\n```\n\n": True,
              "ok\nDONE": False, "ok\nDONE\n": True, "```\nDONE\n": False, "```\nls\n```\n": True}
-    assert {t: R.markdown_action_done(t) for t in cases} == cases
+    assert {t: A.markdown_action_done(t) for t in cases} == cases
 
 
 def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
