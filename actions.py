@@ -119,6 +119,13 @@ def split_reasoning(text: str, opens_think: bool = False) -> tuple[str, str]:
     return text[:end + len("</think>")], text[end + len("</think>"):]
 
 
+def _unclosed(reasoning: str, opens_think: bool) -> str:
+    """The note added to a "no action" error when the reply's reasoning never closed ("" otherwise)."""
+    if (reasoning or opens_think) and not reasoning.endswith("</think>"):
+        return " (the reasoning opened by <think> has no </think>; calls inside reasoning are not run)"
+    return ""
+
+
 _JSON = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _CLOSE_TAG = re.compile(r"[ \t\n\r]*</tool_call>")
@@ -135,7 +142,7 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
     value's start), text between the JSON and `</tool_call>`, <tool_call> without </tool_call>, a call that is
     not {"name": ..., "arguments": {...}}, or any check_call error (e.g. a lone UTF-16 surrogate escape).
     """
-    _, rest = split_reasoning(text, opens_think)
+    reasoning, rest = split_reasoning(text, opens_think)
     calls, pos = [], 0
     while True:
         start, think = rest.find("<tool_call>", pos), rest.find("<think>", pos)
@@ -169,7 +176,7 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
             raise FormatError(f"Format error: {e}" + HERMES_HINT)
         pos = m.end()
     if not calls:
-        raise FormatError("Format error: no tool call found." + HERMES_HINT)
+        raise FormatError(f"Format error: no tool call found{_unclosed(reasoning, opens_think)}." + HERMES_HINT)
     return calls
 
 
@@ -264,7 +271,7 @@ def parse_markdown(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fa
     Raises FormatError: no bash block and no DONE, an unclosed block, an empty block, or a block longer than
     max_arg_bytes (UTF-8 bytes).
     """
-    _, rest = split_reasoning(text, opens_think)
+    reasoning, rest = split_reasoning(text, opens_think)
     items, open_lang = _markdown_items(rest.split("\n"), final=True)
     calls = []
     for kind, value in items:
@@ -281,7 +288,8 @@ def parse_markdown(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fa
     if open_lang is not None:
         raise FormatError("Format error: a ``` block is not closed." + MARKDOWN_HINT)
     if not calls:
-        raise FormatError("Format error: no bash block and no DONE found." + MARKDOWN_HINT)
+        raise FormatError(f"Format error: no bash block and no DONE found{_unclosed(reasoning, opens_think)}."
+                          + MARKDOWN_HINT)
     return calls
 
 

@@ -116,8 +116,10 @@ def test_tool_calls_inside_reasoning_are_not_run():
     assert commands(A.parse_hermes("<think>\n" + inside + after)) == ["ls"]
     # reasoning ends at the first </think>: a call after it runs even if another </think> follows
     assert commands(A.parse_hermes("a</think>" + call("bash", command="pwd") + "</think>", opens_think=True)) == ["pwd"]
-    with pytest.raises(A.FormatError, match="no tool call found"):  # reasoning never closed: nothing runs
+    with pytest.raises(A.FormatError) as e:  # reasoning never closed: nothing runs
         A.parse_hermes(inside, opens_think=True)
+    assert str(e.value) == ("Format error: no tool call found (the reasoning opened by <think> has no </think>; "
+                            "calls inside reasoning are not run)." + A.HERMES_HINT)
 
 
 def test_markdown_blocks_inside_reasoning_neither_run_nor_end_the_turn():
