@@ -162,12 +162,19 @@ def end_of_turn(tokenizer) -> int:
     raise ValueError("tokenizer chat_template: a rendered assistant turn contains no special end-of-turn token")
 
 
-def stop_ids_of(tokenizer) -> set[int]:
-    """Token ids that end an assistant turn: the chat template's end-of-turn token and the tokenizer's eos."""
+def stop_ids_of(tokenizer, model_dir: str | os.PathLike | None = None) -> set[int]:
+    """Token ids that end an assistant turn, the same for every engine: the chat template's end-of-turn token,
+    the tokenizer's eos, and the eos ids of the model's generation_config.json (`eos_token_id`, an int or a
+    list: Qwen3 lists <|im_end|> and <|endoftext|>), as HF `generate` and vLLM stop at them.
+
+    model_dir: the HF dir holding generation_config.json; None reads it from the tokenizer's own dir
+    (tokenizer.name_or_path, where weights.load_tokenizer and vLLM loaded it), none when that is not a dir.
+    Raises ValueError (weights.generation_eos_ids) when eos_token_id is neither an int nor a list of ints."""
     ids = {end_of_turn(tokenizer)}
     if tokenizer.eos_token_id is not None:
         ids.add(int(tokenizer.eos_token_id))
-    return ids
+    src = model_dir if model_dir is not None else getattr(tokenizer, "name_or_path", "")
+    return ids | set(weights.generation_eos_ids(src)) if src else ids
 
 
 @dataclass
@@ -355,7 +362,8 @@ class ScriptedEngine(Engine):
     """Replays fixed replies through the real tokenizer (tests, demos). The reply for a request is chosen by
     the turn it continues: the number of assistant generation prompts already in prompt_ids, minus one.
     Each reply is `tokenizer.encode(text, add_special_tokens=False)` plus the end-of-turn token (finish
-    "stop"), cut to max_tokens (finish "length"). Log-probs are a fixed -1.0 per token.
+    "stop"), or cut after its first stop id (`stop_ids_of`) when it holds one, as a sampling engine stops
+    there; then cut to max_tokens (finish "length"). Log-probs are a fixed -1.0 per token.
 
     replies: list of str (every episode plays the same script), or a callable (prompt_ids, turn) -> str.
     delay_s: seconds to wait before answering (holds episodes open, e.g. for the Ctrl-C test).
@@ -387,7 +395,9 @@ class ScriptedEngine(Engine):
             if not 0 <= turn < len(self.replies):
                 raise ValueError(f"ScriptedEngine: no reply for turn {turn} (script has {len(self.replies)})")
             text = self.replies[turn]
-        ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.eot]
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        stop = next((k for k, t in enumerate(ids) if t in self.stop_ids), None)  # as a sampling engine would stop
+        ids = ids[:stop + 1] if stop is not None else ids + [self.eot]
         n = min(sampling.max_tokens, self.max_seq_len - len(prompt_ids))
         reason = "stop" if len(ids) <= n else "length"
         ids = ids[:n]

@@ -152,6 +152,23 @@ def load_tokenizer(path: str | os.PathLike):
     return tok
 
 
+def generation_eos_ids(model_dir: str | os.PathLike) -> list[int]:
+    """The eos ids of model_dir/generation_config.json (`eos_token_id`: an int or a list of ints), as a list;
+    [] when model_dir is not a dir, or the file or field is absent. Raises ValueError naming the file and
+    field when the file is not JSON or eos_token_id is neither an int nor a list of ints."""
+    path = Path(model_dir) / "generation_config.json"
+    if not path.is_file():
+        return []
+    try:
+        eos = json.loads(path.read_text()).get("eos_token_id")
+    except (ValueError, AttributeError) as e:
+        raise ValueError(f"{path}: not a JSON object ({e})") from e
+    eos = [eos] if isinstance(eos, int) and not isinstance(eos, bool) else [] if eos is None else eos
+    if not isinstance(eos, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in eos):
+        raise ValueError(f"{path}: eos_token_id must be an int or a list of ints, got {eos!r}")
+    return eos
+
+
 # ----------------------------------------------------------------------------- GGUF import
 
 GGUF_TENSORS = {  # llama.cpp tensor names -> HF names ({i} = layer)
