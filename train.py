@@ -1,7 +1,7 @@
 """GRPO training of terminal agents: the torchrun entry point.
 
     torchrun --standalone --nproc_per_node=2 train.py --preset cpu-smollm2     # CPU, gloo
-    torchrun --standalone --nproc_per_node=8 train.py --preset qwen3-32b-8xh100
+    torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 train.py --preset qwen3-32b-16xh100
     python train.py --help                                                     # every knob (configs.py)
 
 One step on each rank (DESIGN.md):
