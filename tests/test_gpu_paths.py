@@ -126,10 +126,11 @@ def test_32b_on_8_gpus_with_one_gpu_engines_is_refused_with_the_arithmetic():
     with pytest.raises(configs.ConfigError) as e:
         configs.check_memory_budget(cfg, QWEN3_32B, 8, 80 * GiB)
     msg = str(e.value)
-    # resident 12P/8 = 45.77 GiB: + 40 = 85.77 > 80; the bf16 engine weights alone are 61.02 GiB > 40.
+    # resident 12P/8 = 45.77 GiB: + 40 = 85.77 > 80; the bf16 engine weights alone are 61.02 GiB > 40;
+    # KV 256 KiB/token x 393,216 tokens = 96 GiB: 61.02 + 96 + 2 = 159.02.
     assert "(1) start-up: learner resident + u*G <= G: 85.77 <= 80.00 GiB DOES NOT FIT" in msg
     assert "engine weights 2P/tp (tp=1)           61.02 GiB" in msg
-    assert "(2) rollout: engine <= u*G: 87.02 <= 40.00 GiB DOES NOT FIT" in msg
+    assert "(2) rollout: engine <= u*G: 159.02 <= 40.00 GiB DOES NOT FIT" in msg
 
 
 def test_8b_on_2_gpus_does_not_fit_with_fp32_master_weights():
