@@ -613,6 +613,20 @@ def tp_groups(world_size: int, tp: int):
     return mine
 
 
+async def follow_async(engine: "VLLMEngine") -> None:
+    """`engine.follow()` in a worker thread, for a non-leader rank of a tensor-parallel group. Returns None
+    (the rank's trajectories come from its leader, `split_for_tp`). Not cancellable: the thread stays inside
+    the group's collectives until the leader's sleep() ends the rollout, so a cancel waits for that."""
+    fut = asyncio.ensure_future(asyncio.to_thread(engine.follow))
+    while True:
+        try:
+            await asyncio.shield(fut)
+            return None
+        except asyncio.CancelledError:
+            if fut.done():
+                raise
+
+
 def split_for_tp(trajectories: list | None, group_size: int, tp: int, tp_group) -> list:
     """Share a tensor-parallel leader's rollout with its group: the leader's trajectories (GRPO groups of
     group_size, in order) are broadcast, and rank j of the group keeps groups j, j+tp, ... so the learner's

@@ -462,19 +462,21 @@ def samples_from_trajectories(trajectories: list, group_size: int,
 # -----------------------------------------------------------------------------
 # weight sync: learner shards -> this rank's engine
 
-def iter_full_weights(model: torch.nn.Module):
+def iter_full_weights(model: torch.nn.Module, dtype: torch.dtype | None = None):
     """Yield (HF name, full tensor) one parameter at a time, gathered from the FSDP2 shards.
 
     named_parameters() lists a tied lm_head once (as model.embed_tokens.weight), as engines expect.
     Collective: every rank must exhaust the iterator in the same order."""
     for name, p in model.named_parameters():
-        yield name, (p.full_tensor() if isinstance(p, DTensor) else p).detach()
+        p = p.detach().to(dtype) if dtype is not None else p.detach()  # cast the shard: gather engine-dtype bytes
+        yield name, (p.full_tensor() if isinstance(p, DTensor) else p)
 
 
-def sync_weights(model: torch.nn.Module, engine) -> float:
-    """Push the policy into the engine (engine.load_weights); returns seconds spent. Collective."""
+def sync_weights(model: torch.nn.Module, engine, dtype: torch.dtype | None = None) -> float:
+    """Push the policy into the engine (engine.load_weights) as `dtype` tensors (the engine's dtype; the fp32
+    master weights are cast on the way); returns seconds spent. Collective."""
     t0 = time.perf_counter()
-    weights = iter_full_weights(model)
+    weights = iter_full_weights(model, dtype)
     engine.load_weights(weights)
     for _ in weights:  # an engine that stops early must not leave the other ranks waiting in full_tensor()
         pass
@@ -718,14 +720,15 @@ def select_tasks(cfg: configs.TrainConfig) -> list:
 
 
 def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.device, trainable: bool = True):
-    """weights.load_hf, FSDP2-sharded over `mesh`, gradients summed over ranks.
+    """weights.load_hf_sharded, FSDP2-sharded over `mesh`, gradients summed over ranks.
 
-    Loaded in host memory: fully_shard moves one block at a time to the mesh's device and keeps
-    only this rank's shard there, so a GPU never holds the whole model."""
+    Built on the meta device and sharded first: each rank reads only its shard from the safetensors files.
+    A trainable policy keeps fp32 master weights (AdamW state fp32 too) and computes in policy.dtype."""
 
-    dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
-    policy = weights.load_hf(model_dir, dtype=dtype, device="cpu")
-    modeling.apply_fsdp2(policy, mesh, activation_checkpointing=cfg.policy.activation_checkpointing and trainable)
+    dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32  # compute dtype
+    policy = weights.load_hf_sharded(model_dir, lambda m: modeling.apply_fsdp2(
+        m, mesh, param_dtype=dtype, activation_checkpointing=cfg.policy.activation_checkpointing and trainable,
+        master_dtype=torch.float32 if trainable else dtype), device=device)
     if trainable:
         set_gradient_sum(policy)
     else:
@@ -733,7 +736,13 @@ def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.d
     return policy
 
 
-def build_engine(cfg: configs.TrainConfig, model_dir: Path, tokenizer, device: torch.device, rank: int):
+def modeling_dtype(cfg: configs.TrainConfig) -> torch.dtype:
+    """The compute dtype (policy.dtype): what the engines run and the export stores."""
+    return torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
+
+
+def build_engine(cfg: configs.TrainConfig, model_dir: Path, tokenizer, device: torch.device, rank: int,
+                 tp_group=None):
     """This rank's generation engine: vLLM on CUDA when installed (policy.engine auto/vllm), else TorchEngine
     on a full copy of the weights. Raises configs.ConfigError if vllm is asked for but unusable."""
 
@@ -743,8 +752,15 @@ def build_engine(cfg: configs.TrainConfig, model_dir: Path, tokenizer, device: t
     if kind == "vllm":
         if device.type != "cuda" or engines.vllm is None:
             raise configs.ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
+        report = configs.check_memory_budget(cfg, json.loads((model_dir / "config.json").read_text()),
+                                             dist.get_world_size(), torch.cuda.get_device_properties(device).total_memory)
+        if rank == 0:
+            print(report, flush=True)
+        tp = cfg.policy.vllm_tensor_parallel_size
         return engines.VLLMEngine(str(model_dir), max_seq_len=cfg.policy.max_seq_len, dtype=cfg.policy.dtype,
-                                  gpu_memory_utilization=cfg.policy.vllm_gpu_memory_utilization, seed=cfg.seed + rank)
+                                  gpu_memory_utilization=cfg.policy.vllm_gpu_memory_utilization, seed=cfg.seed + rank // tp,
+                                  tensor_parallel_size=tp, sleep_level=cfg.policy.vllm_sleep_level, device=device,
+                                  tp_group=tp_group)
     dtype = torch.bfloat16 if cfg.policy.dtype == "bfloat16" else torch.float32
     engine_model = weights.load_hf(model_dir, dtype=dtype, device=device)
     return engines.TorchEngine(engine_model, tokenizer, max_batch=cfg.policy.engine_max_batch,
@@ -832,7 +848,10 @@ def main(argv: list[str] | None = None) -> int:
         policy = load_policy(model_dir, cfg, mesh, device)
         ref_model = load_policy(model_dir, cfg, mesh, device, trainable=False) if cfg.grpo.kl_coef > 0 else None
         optimizer, scheduler = build_optimizer(policy, cfg)
-        sampler = TaskSampler(len(tasks), cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle,
+        uses_vllm = cfg.policy.engine == "vllm" or (cfg.policy.engine == "auto" and device.type == "cuda" and engines.vllm)
+        tp = cfg.policy.vllm_tensor_parallel_size if uses_vllm else 1
+        tp_group = engines.tp_groups(world, tp)  # ranks of one vLLM engine share its leader's tasks (rank // tp)
+        sampler = TaskSampler(len(tasks), cfg.tasks_per_step, rank // tp, world // tp, cfg.seed, cfg.epochs_shuffle,
                               cfg.curriculum, cfg.curriculum_window)
         step = 0
         ckpt = latest_checkpoint(out_dir) if cfg.resume else None
@@ -844,7 +863,7 @@ def main(argv: list[str] | None = None) -> int:
         saved_step = step
         if rank == 0:
             truncate_metrics(out_dir / "metrics.jsonl", step)
-        engine = build_engine(cfg, model_dir, tokenizer, device, rank)
+        engine = build_engine(cfg, model_dir, tokenizer, device, rank, tp_group)
         judge = reward.build_judge(cfg.reward, out_dir)
         extra_log = open_logger(cfg, out_dir) if rank == 0 else None
         stale = step > 0  # the engine holds the weights from disk; a resumed policy differs
@@ -857,14 +876,14 @@ def main(argv: list[str] | None = None) -> int:
         while step < cfg.steps and not agreed_stop(stop, device):
             t_step = time.perf_counter()
             indices = sampler.next_batch()
-            sync_s = sync_weights(policy, engine) if stale else 0.0
+            sync_s = sync_weights(policy, engine, modeling_dtype(cfg)) if stale else 0.0
             engine.wake_up()
             t0 = time.perf_counter()
             traj_file = open(out_dir / "trajectories" / f"step_{step + 1:06d}_rank{rank}.jsonl", "w")
-            episodes = loop.create_task(rollout.run_episodes(
+            episodes = loop.create_task(engines.follow_async(engine) if rank % tp else rollout.run_episodes(
                 [tasks[i] for i in indices], engine, tokenizer, cfg.grpo.group_size, cfg.rollout, judge,
                 action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-                run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + rank, progress=rank == 0,
+                run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + rank // tp, progress=rank == 0,
                 on_trajectory=lambda t: traj_file.write(json.dumps(t.to_json(), default=str) + "\n")))
             stop.on_signal = lambda: loop.call_soon_threadsafe(episodes.cancel)
             try:
@@ -876,7 +895,9 @@ def main(argv: list[str] | None = None) -> int:
                 stop.on_signal = None
                 traj_file.close()
             rollout_s = time.perf_counter() - t0
-            engine.sleep()
+            engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
+            trajectories = engines.split_for_tp(trajectories, cfg.grpo.group_size, tp, tp_group)
+            indices = indices[rank % tp::tp]
             if agreed_stop(stop, device):
                 say(f"[train] stopped during the rollout of step {step + 1}; it is not trained on")
                 break
@@ -921,7 +942,7 @@ def main(argv: list[str] | None = None) -> int:
                 save_checkpoint(checkpoint_dir(out_dir, step), policy, optimizer, scheduler, sampler, step)
                 say(f"[train] checkpoint of step {step} written")
         # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
-        weights.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir)
+        weights.save_hf(policy, out_dir / "hf", tokenizer_dir=model_dir, dtype=modeling_dtype(cfg))
         say(f"[train] policy after step {step} exported to {out_dir / 'hf'}")
         if rank == 0 and (out_dir / "metrics.jsonl").exists():
             say(f"[train] reward curve: {plot_reward_curve(out_dir / 'metrics.jsonl', out_dir / 'reward_curve.png')}")
