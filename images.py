@@ -26,6 +26,7 @@ import io
 import logging
 import os
 import re
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -148,8 +149,8 @@ def mirrors_reachable() -> bool:
     pip_index = dict(_host_pip_env()).get("PIP_INDEX_URL", "https://pypi.org/simple/").split()[0]
     for url in [*apt_mirror.mirrors(suite)[:1], pip_index]:
         try:
-            if httpx.head(url, timeout=5.0, follow_redirects=True, verify=str(HOST_CA_BUNDLE)
-                          if HOST_CA_BUNDLE.is_file() else True).status_code < 500:
+            verify = ssl.create_default_context(cafile=str(HOST_CA_BUNDLE)) if HOST_CA_BUNDLE.is_file() else True
+            if httpx.head(url, timeout=5.0, follow_redirects=True, verify=verify).status_code < 500:
                 return True
         except httpx.HTTPError:
             continue

@@ -285,7 +285,7 @@ def load_csv(csv_path: Path | str, normalize_weights: bool = False, strict: bool
         scratch = Path(tempfile.mkdtemp(prefix=".csv-", dir=target.parent))
         try:
             errors: list[TaskError] = []
-            import_csv(csv_path, scratch / "tasks", normalize_weights, refused=errors)
+            import_csv(csv_path, scratch / "tasks", normalize_weights, strict, refused=errors)
             (scratch / "tasks" / "_refused.json").write_text(json.dumps(
                 [{"task_id": e.task_id, "field": e.field, "message": e.message} for e in errors]))
             try:
