@@ -157,11 +157,13 @@ def mirrors_reachable() -> bool:
     return False
 
 
-def _network_mode(build_network: str) -> str:
+def _network_mode(build_network: str, task) -> str:
+    """'host' or 'none' for this task's build: "auto" gives host networking only to a build that fetches
+    packages (a RUN/ADD that installs or downloads, or a build_setup) when a mirror answers."""
     if build_network not in ("none", "host", "auto"):
         raise ValueError(f"sandbox.build_network = {build_network!r}: must be 'none', 'host' or 'auto'")
     if build_network == "auto":
-        return "host" if mirrors_reachable() else "none"
+        return "host" if _network_hint(task, "none") and mirrors_reachable() else "none"
     return build_network
 
 
@@ -234,7 +236,7 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -
     return text, files, used
 
 
-def _network_hint(task, text: str, mode: str) -> str:
+def _network_hint(task, mode: str) -> str:
     """' (needs network ...)' when the build failed offline at a step that fetches packages."""
     if mode != "none":
         return ""
@@ -276,7 +278,7 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         raise ValueError(f"task {task.id}: task.dockerfile = {str(dockerfile)!r} is not a file")
     if not context.is_dir():
         raise ValueError(f"task {task.id}: task.context_dir = {str(context)!r} is not a directory")
-    mode = _network_mode(build_network or configs.SandboxConfig().build_network)
+    mode = _network_mode(build_network or configs.SandboxConfig().build_network, task)
     text, extra, used = prepare_dockerfile(task, base, image_map, mode)
     api = docker_api(60.0)
     ids = []
@@ -304,7 +306,7 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         try:
             _build(task.id, tag, base, text, files, extra, mode)
         except ImageBuildError as e:
-            hint = _network_hint(task, text, mode)
+            hint = _network_hint(task, mode)
             if hint:
                 raise ImageBuildError(f"task {task.id}: {hint}build failed: {str(e).split(': ', 2)[-1].splitlines()[0]}",
                                       e.log_tail) from None

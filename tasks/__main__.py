@@ -84,7 +84,7 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
     failed = [r for r in results if not r.ok]
     no_oracle = sum(r.ok and r.verdict != "valid" for r in results)
     console.print(f"{len(results)} task(s): {len(results) - len(failed) - no_oracle} valid, {no_oracle} fail before "
-                  f"(no oracle), {len(failed)} invalid or defective, {len(refused)} refused at loading "
+                  f"without an oracle, {len(failed)} invalid or defective, {len(refused)} refused at loading "
                   f"({time.monotonic() - start:.0f}s)")
     for r in failed:
         console.print(f"  {r.task_id}: {r.verdict}: {r.reason}", soft_wrap=True, markup=False)

@@ -256,7 +256,7 @@ def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.startswith("refused broken: task.yaml: malformed YAML: while parsing a flow sequence")
-    assert "1 task(s): 0 valid, 1 fail before (no oracle), 0 invalid or defective, 1 refused at loading" in out.stdout
+    assert "1 task(s): 0 valid, 1 fail before without an oracle, 0 invalid or defective, 1 refused at loading" in out.stdout
     strict = subprocess.run(["python3", "-m", "tasks", "validate", "--tasks", str(tmp_path), "--strict"], cwd=ROOT,
                             capture_output=True, text=True, timeout=600)
     assert strict.returncode == 1
