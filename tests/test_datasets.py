@@ -13,6 +13,7 @@ import docker
 import pytest
 
 import images
+import sandbox
 from tasks import import_csv, load_tasks
 from tasks.dockerfile import expand_heredocs, parse, rewrite_from
 from tasks.terminal_bench import split_run_tests
@@ -260,3 +261,20 @@ def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
     strict = subprocess.run(["python3", "-m", "tasks", "validate", "--tasks", str(tmp_path), "--strict"], cwd=ROOT,
                             capture_output=True, text=True, timeout=600)
     assert strict.returncode == 1
+
+
+def test_solution_yaml_oracle_solves_the_task_in_a_sandbox(tmp_path):
+    d = tb_task(tmp_path, files={"solution.yaml": "- command: echo done > out.txt\n  block: true\n"
+                                                  "  append_enter: true\n"})
+    (d / "Dockerfile").write_text(f"FROM {BASE}\nWORKDIR /app\n")
+    (d / "run-tests.sh").write_text("uv add pytest\n")  # offline: the base image's pytest does
+    (task,) = load_tasks(d)
+    tag = images.build_image(task, build_network="none")
+
+    async def run():
+        async with await sandbox.Sandbox.start(tag) as sb:
+            await sb.write_file("/tmp/solution.sh", task.solution.read_bytes())
+            result = await sb.exec("bash /tmp/solution.sh", timeout=60)
+            return result.exit_code, await sb.read_file("/app/out.txt")
+
+    assert asyncio.run(run()) == (0, b"done\n")
