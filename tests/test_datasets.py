@@ -193,14 +193,14 @@ def test_heredocs_multi_stage_and_a_mapped_from_build_offline(tmp_path, caplog):
     (d / "Dockerfile").write_text(
         f"FROM {TB_IMAGE} AS build\nRUN <<EOF\nmkdir -p /out\necho built > /out/b.txt\nEOF\n"
         f"FROM {TB_IMAGE}\nWORKDIR /app\nCOPY --from=build /out/b.txt /app/b.txt\n"
-        "COPY <<'EOF' /app/a.py\nprint('hi $HOME')\nEOF\nRUN python3 <<PY\nopen('/app/c.txt', 'w').write('c')\nPY\n")
+        "COPY <<'EOF' /app/a.py\nprint('hi $HOME')\nEOF\nRUN python3 <<PY\nopen('/app/c.txt', 'w').write('c\\n')\nPY\n")
     (d / "run-tests.sh").write_text("uv add pytest\n")
     (task,) = load_tasks(d)
     entries = (f"ghcr.io/laude-institute/t-bench/python-3-13:*={BASE}",)
     with caplog.at_level(logging.INFO, logger="termrl.images"):
         tag = images.build_image(task, image_map=entries, build_network="none")
     assert f"task tb-demo: FROM {TB_IMAGE} -> {BASE} (sandbox.image_map)" in caplog.messages
-    assert run_in_image(tag, "cat /app/b.txt /app/a.py /app/c.txt") == "built\nprint('hi $HOME')\nc"
+    assert run_in_image(tag, "cat /app/b.txt /app/a.py /app/c.txt") == "built\nprint('hi $HOME')\nc\n"
 
 
 def test_unmapped_image_is_a_clear_per_task_error(tmp_path):
