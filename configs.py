@@ -68,6 +68,14 @@ class SandboxConfig:
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
+    # FROM images that are not present locally (no registry is reachable) -> local base, "fnmatch-pattern=image";
+    # the first match wins (images.py). Defaults: the Terminal-Bench / terminal-bench-rl base images.
+    image_map: tuple[str, ...] = (
+        "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
+        "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
+        "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
+        "buildpack-deps:*=termrl/base:trixie")
+    build_network: str = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
 
 
 @dataclass
@@ -333,8 +341,8 @@ def _check_grpo(g: GRPOConfig) -> None:
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
-    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard")]
-    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard")
+    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard", "unknown")]
+    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard, unknown")
     if check_paths:
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 

@@ -445,7 +445,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     sb = None
     try:
         if image is None:
-            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
+            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
+                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
         t0 = time.monotonic()
         sb = await sandbox_lib.Sandbox.start(image, limits=sandbox_lib.Limits.from_config(sandbox_cfg), run_id=run_id)
         traj.timings["start_s"] = time.monotonic() - t0
@@ -517,7 +518,8 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
     async def build(task):
         try:
-            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
+            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
+                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
         except Exception as e:  # reported per trajectory below
             images[task.id] = e
 
