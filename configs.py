@@ -4,7 +4,7 @@ Configs are data: presets are instances, not subclasses, and no logic anywhere b
 preset's name. `parse_cli` turns `--preset NAME` plus field overrides into a validated
 `TrainConfig` through tyro, so `python train.py --help` lists every knob with its one-line doc.
 
-    python train.py --preset qwen3-8b-2xa100 --grpo.group-size 16 --train.steps 200
+    python train.py --preset qwen3-8b-4xa100 --grpo.group-size 16 --train.steps 200
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ class PolicyConfig:
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
+    vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
+    vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
+    vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)
 
 
 @dataclass
@@ -65,6 +68,14 @@ class SandboxConfig:
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
+    # FROM images that are not present locally (no registry is reachable) -> local base, "fnmatch-pattern=image";
+    # the first match wins (images.py). Defaults: the Terminal-Bench / terminal-bench-rl base images.
+    image_map: tuple[str, ...] = (
+        "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
+        "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
+        "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
+        "buildpack-deps:*=termrl/base:trixie")
+    build_network: str = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
 
 
 @dataclass
@@ -169,14 +180,17 @@ def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
     return out
 
 
-_QWEN3_32B_8XH100 = _replace(
+# Sized by configs.memory_budget for 80 GB GPUs (numbers in tests/test_gpu_paths.py): fp32 master weights and
+# AdamW state take 12 bytes per parameter over all ranks, so 32B needs 16 GPUs (65 GiB per GPU on 8), and
+# tensor-parallel engines of 4 GPUs leave room for the KV cache.
+_QWEN3_32B_16XH100 = _replace(
     TrainConfig(),
     policy=dict(path="checkpoints/Qwen3-32B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                max_seq_len=32768, vllm_gpu_memory_utilization=0.5),
-    rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=128),
+                max_seq_len=32768, vllm_gpu_memory_utilization=0.6, vllm_tensor_parallel_size=4, vllm_sleep_level=2),
+    rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=48),
     grpo=dict(group_size=8),
-    steps=300, tasks_per_step=32, lr=5e-7, warmup_steps=10, micro_batch_tokens=32768,
-    out_dir="runs/qwen3-32b-8xh100", save_every=25, nproc_per_node=8,
+    steps=300, tasks_per_step=32, lr=5e-7, warmup_steps=10, micro_batch_tokens=16384,
+    out_dir="runs/qwen3-32b-16xh100", save_every=25, nproc_per_node=8, nnodes=2,
 )
 
 PRESETS: dict[str, TrainConfig] = {
@@ -194,18 +208,20 @@ PRESETS: dict[str, TrainConfig] = {
         difficulties=("easy",), steps=8, tasks_per_step=2, lr=2e-6, micro_batch_tokens=4096,
         out_dir="runs/cpu-smollm2", save_every=4, nproc_per_node=2,
     ),
-    "qwen3-8b-2xa100": _replace(
+    # 4 GPUs, not 2: on 2, the fp32 master weights and AdamW state alone take 46 GiB per GPU.
+    "qwen3-8b-4xa100": _replace(
         TrainConfig(),
         policy=dict(path="checkpoints/Qwen3-8B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=16384, vllm_gpu_memory_utilization=0.45),
-        rollout=dict(max_turns=24, max_context_tokens=16384, max_tokens_per_turn=2048, max_concurrent_episodes=64),
+                    max_seq_len=16384, vllm_gpu_memory_utilization=0.5, vllm_tensor_parallel_size=1,
+                    vllm_sleep_level=2),
+        rollout=dict(max_turns=24, max_context_tokens=16384, max_tokens_per_turn=2048, max_concurrent_episodes=32),
         grpo=dict(group_size=8),
-        steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=32768,
-        out_dir="runs/qwen3-8b-2xa100", save_every=25, nproc_per_node=2,
+        steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
+        out_dir="runs/qwen3-8b-4xa100", save_every=25, nproc_per_node=4,
     ),
-    "qwen3-32b-8xh100": _QWEN3_32B_8XH100,
+    "qwen3-32b-16xh100": _QWEN3_32B_16XH100,
     # The same recipe on 4 nodes x 8 GPUs: 4x the tasks per step, larger groups.
-    "qwen3-32b-32xh100": _replace(_QWEN3_32B_8XH100, grpo=dict(group_size=16), tasks_per_step=128,
+    "qwen3-32b-32xh100": _replace(_QWEN3_32B_16XH100, grpo=dict(group_size=16), tasks_per_step=128,
                                   out_dir="runs/qwen3-32b-32xh100", nnodes=4),
 }
 DEFAULT_PRESET = "cpu-smollm2"
@@ -280,6 +296,9 @@ def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
     need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
          p.vllm_gpu_memory_utilization, "must be in (0, 1]")
+    need(p.vllm_tensor_parallel_size >= 1, "policy.vllm_tensor_parallel_size", p.vllm_tensor_parallel_size, "must be >= 1")
+    need(p.vllm_sleep_level in (1, 2), "policy.vllm_sleep_level", p.vllm_sleep_level, "must be 1 or 2")
+    need(0 < p.vllm_kv_fill <= 1, "policy.vllm_kv_fill", p.vllm_kv_fill, "must be in (0, 1]")
     if check_paths:
         need(p.path in BUILTIN_MODELS or Path(p.path).is_dir(), "policy.path", p.path,
              f"must be a model folder or one of {BUILTIN_MODELS}")
@@ -346,8 +365,8 @@ def _check_grpo(g: GRPOConfig) -> None:
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
-    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard")]
-    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard")
+    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard", "unknown")]
+    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard, unknown")
     if check_paths:
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 
@@ -462,3 +481,94 @@ def parse_eval_cli(args: list[str] | None = None, description: str | None = None
         SystemExit: from tyro on unknown flags or `--help`.
     """
     return validate_eval(_tyro().cli(EvalConfig, args=args, description=description), check_paths=check_paths)
+# ----------------------------------------------------------------------------- GPU memory budget
+
+GiB = 2**30
+ENGINE_RESERVE_BYTES = 2 * GiB  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
+
+
+def count_params(hf: dict) -> tuple[int, int, int]:
+    """(total, per block, root) parameter counts of a Llama/Qwen3-style decoder from its HF config.json
+    fields: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
+    head_dim (default hidden/heads), vocab_size, tie_word_embeddings; q/k norms for model_type qwen3.
+    Root = embeddings + final norm + untied lm_head (FSDP2's root unit)."""
+    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
+    H, KV = hf["num_attention_heads"], hf.get("num_key_value_heads", hf["num_attention_heads"])
+    d = hf.get("head_dim") or h // H
+    block = h * H * d * 2 + h * KV * d * 2 + 3 * h * i + 2 * h + (2 * d if hf.get("model_type") == "qwen3" else 0)
+    root = V * h * (1 if hf.get("tie_word_embeddings") else 2) + h
+    return root + L * block, block, root
+
+
+def memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -> tuple[bool, str]:
+    """Per-GPU memory of colocated training (FSDP2 over all ranks) and vLLM generation, and whether it fits.
+
+    Returns (fits, report): the report lists every item in GiB and the three conditions. P parameters,
+    W ranks, tp = policy.vllm_tensor_parallel_size, G = gpu_bytes, u = vllm_gpu_memory_utilization:
+
+      learner resident   fp32 master 4P/W + AdamW m, v 8P/W (+ reference model 2P/W in bf16 when kl_coef > 0)
+      training extra     fp32 grads 4P/W + bf16 gathered root and two blocks (FSDP2 prefetch)
+                         + activations (micro_batch_tokens T: checkpointed block inputs 2*L*T*h + one block's
+                           recompute 2*T*(8h + 4i); without checkpointing 2*L*T*(8h + 4i))
+                         + log-prob head (two [2^25/V, V] fp32 chunks + fp32 [V, h] weight grad)
+      engine             bf16 weights 2P/tp + KV cache (2 * L * max(1, kv_heads/tp) * head_dim * 2 bytes per
+                         token) for vllm_kv_fill x max_concurrent_episodes x max_context_tokens tokens
+                         + ENGINE_RESERVE (2 GiB)
+
+      (1) start-up:  learner resident + u*G <= G      (vLLM refuses to start with less free memory)
+      (2) rollout:   engine <= u*G                   (weights and the KV cache inside vLLM's share)
+      (3) training:  learner resident + training extra + ENGINE_RESERVE <= G   (engine asleep)
+
+    The kernels' workspace and fragmentation are not counted: treat a margin under ~5% as not fitting.
+    """
+    p, ro = cfg.policy, cfg.rollout
+    tp, W, u, G = p.vllm_tensor_parallel_size, world_size, p.vllm_gpu_memory_utilization, gpu_bytes
+    P, block, root = count_params(hf)
+    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
+    kv_heads, d = hf.get("num_key_value_heads", hf["num_attention_heads"]), hf.get("head_dim") or h // hf["num_attention_heads"]
+    T = cfg.micro_batch_tokens
+    act = 2 * L * T * h + 2 * T * (8 * h + 4 * i) if p.activation_checkpointing else 2 * L * T * (8 * h + 4 * i)
+    items = {
+        "fp32 master weights 4P/W": 4 * P / W,
+        "AdamW state 8P/W": 8 * P / W,
+        "reference model 2P/W": 2 * P / W if cfg.grpo.kl_coef > 0 else 0.0,
+        "fp32 gradients 4P/W": 4 * P / W,
+        "bf16 gathered root + 2 blocks": 2 * (root + 2 * block),
+        f"activations (T={T})": act,
+        "log-prob head": 2 * (2**25 // V) * V * 4 + 4 * V * h,
+        f"engine weights 2P/tp (tp={tp})": 2 * P / tp,
+        "KV cache": 0.0,
+        "engine reserve": ENGINE_RESERVE_BYTES,
+    }
+    kv_per_token = 2 * L * max(1.0, kv_heads / tp) * d * 2
+    kv_tokens = p.vllm_kv_fill * ro.max_concurrent_episodes * ro.max_context_tokens
+    items["KV cache"] = kv_per_token * kv_tokens
+    resident = items["fp32 master weights 4P/W"] + items["AdamW state 8P/W"] + items["reference model 2P/W"]
+    extra = sum(items[k] for k in list(items)[3:7])
+    engine = items[f"engine weights 2P/tp (tp={tp})"] + items["KV cache"] + ENGINE_RESERVE_BYTES
+    checks = [("(1) start-up: learner resident + u*G <= G", resident + u * G, G),
+              ("(2) rollout: engine <= u*G", engine, u * G),
+              ("(3) training: resident + extra + reserve <= G", resident + extra + ENGINE_RESERVE_BYTES, G)]
+    lines = [f"memory per GPU: P = {P / 1e9:.2f}B params, W = {W} ranks, tp = {tp}, G = {G / GiB:.1f} GiB, u = {u}"]
+    lines += [f"  {k:<34} {v / GiB:8.2f} GiB" for k, v in items.items()]
+    lines.append(f"  KV cache = {kv_per_token / 2**10:.0f} KiB/token x {kv_tokens:,.0f} tokens "
+                 f"({p.vllm_kv_fill} x {ro.max_concurrent_episodes} episodes x {ro.max_context_tokens} tokens)")
+    fits = True
+    for name, lhs, rhs in checks:
+        ok = lhs <= rhs
+        fits &= ok
+        lines.append(f"  {name}: {lhs / GiB:.2f} <= {rhs / GiB:.2f} GiB {'ok' if ok else 'DOES NOT FIT'}")
+    return fits, "\n".join(lines)
+
+
+def check_memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -> str:
+    """`memory_budget`, plus the layout rules of tensor-parallel engines: world_size % tp == 0 and a TP
+    group inside one node (tp <= nproc_per_node). Returns the report; raises ConfigError with the whole
+    arithmetic when the configuration cannot fit."""
+    tp = cfg.policy.vllm_tensor_parallel_size
+    if world_size % tp:
+        raise ConfigError(f"policy.vllm_tensor_parallel_size = {tp}: must divide the {world_size} ranks")
+    fits, report = memory_budget(cfg, hf, world_size, gpu_bytes)
+    if not fits:
+        raise ConfigError(f"policy: this configuration does not fit in GPU memory\n{report}")
+    return report

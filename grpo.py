@@ -268,29 +268,18 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
     over micro-batches and ranks) so that summing gradients over micro-batches and ranks gives
     the full-batch gradient; max_tokens then only matters when denominator is None.
 
-    Returns (loss: 0-dim, metrics: dict of detached 0-dim fp32 tensors). Means are over this
-    call's loss tokens (0 when there are none); `num_tokens` gives the weight to merge them:
-        num_tokens, pg_loss, kl_loss (aggregated like loss), clip_frac_low (A < 0 and
-        rho < 1 - clip_low), clip_frac_high (A > 0 and rho > 1 + clip_high), clip_frac_dual
-        (A < 0 and rho > dual_clip), approx_kl (k3 of old -> current: rho - 1 - log rho),
-        ratio_mean, ratio_min, ratio_max (+inf / -inf with no loss token), and when given:
-        kl_ref (mean k3 = estimate of KL(pi || pi_ref), whatever kl_estimator), entropy (mean),
-        tis_weight_mean, tis_clip_frac (w capped), engine_kl (`engine_kl` of old_logprobs:
-        KL(pi_engine || pi_old), the sampler mismatch).
-    dual_clip = 0 and tis_cap = 0 switch those terms off. The knob values are trusted: configs.validate
-    checks them at start-up (clip_low in (0, 1), clip_high > 0, dual_clip 0 or > 1, tis_cap 0 or >= 1).
+    Returns (loss: 0-dim, metrics: dict of detached 0-dim fp32 tensors): means over this call's loss
+    tokens (0 with none), `num_tokens` their merge weight: num_tokens, pg_loss, kl_loss, clip_frac_low
+    (A < 0, rho < 1 - clip_low), clip_frac_high (A > 0, rho > 1 + clip_high), clip_frac_dual (A < 0,
+    rho > dual_clip), approx_kl (rho - 1 - log rho), ratio_mean/min/max (+-inf with no loss token); when
+    given: kl_ref (k3 mean ~ KL(pi || pi_ref)), entropy, tis_weight_mean, tis_clip_frac, engine_kl
+    (KL(pi_engine || pi_old)). dual_clip = 0 and tis_cap = 0 switch those terms off. Knob values are
+    trusted (configs.validate: clip_low in (0, 1), clip_high > 0, dual_clip 0 or > 1, tis_cap 0 or >= 1).
     Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
-    if logprobs.dim() != 2:
-        raise ValueError(f"logprobs: expected [B, T], got {tuple(logprobs.shape)}")
-    B, T = logprobs.shape
-    for name, x in (("old_logprobs", old_logprobs), ("loss_mask", loss_mask), ("ref_logprobs", ref_logprobs),
-                    ("engine_logprobs", engine_logprobs), ("entropy", entropy)):
-        if x is not None and tuple(x.shape) != (B, T):
-            raise ValueError(f"{name}: expected shape {(B, T)} as logprobs, got {tuple(x.shape)}")
-    if tuple(advantages.shape) != (B,):
-        raise ValueError(f"advantages: expected shape ({B},), got {tuple(advantages.shape)}")
+    _check_shapes(logprobs, advantages, old_logprobs=old_logprobs, loss_mask=loss_mask, ref_logprobs=ref_logprobs,
+                  engine_logprobs=engine_logprobs, entropy=entropy)
     if kl_estimator not in KL_ESTIMATORS:
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {kl_estimator!r}")
     if kl_coef != 0.0 and ref_logprobs is None:
@@ -311,14 +300,9 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         pg = torch.where(A < 0, torch.minimum(pg, -A * dual_clip), pg)
 
     metrics: dict[str, Tensor] = {}
-    if engine_logprobs is not None and tis_cap > 0.0:
-        w_raw = torch.exp(old_logprobs - engine_logprobs.detach())
-        w = torch.clamp(w_raw, max=tis_cap)
-        pg = pg * w
-        metrics["tis_weight_mean"] = _masked_mean(w, m, n)
-        metrics["tis_clip_frac"] = _masked_mean((w_raw > tis_cap).to(m.dtype), m, n)
     if engine_logprobs is not None:
-        metrics["engine_kl"] = engine_kl(old_logprobs, engine_logprobs, loss_mask)
+        w, metrics = _tis_weights(old_logprobs, engine_logprobs.detach(), loss_mask, tis_cap)
+        pg = pg * w
 
     pg_loss = aggregate(pg, loss_mask, aggregation, denominator, max_tokens)
     loss = pg_loss
@@ -331,24 +315,54 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
             kl_loss = aggregate(kl, loss_mask, aggregation, denominator, max_tokens)
             loss = loss + kl_coef * kl_loss
 
-    with torch.no_grad():
-        r = ratio.detach()
-        mb = m.bool()
-        metrics["num_tokens"] = n
-        metrics["pg_loss"] = pg_loss.detach()
-        metrics["kl_loss"] = kl_loss.detach()
-        metrics["clip_frac_low"] = _masked_mean(((A < 0) & (r < 1.0 - clip_low)).to(m.dtype), m, n)
-        metrics["clip_frac_high"] = _masked_mean(((A > 0) & (r > 1.0 + clip_high)).to(m.dtype), m, n)
-        if dual_clip > 0.0:
-            metrics["clip_frac_dual"] = _masked_mean(((A < 0) & (r > dual_clip)).to(m.dtype), m, n)
-        metrics["approx_kl"] = _masked_mean(r - 1.0 - log_ratio.detach(), m, n)
-        metrics["ratio_mean"] = _masked_mean(r, m, n)
-        inf = torch.tensor(float("inf"), dtype=r.dtype, device=r.device)
-        metrics["ratio_min"] = torch.where(mb, r, inf).flatten().min() if r.numel() else inf
-        metrics["ratio_max"] = torch.where(mb, r, -inf).flatten().max() if r.numel() else -inf
-        if entropy is not None:
-            metrics["entropy"] = _masked_mean(entropy.detach(), m, n)
+    metrics.update(num_tokens=n, pg_loss=pg_loss.detach(), kl_loss=kl_loss.detach())
+    metrics.update(_ratio_metrics(log_ratio.detach(), A, m, n, clip_low, clip_high, dual_clip))
+    if entropy is not None:
+        metrics["entropy"] = _masked_mean(entropy.detach(), m, n)
     return loss, {k: v.detach().float() for k, v in metrics.items()}
+
+
+def _tis_weights(old_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tensor,
+                 tis_cap: float) -> tuple[Tensor | float, dict[str, Tensor]]:
+    """Truncated importance weights min(pi_old / pi_engine, tis_cap) [B, T] (1.0 when tis_cap = 0) and
+    their metrics (tis_weight_mean, tis_clip_frac, engine_kl)."""
+    m = loss_mask.to(old_logprobs.dtype)
+    n = m.sum()
+    metrics = {"engine_kl": engine_kl(old_logprobs, engine_logprobs, loss_mask)}
+    if tis_cap <= 0.0:
+        return 1.0, metrics
+    w_raw = torch.exp(old_logprobs - engine_logprobs)
+    w = torch.clamp(w_raw, max=tis_cap)
+    metrics.update(tis_weight_mean=_masked_mean(w, m, n), tis_clip_frac=_masked_mean((w_raw > tis_cap).to(m.dtype), m, n))
+    return w, metrics
+
+
+def _check_shapes(logprobs: Tensor, advantages: Tensor, **token_tensors: Tensor | None) -> None:
+    """Raise ValueError unless logprobs is [B, T], advantages [B] and every given token tensor [B, T]."""
+    if logprobs.dim() != 2:
+        raise ValueError(f"logprobs: expected [B, T], got {tuple(logprobs.shape)}")
+    B, T = logprobs.shape
+    for name, x in token_tensors.items():
+        if x is not None and tuple(x.shape) != (B, T):
+            raise ValueError(f"{name}: expected shape {(B, T)} as logprobs, got {tuple(x.shape)}")
+    if tuple(advantages.shape) != (B,):
+        raise ValueError(f"advantages: expected shape ({B},), got {tuple(advantages.shape)}")
+
+
+@torch.no_grad()
+def _ratio_metrics(log_ratio: Tensor, A: Tensor, m: Tensor, n: Tensor, clip_low: float, clip_high: float,
+                   dual_clip: float) -> dict[str, Tensor]:
+    """Clip fractions, approx_kl and ratio statistics over the loss tokens (see policy_loss)."""
+    r = torch.exp(log_ratio)
+    out = {"clip_frac_low": _masked_mean(((A < 0) & (r < 1.0 - clip_low)).to(m.dtype), m, n),
+           "clip_frac_high": _masked_mean(((A > 0) & (r > 1.0 + clip_high)).to(m.dtype), m, n),
+           "approx_kl": _masked_mean(r - 1.0 - log_ratio, m, n), "ratio_mean": _masked_mean(r, m, n)}
+    if dual_clip > 0.0:
+        out["clip_frac_dual"] = _masked_mean(((A < 0) & (r > dual_clip)).to(m.dtype), m, n)
+    inf = torch.tensor(float("inf"), dtype=r.dtype, device=r.device)
+    out["ratio_min"] = torch.where(m.bool(), r, inf).flatten().min() if r.numel() else inf
+    out["ratio_max"] = torch.where(m.bool(), r, -inf).flatten().max() if r.numel() else -inf
+    return out
 
 
 def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, float | None]:

@@ -3,6 +3,14 @@
 Images are content-addressed (`termrl/task-<id>:<hash12>` over the Dockerfile, every context file and the
 base image's id), built once per tag under a thread lock and a file lock, with the hidden tests left out of
 the build context. Containers from these images are sandbox.py's concern.
+
+Dockerfiles as people write them are made buildable by docker-py's classic builder without a registry:
+BuildKit heredocs are expanded (tasks/dockerfile.py); a FROM image that is not present locally is replaced
+by the local base its IMAGE_MAP entry names (one log line per mapping; an unmapped one is a per-task error);
+the task's build_setup (test-only packages from a Terminal-Bench run-tests.sh) is run in a last layer.
+Builds get host networking only when allowed (`build_network`: "auto" = when a package mirror of this
+machine's apt or pip configuration answers), and then trust the host's CA bundle (networks that intercept
+TLS); containers at run time never get a network.
 """
 
 from __future__ import annotations
@@ -10,25 +18,38 @@ from __future__ import annotations
 import collections
 import contextlib
 import fcntl
+import fnmatch
+import functools
 import hashlib
+import importlib.util
 import io
 import logging
 import os
 import re
+import ssl
+import subprocess
+import sys
 import tarfile
 import threading
 from pathlib import Path
 
 import docker
 import docker.errors
+import httpx
 
 import configs
 from sandbox import docker_api
+from tasks.dockerfile import expand_heredocs, parse as parse_dockerfile, rewrite_from
 
 log = logging.getLogger("termrl.images")
 
 # $BASE_IMAGE, else termrl/base:bookworm: the same default as configs.SandboxConfig.base_image.
 BASE_IMAGE = configs.default_base_image()
+IMAGE_MAP = configs.SandboxConfig().image_map  # "pattern=local image" (fnmatch); the first match wins
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+_NETWORK_RUN = re.compile(r"\b(apt-get|apt|apk|yum|dnf)\s+(update|install|add)\b|\bpip3?\s+install\b|\buv\s+(add|pip|sync)\b|"
+                          r"\b(curl|wget)\b|\bgit\s+clone\b|\b(npm|yarn|pnpm)\s+(install|ci|add)\b|\bgo\s+(get|mod)\b|"
+                          r"\bcargo\s+(install|build|fetch)\b|\bconda\s+install\b")
 
 
 class ImageBuildError(RuntimeError):
@@ -66,20 +87,189 @@ def _context_files(task) -> list[tuple[str, Path]]:
     return out
 
 
-def build_image(task, base_image: str | None = None) -> str:
+_logged_mappings: set[tuple[str, str]] = set()
+
+
+def map_image(image: str, image_map=None, present=None) -> str | None:
+    """The local image a FROM image maps to under image_map ("pattern=image", fnmatch, first match), or None.
+
+    present(image) -> bool says whether an image is present locally (default: ask the Docker engine); a
+    present image maps to itself. Raises ValueError for a malformed entry.
+    """
+    present = present or _present
+    if present(image):
+        return image
+    for entry in IMAGE_MAP if image_map is None else image_map:
+        pattern, sep, target = entry.partition("=")
+        if not sep or not pattern.strip() or not target.strip():
+            raise ValueError(f"sandbox.image_map entry {entry!r}: must be 'pattern=image'")
+        if fnmatch.fnmatchcase(image, pattern.strip()):
+            return target.strip()
+    return None
+
+
+def _present(image: str) -> bool:
+    try:
+        docker_api(60.0).inspect_image(image)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def _host_pip_env() -> tuple[tuple[str, str], ...]:
+    """PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_TRUSTED_HOST from this machine's pip configuration (http(s) only:
+    file:// indexes and constraint files are host paths a build cannot see)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    env = {}
+    for line in out.splitlines():
+        key, _, value = line.partition("=")
+        name = key.rsplit(".", 1)[-1]
+        urls = [u for u in value.strip("'\"").split() if u.startswith(("http://", "https://"))]
+        if name in ("index-url", "extra-index-url") and urls:
+            env[f"PIP_{name.upper().replace('-', '_')}"] = " ".join(urls)
+        elif name == "trusted-host" and value.strip("'\""):
+            env["PIP_TRUSTED_HOST"] = value.strip("'\"")
+    return tuple(sorted(env.items()))
+
+
+@functools.lru_cache(maxsize=1)
+def mirrors_reachable() -> bool:
+    """Whether a package mirror of this machine's configuration answers: the apt mirror of the host's Debian
+    suite (scripts/apt_mirror.py) or the pip index (host pip config, else PyPI). One HTTP request each,
+    5 s timeout; the answer is kept for the process."""
+    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).parent / "scripts" / "apt_mirror.py")
+    apt_mirror = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(apt_mirror)
+    suite = next((ln.split("=", 1)[1].strip() for ln in Path("/etc/os-release").read_text().splitlines()
+                  if ln.startswith("VERSION_CODENAME=")), "") if Path("/etc/os-release").is_file() else ""
+    pip_index = dict(_host_pip_env()).get("PIP_INDEX_URL", "https://pypi.org/simple/").split()[0]
+    for url in [*apt_mirror.mirrors(suite)[:1], pip_index]:
+        try:
+            verify = ssl.create_default_context(cafile=str(HOST_CA_BUNDLE)) if HOST_CA_BUNDLE.is_file() else True
+            if httpx.head(url, timeout=5.0, follow_redirects=True, verify=verify).status_code < 500:
+                return True
+        except httpx.HTTPError:
+            continue
+    return False
+
+
+def _network_mode(build_network: str, task) -> str:
+    """'host' or 'none' for this task's build: "auto" gives host networking only to a build that fetches
+    packages (a RUN/ADD that installs or downloads, or a build_setup) when a mirror answers."""
+    if build_network not in ("none", "host", "auto"):
+        raise ValueError(f"sandbox.build_network = {build_network!r}: must be 'none', 'host' or 'auto'")
+    if build_network == "auto":
+        return "host" if _network_hint(task, "none") and mirrors_reachable() else "none"
+    return build_network
+
+
+def _with_host_trust(text: str, files: dict[str, bytes]) -> str:
+    """After each FROM of an external image: the host's CA bundle and pip index settings, for builds that
+    use the network (some networks intercept TLS with their own CA)."""
+    if not HOST_CA_BUNDLE.is_file():
+        return text
+    files[".termrl-build/ca.crt"] = HOST_CA_BUNDLE.read_bytes()
+    ca = "/usr/local/share/termrl-host-ca.crt"
+    env = [("PIP_CERT", ca), ("SSL_CERT_FILE", ca), ("REQUESTS_CA_BUNDLE", ca), *_host_pip_env()]
+    inject = [f"COPY .termrl-build/ca.crt {ca}", "ENV " + " ".join(f'{k}="{v}"' for k, v in env)]
+    lines = text.splitlines()
+    for ins in reversed([i for i in parse_dockerfile(text) if i.keyword == "FROM"]):
+        words = [w for w in ins.args.split() if not w.startswith("--")]
+        if words and words[0].lower() not in {w.lower() for w in _stage_names(text)}:
+            lines[ins.last:ins.last] = inject
+    return "\n".join(lines) + "\n"
+
+
+def _stage_names(text: str) -> set[str]:
+    out = set()
+    for ins in parse_dockerfile(text):
+        words = ins.args.split()
+        if ins.keyword == "FROM" and len(words) >= 3 and words[-2].lower() == "as":
+            out.add(words[-1])
+    return out
+
+
+def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -> tuple[str, dict[str, bytes], list[str]]:
+    """The Dockerfile text to build, extra build-context files, and the FROM images it builds on.
+
+    Steps: the task's build_setup appended as a last `RUN` layer (as root, the last USER restored);
+    heredocs expanded; FROM images not present locally mapped by image_map (one log line per mapping);
+    with network "host", the host's CA bundle and pip index settings after each FROM.
+    Raises ImageBuildError naming the task for a malformed heredoc and an unmapped image that is not present.
+    """
+    text = Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")
+    setup = getattr(task, "build_setup", None)
+    if setup:
+        users = [i.args for i in parse_dockerfile(text) if i.keyword == "USER"]
+        text = text.rstrip("\n") + f"\nUSER root\nRUN <<TERMRL_BUILD_SETUP\nset -e\n{setup.rstrip()}\nTERMRL_BUILD_SETUP\n"
+        text += f"USER {users[-1]}\n" if users and users[-1].split(":")[0] not in ("root", "0") else ""
+    try:
+        text, files = expand_heredocs(text)
+    except ValueError as e:
+        raise ImageBuildError(f"task {task.id}: {task.dockerfile}: {e}") from None
+    used = []
+
+    def resolve(image: str) -> str:
+        target = map_image(image, image_map)
+        if target is None:
+            raise ImageBuildError(f"task {task.id}: FROM {image} is not present locally and cannot be pulled (no "
+                                  "registry); map it to a local image in sandbox.image_map ('pattern=image') or load it")
+        if target != image:
+            if (task.id, image) not in _logged_mappings:
+                _logged_mappings.add((task.id, image))
+                log.info("task %s: FROM %s -> %s (sandbox.image_map)", task.id, image, target)
+            if not _present(target):
+                raise ImageBuildError(f"task {task.id}: FROM {image} maps to {target}, which is not present locally "
+                                      "(run scripts/setup.sh)")
+        used.append(target)
+        return target
+
+    text, _ = rewrite_from(text, resolve)
+    if any("$" in ins.args.split()[0] for ins in parse_dockerfile(text) if ins.keyword == "FROM" and ins.args):
+        used.append(base)  # FROM ${BASE_IMAGE}
+    if network == "host":
+        text = _with_host_trust(text, files)
+    return text, files, used
+
+
+def _network_hint(task, mode: str) -> str:
+    """' (needs network ...)' when the build failed offline at a step that fetches packages."""
+    if mode != "none":
+        return ""
+    for ins in parse_dockerfile(Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")):
+        if ins.keyword in ("RUN", "ADD") and _NETWORK_RUN.search(ins.args):
+            return (f"needs network at build time (Dockerfile line {ins.first}: {ins.keyword} "
+                    f"{' '.join(ins.args.split())[:120]}) and no package mirror is reachable from this machine; ")
+    if getattr(task, "build_setup", None):
+        return "needs network at build time (test-only packages from run-tests.sh) and no package mirror is reachable; "
+    return ""
+
+
+def build_image(task, base_image: str | None = None, image_map=None, build_network: str | None = None) -> str:
     """Build (or reuse) the image of a task; return its tag `termrl/task-<id>:<hash12>`.
 
-    The hash is sha256 over the Dockerfile, every build-context file (name, mode, content; the tests dir
-    excluded) and the base image's id, so a changed file or base image gives a new tag and an unchanged
-    task reuses the old one. Builds of one tag are serialised by a thread lock and an fcntl file lock, so
-    concurrent requests from threads and processes build it once. The build passes `--build-arg BASE_IMAGE`.
+    The hash is sha256 over the prepared Dockerfile (prepare_dockerfile), every build-context file (name,
+    mode, content; the hidden tests dir excluded) and the ids of the images it builds FROM, so a changed
+    file or base image gives a new tag and an unchanged task reuses the old one. Builds of one tag are
+    serialised by a thread lock and an fcntl file lock, so concurrent requests from threads and processes
+    build it once. The build passes `--build-arg BASE_IMAGE`.
 
     Args:
-        task: has `id` (str), `dockerfile` (Path), `context_dir` (Path), optionally `tests_dir` (Path).
-        base_image: the image the Dockerfile builds FROM; default BASE_IMAGE.
+        task: has `id` (str), `dockerfile` (Path), `context_dir` (Path), optionally `tests_dir` (Path) and
+            `build_setup` (str | None).
+        base_image: the image `FROM ${BASE_IMAGE}` builds on; default BASE_IMAGE.
+        image_map: "pattern=image" entries for FROM images not present locally; default IMAGE_MAP.
+        build_network: "none", "host" or "auto" (host when mirrors_reachable()); default the config's.
     Raises:
-        ValueError: task.id is not usable in an image name, or task.dockerfile / task.context_dir is missing.
-        ImageBuildError: the base image is missing or the build failed (`.log_tail` has the log's last lines).
+        ValueError: task.id is not usable in an image name, task.dockerfile / task.context_dir is missing,
+            a bad build_network or image_map entry.
+        ImageBuildError: an image it builds FROM is missing or unmapped, or the build failed (`.log_tail` has
+            the log's last lines; an offline build failing at a package install says it needs network).
     """
     base = base_image or BASE_IMAGE
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,100}", str(task.id)):
@@ -89,17 +279,23 @@ def build_image(task, base_image: str | None = None) -> str:
         raise ValueError(f"task {task.id}: task.dockerfile = {str(dockerfile)!r} is not a file")
     if not context.is_dir():
         raise ValueError(f"task {task.id}: task.context_dir = {str(context)!r} is not a directory")
+    mode = _network_mode(build_network or configs.SandboxConfig().build_network, task)
+    text, extra, used = prepare_dockerfile(task, base, image_map, mode)
     api = docker_api(60.0)
-    try:
-        base_id = api.inspect_image(base)["Id"]
-    except docker.errors.ImageNotFound:
-        raise ImageBuildError(f"task {task.id}: base image {base!r} not found (run scripts/setup.sh)") from None
+    ids = []
+    for image in used:
+        try:
+            ids.append(api.inspect_image(image)["Id"])
+        except docker.errors.ImageNotFound:
+            raise ImageBuildError(f"task {task.id}: base image {image!r} not found (run scripts/setup.sh)") from None
 
     files = _context_files(task)
-    h = hashlib.sha256(b"termrl-image-v1\0" + base_id.encode() + b"\0" + dockerfile.read_bytes())
+    h = hashlib.sha256(b"termrl-image-v2\0" + "\0".join(ids).encode() + b"\0" + text.encode())
     for name, path in files:
         h.update(f"\0{name}\0{path.lstat().st_mode:o}\0".encode())
         h.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+    for name, data in sorted(extra.items()):
+        h.update(f"\0{name}\0".encode() + data)
     tag = f"termrl/task-{task.id}:{h.hexdigest()[:12]}"
 
     with _tag_locks[tag], open(_lock_dir() / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as lf:
@@ -107,12 +303,20 @@ def build_image(task, base_image: str | None = None) -> str:
         with contextlib.suppress(docker.errors.ImageNotFound):
             api.inspect_image(tag)
             return tag
-        log.info("building image %s", tag)
-        _build(task.id, tag, base, dockerfile, files)
+        log.info("building image %s (network %s)", tag, mode)
+        try:
+            _build(task.id, tag, base, text, files, extra, mode)
+        except ImageBuildError as e:
+            hint = _network_hint(task, mode)
+            if hint:
+                raise ImageBuildError(f"task {task.id}: {hint}build failed: {str(e).split(': ', 2)[-1].splitlines()[0]}",
+                                      e.log_tail) from None
+            raise
     return tag
 
 
-def _build(task_id: str, tag: str, base: str, dockerfile: Path, files: list[tuple[str, Path]]) -> None:
+def _build(task_id: str, tag: str, base: str, text: str, files: list[tuple[str, Path]], extra: dict[str, bytes],
+           network: str) -> None:
     """Send the context as a tar built here (so the tests dir is left out) and stream the build log."""
     buf = io.BytesIO()
     df_name = ".termrl.Dockerfile"
@@ -120,9 +324,9 @@ def _build(task_id: str, tag: str, base: str, dockerfile: Path, files: list[tupl
     ignore = b"".join(p.read_bytes() for n, p in files if n == ".dockerignore") + f"\n{df_name}\n.dockerignore\n".encode()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for name, path in files:
-            if name != ".dockerignore":
+            if name != ".dockerignore" and name not in extra:
                 tar.add(path, arcname=name, recursive=False)
-        for name, data in ((df_name, dockerfile.read_bytes()), (".dockerignore", ignore)):
+        for name, data in ((df_name, text.encode()), (".dockerignore", ignore), *sorted(extra.items())):
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
@@ -131,7 +335,7 @@ def _build(task_id: str, tag: str, base: str, dockerfile: Path, files: list[tupl
     try:
         for chunk in docker_api(3600.0).build(fileobj=buf, custom_context=True, tag=tag, dockerfile=df_name, rm=True,
                                          forcerm=True, pull=False, decode=True, buildargs={"BASE_IMAGE": base},
-                                         network_mode="none", labels={"termrl.task": task_id}):
+                                         network_mode=network, labels={"termrl.task": task_id}):
             if "stream" in chunk:
                 tail.extend(line for line in chunk["stream"].rstrip("\n").split("\n"))
             if "error" in chunk:

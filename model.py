@@ -622,19 +622,30 @@ def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tens
 
 
 def apply_fsdp2(model: Transformer, mesh, param_dtype: torch.dtype | None = None,
-                reduce_dtype: torch.dtype | None = None, activation_checkpointing: bool = False) -> Transformer:
+                reduce_dtype: torch.dtype | None = None, activation_checkpointing: bool = False,
+                master_dtype: torch.dtype | None = torch.float32) -> Transformer:
     """Shard `model` in place with FSDP2 (torchtitan recipe): fully_shard each block, then the root.
 
+    Mixed precision (Micikevicius et al. 2018, "Mixed Precision Training"): the sharded parameters are
+    the fp32 *master* weights (master_dtype; None keeps the model's dtype), so AdamW's state and the
+    update are fp32 too; FSDP2's MixedPrecisionPolicy casts the all-gathered parameters to param_dtype
+    for forward/backward and reduces gradients in reduce_dtype. An update of lr ~1e-6 is far below bf16's
+    spacing (7.8e-3 near 1.0), so bf16 master weights would round nearly every update away.
+
     mesh: a 1-D DeviceMesh (gloo on CPU, nccl on CUDA). param_dtype/reduce_dtype None: bf16 compute with
-    fp32 gradient reduction on CUDA, fp32 on CPU. The last block keeps its parameters after forward
-    (backward needs them first). activation_checkpointing recomputes each block in backward.
-    Parameters become DTensors with the same names. Returns the model.
+    fp32 gradient reduction on CUDA, the master dtype on CPU (bf16 compute also runs on CPU with gloo).
+    The last block keeps its parameters after forward (backward needs them first).
+    activation_checkpointing recomputes each block in backward. Works on a meta-device model too
+    (weights.load_hf_sharded then materialises only this rank's shards). Parameters become DTensors with
+    the same names. Returns the model.
     """
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     if mesh.device_type == "cuda":
         param_dtype = param_dtype or torch.bfloat16
         reduce_dtype = reduce_dtype or torch.float32
+    if master_dtype is not None:
+        model.to(master_dtype)  # in place, before sharding: a tied lm_head stays tied
     mp = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=reduce_dtype)
     layers = model.model.layers
     for i, block in enumerate(layers):

@@ -16,8 +16,10 @@ earlier `<think>` blocks are kept where a template (Qwen3) would strip them.
 
 Action formats (PolicyConfig.action_format):
 - `hermes` (Qwen3): `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, any number per turn, run
-  in order; results come back as `tool` messages (Qwen3's template wraps them in <tool_response>).
-- `markdown` (the CPU default for SmolLM2-135M): each fenced ```bash block is one bash call; a line
+  in order; the JSON is decoded as JSON (tags inside its strings are text); results come back as `tool`
+  messages (Qwen3's template wraps them in <tool_response>).
+- `markdown` (the CPU default for SmolLM2-135M): each fenced bash block (CommonMark ``` or ~~~ fences; a
+  fence line inside a heredoc body does not close the block) is one bash call; a line
   `DONE` (or `finish`) ends the episode. A turn stops after its first action (the closing fence line of
   its first bash block, or a DONE line; `markdown_action_done`): the generated tokens are kept as sampled
   (loss_mask 1) and the end-of-turn token the template needs goes in after them with loss_mask 0.
@@ -32,6 +34,9 @@ time left); format_errors (max_format_errors malformed turns in a row). Malforme
 unknown tool, missing/extra/mistyped or oversized arguments, no call, an unclosed block) runs nothing and gets
 an error observation that shows the expected format (FormatError messages).
 
+Reasoning (`split_reasoning`): a leading `<think>...</think>` block, or everything up to the first `</think>`
+when the chat template's generation prompt opens `<think>` (ChatFormat.opens_think), is not parsed for actions.
+
 Template match caveat: the match with `chat.render(messages)` is exact when the template tokenises the
 decoded reply the way the engine sampled it; sampled text whose canonical tokenisation differs (e.g. a reply
 starting with "\\n\\n", which the template merges with the preceding "\\n") keeps the sampled ids, by design.
@@ -41,7 +46,8 @@ requests of many concurrent agents internally: TorchEngine (model.py KV cache, c
 VLLMEngine (colocated vllm.LLM), OpenAIEngine (HTTP), ScriptedEngine (replays fixed replies; tests).
 
 
-Engines live in engines.py; the evaluation command in evaluate.py.
+Engines live in engines.py; the parsers of both action formats in actions.py; the evaluation command in
+evaluate.py.
 """
 
 
@@ -49,7 +55,6 @@ import asyncio
 import dataclasses
 import json
 import logging
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -61,6 +66,7 @@ from tqdm import tqdm
 import images as images_lib
 import reward as reward_lib
 import sandbox as sandbox_lib
+from actions import FormatError, ToolCall, markdown_stop_check, parse_actions
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import (
     BASE_CONVERSATION,
@@ -69,19 +75,10 @@ from engines import (
     SamplingParams,
     end_of_turn,
     render_ids,
+    stop_ids_of,
 )
 
-# ----------------------------------------------------------------------------- tools and action formats
-
-# name -> {argument: (accepted JSON types, required, type shown in errors)}
-TOOLS: dict[str, dict[str, tuple[tuple[type, ...], bool, str]]] = {
-    "bash": {"command": ((str,), True, "string"), "timeout_s": ((int, float), False, "number")},
-    "read_file": {"path": ((str,), True, "string"), "offset": ((int,), False, "integer"), "limit": ((int,), False, "integer")},
-    "write_file": {"path": ((str,), True, "string"), "content": ((str,), True, "string")},
-    "edit_file": {"path": ((str,), True, "string"), "old": ((str,), True, "string"), "new": ((str,), True, "string"),
-                  "replace_all": ((bool,), False, "boolean")},
-    "finish": {"message": ((str,), True, "string")},
-}
+# ----------------------------------------------------------------------------- tool schemas and system prompts
 
 TOOL_SCHEMAS = [
     {"type": "function", "function": {"name": "bash", "description": "Run a bash command in the container's persistent shell (cwd and exported variables persist). Returns the exit code and the output (stdout and stderr interleaved, long output cut in the middle).",
@@ -95,9 +92,6 @@ TOOL_SCHEMAS = [
     {"type": "function", "function": {"name": "finish", "description": "End the episode when the task is done.",
      "parameters": {"type": "object", "properties": {"message": {"type": "string", "description": "what you did"}}, "required": ["message"]}}},
 ]
-
-HERMES_EXAMPLE = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la"}}\n</tool_call>'
-MARKDOWN_EXAMPLE = "```bash\nls -la\n```"
 
 HERMES_SYSTEM = """You are an agent solving a task in a Linux terminal inside a Docker container. The working directory is /app. There is no network.
 You may think inside <think></think> before acting.
@@ -133,11 +127,6 @@ exit code: 0
 Your reply:
 DONE"""
 
-HERMES_HINT = "\n\nCall a tool like this:\n" + HERMES_EXAMPLE
-MARKDOWN_HINT = "\n\nRun a command like this:\n" + MARKDOWN_EXAMPLE + "\nWhen the task is done, write DONE on a line by itself."
-BASH_LANGS = ("bash", "sh", "shell", "console", "")
-
-
 def system_prompt(action_format: str) -> str:
     """The system prompt for an action format ('hermes' or 'markdown'). Raises ValueError for another name."""
     if action_format == "hermes":
@@ -145,143 +134,6 @@ def system_prompt(action_format: str) -> str:
     if action_format == "markdown":
         return MARKDOWN_SYSTEM
     raise ValueError(f"action_format = {action_format!r}: must be 'hermes' or 'markdown'")
-
-
-@dataclass
-class ToolCall:
-    name: str
-    arguments: dict[str, Any]
-
-
-class FormatError(ValueError):
-    """Malformed model output. str(e) is the observation shown to the model (it includes the expected format)."""
-
-
-def check_call(name: Any, args: Any, index: int, max_arg_bytes: int) -> ToolCall:
-    """Validate one call against TOOLS. Raises FormatError: unknown tool, arguments not an object, missing or
-    unexpected argument, wrong type, or a string argument longer than max_arg_bytes (UTF-8 bytes)."""
-    if not isinstance(name, str) or name not in TOOLS:
-        raise FormatError(f"tool call {index}: unknown tool {name!r}; the tools are {', '.join(TOOLS)}.")
-    if not isinstance(args, dict):
-        raise FormatError(f"tool call {index}: \"arguments\" must be a JSON object, got {json.dumps(args)[:80]}.")
-    spec = TOOLS[name]
-    for arg, (_, required, _) in spec.items():
-        if required and arg not in args:
-            raise FormatError(f"tool call {index}: {name} is missing the required argument {arg!r}.")
-    for arg, value in args.items():
-        if arg not in spec:
-            raise FormatError(f"tool call {index}: {name} got an unexpected argument {arg!r}; "
-                              f"its arguments are {', '.join(spec)}.")
-        types, _, shown = spec[arg]
-        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} must be a {shown}, got {json.dumps(value)[:80]}.")
-        if isinstance(value, str) and len(value.encode()) > max_arg_bytes:
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} is {len(value.encode())} bytes; "
-                              f"the limit is {max_arg_bytes} bytes.")
-    return ToolCall(name, dict(args))
-
-
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
-
-
-def parse_hermes(text: str, max_arg_bytes: int = 65536) -> list[ToolCall]:
-    """Tool calls of a Hermes-format reply, in order (<think> blocks are ignored, not parsed).
-
-    Raises FormatError whose message is the observation to show: no tool call, <tool_call> without
-    </tool_call>, invalid JSON, a call that is not {"name": ..., "arguments": {...}}, or any check_call error.
-    """
-    visible = re.sub(r"<think>.*?(</think>|$)", "", text, flags=re.S)
-    calls, end = [], 0
-    for i, m in enumerate(_TOOL_CALL.finditer(visible), start=1):
-        end = m.end()
-        body = m.group(1).strip()
-        try:
-            obj = json.loads(body)
-        except json.JSONDecodeError as e:
-            raise FormatError(f"Format error: tool call {i} is not valid JSON ({e.msg} at char {e.pos})." + HERMES_HINT)
-        if not isinstance(obj, dict) or "name" not in obj or set(obj) - {"name", "arguments"}:
-            raise FormatError(f'Format error: tool call {i} must be a JSON object with keys "name" and "arguments".'
-                              + HERMES_HINT)
-        try:
-            calls.append(check_call(obj["name"], obj.get("arguments", {}), i, max_arg_bytes))
-        except FormatError as e:
-            raise FormatError(f"Format error: {e}" + HERMES_HINT)
-    if "<tool_call>" in visible[end:]:
-        raise FormatError("Format error: <tool_call> without a closing </tool_call>." + HERMES_HINT)
-    if not calls:
-        raise FormatError("Format error: no tool call found." + HERMES_HINT)
-    return calls
-
-
-_FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
-_DONE = re.compile(r"^(DONE|finish(\(.*\))?)$")
-
-
-def parse_markdown(text: str, max_arg_bytes: int = 65536) -> list[ToolCall]:
-    """Calls of a markdown-format reply, in order: each fenced block tagged bash/sh/shell/console or untagged
-    is a bash call with the block's text; a line `DONE` (or `finish`, `finish(...)`) outside blocks is a
-    finish call. Blocks in other languages (```python) are text, not calls.
-
-    Raises FormatError: no bash block and no DONE, an unclosed block, an empty block, or a block longer than
-    max_arg_bytes.
-    """
-    calls, lang, buf = [], None, []
-    for line in text.split("\n"):
-        s = line.strip()
-        if lang is None:
-            m = _FENCE.match(s)
-            if m:
-                lang, buf = m.group(1).lower(), []
-            elif _DONE.match(s):
-                calls.append(ToolCall("finish", {"message": s}))
-            continue
-        if s == "```":
-            if lang in BASH_LANGS:
-                command = "\n".join(buf)
-                i = sum(c.name == "bash" for c in calls) + 1
-                if not command.strip():
-                    raise FormatError(f"Format error: bash block {i} is empty." + MARKDOWN_HINT)
-                if len(command.encode()) > max_arg_bytes:
-                    raise FormatError(f"Format error: bash block {i} is {len(command.encode())} bytes; the limit is "
-                                      f"{max_arg_bytes} bytes." + MARKDOWN_HINT)
-                calls.append(ToolCall("bash", {"command": command}))
-            lang = None
-            continue
-        buf.append(line)
-    if lang is not None:
-        raise FormatError("Format error: a ``` block is not closed." + MARKDOWN_HINT)
-    if not calls:
-        raise FormatError("Format error: no bash block and no DONE found." + MARKDOWN_HINT)
-    return calls
-
-
-def markdown_action_done(text: str) -> bool:
-    """True once a markdown reply holds a complete action: a bash block (tagged as in parse_markdown) whose
-    closing ``` line has ended (its newline was generated), or a complete `DONE`/`finish` line outside blocks.
-
-    Used as the markdown stop rule: a reply ends after its first action, so a small model's rambling after its
-    command is neither sampled nor trained on. Only complete lines count, so "```" followed by "bash" (a new
-    opening fence) is not taken for a closing one.
-    """
-    lang = None
-    for line in text.split("\n")[:-1]:  # the last piece is an unfinished line
-        s = line.strip()
-        if lang is None:
-            m = _FENCE.match(s)
-            if m:
-                lang = m.group(1).lower()
-            elif _DONE.match(s):
-                return True
-        elif s == "```":
-            if lang in BASH_LANGS:
-                return True
-            lang = None
-    return False
-
-
-def markdown_stop_check(tokenizer) -> Callable[[list[int]], bool]:
-    """SamplingParams.stop_check for the markdown format: markdown_action_done on the decoded generated ids."""
-    return lambda ids: markdown_action_done(tokenizer.decode(ids, skip_special_tokens=False))
 
 
 def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
@@ -298,16 +150,26 @@ def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -
     return c
 
 
-def parse_actions(text: str, action_format: str, max_arg_bytes: int) -> list[ToolCall]:
-    """Dispatch to parse_hermes / parse_markdown."""
-    return parse_hermes(text, max_arg_bytes) if action_format == "hermes" else parse_markdown(text, max_arg_bytes)
-
-
 # ----------------------------------------------------------------------------- chat template rendering
+
+
+def generation_opens_think(tokenizer) -> bool:
+    """True when the chat template's generation prompt leaves a `<think>` open: its last `<think>` has no
+    `</think>` after it (Qwen3-style thinking templates render "<|im_start|>assistant\\n<think>\\n"; with
+    thinking switched off Qwen3 renders "<think>\\n\\n</think>\\n\\n", which is closed)."""
+    msgs = [{"role": m["role"], "content": m["content"]} for m in BASE_CONVERSATION[:2]]
+    head = tokenizer.apply_chat_template(msgs, tokenize=False)
+    full = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    prompt = full.removeprefix(head)
+    return prompt.rfind("<think>") > prompt.rfind("</think>")
 
 
 class ChatFormat:
     """Token-level chat rendering for one tokenizer and action format.
+
+    opens_think: the template's generation prompt leaves a `<think>` open (Qwen3-style thinking templates), so
+    a reply starts inside its reasoning; the parsers then take the reply up to its first `</think>` as
+    reasoning (`split_reasoning`). stop_ids: `stop_ids_of(tokenizer)`, the ids every engine stops at.
 
     Observation tokens are the template's own: render BASE (system, user, assistant with a <think> block, so
     templates that strip reasoning from non-final turns render it the same either way) with and without the
@@ -323,6 +185,8 @@ class ChatFormat:
         self.tokenizer, self.action_format = tokenizer, action_format
         self.observation_role = "tool" if action_format == "hermes" else "user"
         self.eot_id = end_of_turn(tokenizer)
+        self.stop_ids = stop_ids_of(tokenizer)
+        self.opens_think = generation_opens_think(tokenizer)
         base = self.render(self.BASE)
         i = len(base) - 1 - base[::-1].index(self.eot_id)
         self._base, self._after_eot = base, base[i + 1:]
@@ -349,8 +213,9 @@ class ChatFormat:
         return seg if closed else [self.eot_id] + seg
 
     def decode(self, token_ids: list[int]) -> str:
-        """Assistant text of generated ids, without a trailing stop token (special tokens such as <think> kept)."""
-        if token_ids and token_ids[-1] == self.eot_id:
+        """Assistant text of generated ids, without a trailing stop token (the end-of-turn token or an eos id of
+        `stop_ids_of`; special tokens such as <think> kept)."""
+        if token_ids and token_ids[-1] in self.stop_ids:
             token_ids = token_ids[:-1]
         return self.tokenizer.decode(token_ids, skip_special_tokens=False)
 
@@ -485,7 +350,7 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
     cfg, chat = ep.cfg, ep.chat
     max_turns = ep.task.max_turns or cfg.max_turns
     # markdown: a turn ends after its first action; the end-of-turn token then goes in as an observation token
-    stop_check = markdown_stop_check(chat.tokenizer) if chat.action_format == "markdown" else None
+    stop_check = markdown_stop_check(chat.tokenizer, chat.opens_think) if chat.action_format == "markdown" else None
     consecutive_errors = 0
     for turn in range(max_turns):
         room = cfg.max_context_tokens - len(traj.token_ids)
@@ -515,7 +380,7 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
         msg = {"role": "assistant", "content": text, "finish_reason": c.finish_reason, "tool_calls": [], "format_error": None}
         traj.messages.append(msg)
         try:
-            calls = parse_actions(text, chat.action_format, cfg.max_tool_arg_bytes)
+            calls = parse_actions(text, chat.action_format, cfg.max_tool_arg_bytes, chat.opens_think)
         except FormatError as e:
             calls, msg["format_error"] = [], str(e)
         if c.finish_reason == "length" and not calls:
@@ -580,7 +445,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     sb = None
     try:
         if image is None:
-            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
+            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
+                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
         t0 = time.monotonic()
         sb = await sandbox_lib.Sandbox.start(image, limits=sandbox_lib.Limits.from_config(sandbox_cfg), run_id=run_id)
         traj.timings["start_s"] = time.monotonic() - t0
@@ -652,7 +518,8 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
     async def build(task):
         try:
-            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image)
+            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
+                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
         except Exception as e:  # reported per trajectory below
             images[task.id] = e
 

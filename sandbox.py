@@ -57,7 +57,7 @@ from sandbox_shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, spl
 
 log = logging.getLogger("termrl.sandbox")
 
-WORKDIR = "/app"  # working directory of a fresh sandbox
+WORKDIR = "/app"  # working directory of a fresh sandbox whose image sets no WORKDIR
 # One id per process unless the caller names its run; labels every container this process starts.
 RUN_ID = os.environ.get("TERMRL_RUN_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 # What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
@@ -183,12 +183,14 @@ class Sandbox:
         self._shell: _Shell | None = shell  # also the dead man: closing its socket stops the container
         self._exec_lock = threading.Lock()
         self._closed = False
+        self.workdir = WORKDIR  # the image's WORKDIR (set by start)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     @classmethod
     async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
-        """Create and start a container from `image` with the isolation defaults; working dir /app.
+        """Create and start a container from `image` with the isolation defaults; working dir the image's
+        WORKDIR (/app when it sets none). The image's ENTRYPOINT is replaced by the shell server.
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
@@ -198,6 +200,10 @@ class Sandbox:
     @classmethod
     def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
         api = docker_api()
+        try:
+            workdir = api.inspect_image(image)["Config"].get("WorkingDir") or WORKDIR
+        except docker.errors.ImageNotFound:
+            raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
         labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.started": f"{time.time():.3f}",
                   "termrl.owner": _owner(), "termrl.image": image}
@@ -211,7 +217,7 @@ class Sandbox:
                 image, command=["timeout", "-s", "KILL", f"{limits.max_lifetime_s:.0f}", "bash", "-c",
                                 'eval "$TERMRL_SERVER"', "termrl-shell"], stdin_open=True,
                 environment={"TERMRL_SERVER": _SERVER, "TERMRL_INNER": _INNER},
-                working_dir=WORKDIR, labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
+                working_dir=workdir, entrypoint=[], labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         except docker.errors.APIError as e:
@@ -224,7 +230,9 @@ class Sandbox:
             with contextlib.suppress(Exception):
                 api.remove_container(cid, force=True)
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
-        return cls(cid, name, limits, run_id, shell)
+        box = cls(cid, name, limits, run_id, shell)
+        box.workdir = workdir
+        return box
 
     async def __aenter__(self) -> Sandbox:
         return self
@@ -429,12 +437,11 @@ class Sandbox:
 
     # ---- files ----------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _abs(path: str | os.PathLike) -> PurePosixPath:
+    def _abs(self, path: str | os.PathLike) -> PurePosixPath:
         p = PurePosixPath(os.fspath(path))
         if "\x00" in str(p) or not str(p):
             raise ValueError(f"path {str(path)!r}: must be a non-empty path without NUL")
-        return p if p.is_absolute() else PurePosixPath(WORKDIR) / p
+        return p if p.is_absolute() else PurePosixPath(self.workdir) / p
 
     async def write_file(self, path: str | os.PathLike, data: bytes | str, mode: int = 0o644) -> None:
         """Write a file (str is encoded as UTF-8); missing parent directories are created. Relative paths are

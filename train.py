@@ -1,7 +1,7 @@
 """GRPO training of terminal agents: the torchrun entry point.
 
     torchrun --standalone --nproc_per_node=2 train.py --preset cpu-smollm2     # CPU, gloo
-    torchrun --standalone --nproc_per_node=8 train.py --preset qwen3-32b-8xh100
+    torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 train.py --preset qwen3-32b-16xh100
     python train.py --help                                                     # every knob (configs.py)
 
 One step on each rank (DESIGN.md):
@@ -29,7 +29,6 @@ import socket
 import sys
 import time
 import warnings
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,99 +53,7 @@ from checkpoints import checkpoint_dir, latest_checkpoint, load_checkpoint, save
 from logs import append_jsonl, format_step_line, open_logger, plot_reward_curve, step_record, truncate_metrics
 from stop import StopFlag
 from tasks import select_tasks
-
-# -----------------------------------------------------------------------------
-# task sampler: seeded epochs, rank sharding, optional curriculum
-
-class TaskSampler:
-    """Draws the tasks of each step: seeded epochs over all tasks, sharded over ranks.
-
-    task_ids: the run's tasks in the order train.py indexes them (sorted by id); the sampler's state
-    refers to tasks by these positions, so a checkpoint only resumes on the same task set.
-    Every rank holds the same state and draws the same global batch of `tasks_per_step`
-    task indices; rank r keeps global[r::world_size]. Within an epoch each task is drawn once,
-    in the order of a permutation of range(num_tasks) seeded by (seed, epoch) when `shuffle`
-    (else in index order); a batch that runs past the end of an epoch continues in the next.
-
-    Curriculum (optional): `record(task_index, rewards)` keeps the rewards of the last `window`
-    groups of each task; a task whose last `window` groups were all 0 or all 1 (too hard or
-    solved) is skipped. If every task would be skipped, the epoch is drawn without skipping,
-    so a step always has tasks. `record` must be called with the same arguments on every rank
-    (train.py all-gathers the groups first), or the ranks' draws diverge.
-    """
-
-    def __init__(self, task_ids: list[str], tasks_per_step: int, rank: int = 0, world_size: int = 1, seed: int = 0,
-                 shuffle: bool = True, curriculum: bool = False, window: int = 2):
-        assert task_ids and tasks_per_step >= 1 and 0 <= rank < world_size  # configs.validate, tasks.select_tasks
-        self.task_ids = tuple(task_ids)
-        self.num_tasks, self.tasks_per_step = len(self.task_ids), tasks_per_step
-        self.rank, self.world_size, self.seed, self.shuffle = rank, world_size, seed, shuffle
-        self.curriculum, self.window = curriculum, window
-        self.epoch, self.pos = 0, 0
-        self.history: dict[int, deque] = {}
-
-    def _order(self, epoch: int) -> list[int]:
-        if not self.shuffle:
-            return list(range(self.num_tasks))
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
-        return torch.randperm(self.num_tasks, generator=g).tolist()
-
-    def skipped(self, task_index: int) -> bool:
-        """True if the curriculum currently skips this task (last `window` groups all 0 or all 1)."""
-        h = self.history.get(task_index)
-        if not self.curriculum or h is None or len(h) < self.window:
-            return False
-        rewards = [r for group in h for r in group]
-        return all(r <= 0.0 for r in rewards) or all(r >= 1.0 for r in rewards)
-
-    def next_global(self) -> list[int]:
-        """The next step's task indices for all ranks (tasks_per_step of them); advances the state."""
-        skip = self.curriculum and not all(self.skipped(i) for i in range(self.num_tasks))
-        out: list[int] = []
-        order = self._order(self.epoch)
-        while len(out) < self.tasks_per_step:
-            if self.pos >= self.num_tasks:
-                self.epoch, self.pos = self.epoch + 1, 0
-                order = self._order(self.epoch)
-            i = order[self.pos]
-            self.pos += 1
-            if not (skip and self.skipped(i)):
-                out.append(i)
-        return out
-
-    def next_batch(self) -> list[int]:
-        """This rank's task indices for the next step: next_global()[rank::world_size]."""
-        return self.next_global()[self.rank::self.world_size]
-
-    def record(self, task_index: int, rewards: list[float]) -> None:
-        """Remember one group's rewards for the curriculum (a no-op history when curriculum is off)."""
-        self.history.setdefault(task_index, deque(maxlen=self.window)).append([float(r) for r in rewards])
-
-    def record_step(self, episodes: list[dict], group_size: int) -> None:
-        """`record` every group of a step's episodes (dicts with task_index and reward, group_size per
-        group, the same list on every rank); failed episodes (reward None) are left out."""
-        for g in range(0, len(episodes), group_size):
-            scored = [e["reward"] for e in episodes[g:g + group_size] if e["reward"] is not None]
-            if scored:
-                self.record(episodes[g]["task_index"], scored)
-
-    def state_dict(self) -> dict:
-        return {"task_ids": list(self.task_ids), "epoch": self.epoch, "pos": self.pos,
-                "history": {i: list(h) for i, h in self.history.items()}}
-
-    def load_state_dict(self, state: dict) -> None:
-        """Restore a state_dict. Raises configs.ConfigError, naming the task ids added and removed, when the
-        checkpoint was written for another task set: its positions would silently point at other tasks."""
-        saved = tuple(state["task_ids"])
-        if saved != self.task_ids:
-            added = sorted(set(self.task_ids) - set(saved))
-            removed = sorted(set(saved) - set(self.task_ids))
-            raise configs.ConfigError(
-                f"resume: the task set changed since the checkpoint ({len(saved)} -> {self.num_tasks} tasks; "
-                f"added {added}, removed {removed}); resume with the same tasks, task_ids and difficulties, "
-                f"or train into a new out_dir")
-        self.epoch, self.pos = int(state["epoch"]), int(state["pos"])
-        self.history = {int(i): deque(h, maxlen=self.window) for i, h in state["history"].items()}
+from tasks.sampler import TaskSampler
 
 
 # -----------------------------------------------------------------------------
@@ -490,19 +397,21 @@ def samples_from_trajectories(trajectories: list, group_size: int, cfg: configs.
 # -----------------------------------------------------------------------------
 # weight sync: learner shards -> this rank's engine
 
-def iter_full_weights(model: torch.nn.Module):
-    """Yield (HF name, full tensor) one parameter at a time, gathered from the FSDP2 shards.
+def iter_full_weights(model: torch.nn.Module, dtype: torch.dtype | None = None):
+    """Yield (HF name, full tensor) one parameter at a time, gathered from the FSDP2 shards, cast to `dtype`.
 
     named_parameters() lists a tied lm_head once (as model.embed_tokens.weight), as engines expect.
     Collective: every rank must exhaust the iterator in the same order."""
     for name, p in model.named_parameters():
-        yield name, (p.full_tensor() if isinstance(p, DTensor) else p).detach()
+        p = p.detach().to(dtype) if dtype is not None else p.detach()  # cast the shard: gather engine-dtype bytes
+        yield name, (p.full_tensor() if isinstance(p, DTensor) else p)
 
 
-def sync_weights(model: torch.nn.Module, engine) -> float:
-    """Push the policy into the engine (engine.load_weights); returns seconds spent. Collective."""
+def sync_weights(model: torch.nn.Module, engine, dtype: torch.dtype | None = None) -> float:
+    """Push the policy into the engine (engine.load_weights) as `dtype` tensors (the engine's dtype; the fp32
+    master weights are cast on the way); returns seconds spent. Collective."""
     t0 = time.perf_counter()
-    weights = iter_full_weights(model)
+    weights = iter_full_weights(model, dtype)
     engine.load_weights(weights)
     for _ in weights:  # an engine that stops early must not leave the other ranks waiting in full_tensor()
         pass
@@ -556,13 +465,15 @@ def resolve_model_dir(path: str, rank: int) -> Path:
     return Path(d)
 
 
-def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, trainable: bool = True):
-    """weights.load_hf, FSDP2-sharded over `mesh`, gradients summed over ranks.
+def load_policy(model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.device, trainable: bool = True):
+    """weights.load_hf_sharded, FSDP2-sharded over `mesh`, gradients summed over ranks.
 
-    Loaded in host memory: fully_shard moves one block at a time to the mesh's device and keeps
-    only this rank's shard there, so a GPU never holds the whole model."""
-    policy = weights.load_hf(model_dir, dtype=weights.DTYPES[cfg.policy.dtype], device="cpu")
-    modeling.apply_fsdp2(policy, mesh, activation_checkpointing=cfg.policy.activation_checkpointing and trainable)
+    Built on the meta device and sharded first: each rank reads only its shard from the safetensors files.
+    A trainable policy keeps fp32 master weights (AdamW state fp32 too) and computes in policy.dtype."""
+    dtype = weights.DTYPES[cfg.policy.dtype]  # compute dtype
+    policy = weights.load_hf_sharded(model_dir, lambda m: modeling.apply_fsdp2(
+        m, mesh, param_dtype=dtype, activation_checkpointing=cfg.policy.activation_checkpointing and trainable,
+        master_dtype=torch.float32 if trainable else dtype), device=device)
     if trainable:
         set_gradient_sum(policy)
     else:
@@ -582,6 +493,8 @@ class Run:
     stop: StopFlag
     loop: asyncio.AbstractEventLoop
     tasks: list = dataclasses.field(default_factory=list)
+    tp: int = 1  # ranks per generation engine (vLLM tensor parallel); rank % tp == 0 leads its group
+    tp_group: object = None
     model_dir: Path | None = None
     tokenizer: object = None
     policy: torch.nn.Module | None = None
@@ -595,6 +508,10 @@ class Run:
     step: int = 0  # optimizer steps done (the resumed one included)
     saved_step: int = 0  # step of the newest checkpoint of this run
     stale: bool = False  # the engine's weights differ from the policy's
+
+    @property
+    def engine_dtype(self) -> torch.dtype:
+        return weights.DTYPES[self.cfg.policy.dtype]
 
     def say(self, msg: str) -> None:
         if self.rank == 0:
@@ -632,16 +549,23 @@ def _build(run: Run, local_rank: int) -> None:
     if cfg.sandbox.max_concurrent:
         sandbox.set_max_concurrent(cfg.sandbox.max_concurrent)
     run.tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
-    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank, world, cfg.seed,
-                              cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)
+    if engines.engine_kind(cfg.policy, device) == "vllm":
+        run.tp = cfg.policy.vllm_tensor_parallel_size
+        report = configs.check_memory_budget(cfg, json.loads((Path(cfg.policy.path) / "config.json").read_text()),
+                                             world, torch.cuda.get_device_properties(device).total_memory)
+        run.say(report)
+    run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
+    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp, world // run.tp,
+                              cfg.seed, cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)
     run.model_dir = resolve_model_dir(cfg.policy.path, rank)
     run.tokenizer = weights.load_tokenizer(run.model_dir)
     mesh = init_device_mesh(device.type, (world,))
-    run.policy = load_policy(run.model_dir, cfg, mesh)
-    run.ref_model = load_policy(run.model_dir, cfg, mesh, trainable=False) if cfg.grpo.kl_coef > 0 else None
+    run.policy = load_policy(run.model_dir, cfg, mesh, device)
+    run.ref_model = load_policy(run.model_dir, cfg, mesh, device, trainable=False) if cfg.grpo.kl_coef > 0 else None
     run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
     resume(run)
-    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank)
+    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank // run.tp,
+                                      run.tp_group)
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
@@ -675,10 +599,12 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list | None, float]:
     run.engine.wake_up()
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
-        episodes = run.loop.create_task(rollout.run_episodes(
+        # A tensor-parallel follower replays its leader's generate calls; only leaders run agents.
+        episodes = run.loop.create_task(engines.follow_async(run.engine) if run.rank % run.tp else rollout.run_episodes(
             [run.tasks[i] for i in indices], run.engine, run.tokenizer, cfg.grpo.group_size, cfg.rollout, run.judge,
             action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-            run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + run.rank, progress=run.rank == 0,
+            run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + run.rank // run.tp,
+            progress=run.rank == 0,
             on_trajectory=lambda t: traj_file.write(json.dumps(t.to_json(), default=str) + "\n")))
         run.stop.cancel_on_signal(run.loop, episodes)
         try:
@@ -688,7 +614,8 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list | None, float]:
             sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
         finally:
             run.stop.cancel_on_signal(run.loop, None)
-    run.engine.sleep()
+    run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
+    trajectories = engines.split_for_tp(trajectories, cfg.grpo.group_size, run.tp, run.tp_group)
     return trajectories, time.perf_counter() - t0
 
 
@@ -740,7 +667,7 @@ def finish(run: Run) -> int:
         exit_code = 128 + (run.stop.signum or signal.SIGTERM)
         checkpoint(run, due=cfg.checkpoint_on_signal)
     # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
-    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir)
+    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir, dtype=weights.DTYPES[cfg.policy.dtype])
     run.say(f"[train] policy after step {run.step} exported to {run.out_dir / 'hf'}")
     if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
         curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
@@ -769,8 +696,9 @@ def main(argv: list[str] | None = None) -> int:
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
             t_step = time.perf_counter()
             indices = run.sampler.next_batch()                                  # 1. pick tasks
-            sync_s = sync_weights(run.policy, run.engine) if run.stale else 0.0  # 2. sync weights
+            sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0  # 2. sync
             trajectories, rollout_s = roll_out(run, indices)                    # 3. roll out (tests, judge)
+            indices = indices[run.rank % run.tp::run.tp]  # the groups split_for_tp gave this rank
             if agreed_stop(run.stop, run.device):
                 run.say(f"[train] stopped during the rollout of step {run.step + 1}; it is not trained on")
                 break

@@ -51,15 +51,9 @@ def _build(cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, dtype, 
     return model
 
 
-def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Transformer:
-    """Load an HF checkpoint dir: config.json + model.safetensors, or model.safetensors.index.json and
-    its shards. Weights are cast to `dtype` on `device`. Raises FileNotFoundError naming the missing
-    file, ValueError on config fields or mismatched weight names.
-    """
-    from safetensors import safe_open
-
-    path = Path(path)
-    cfg = ModelConfig.from_hf(path)
+def _weight_files(path: Path) -> list[str]:
+    """Safetensors file names of an HF dir: model.safetensors, or the shards of model.safetensors.index.json.
+    Raises FileNotFoundError naming the missing file, ValueError on a bad index."""
     index, single = path / "model.safetensors.index.json", path / "model.safetensors"
     if index.is_file():
         weight_map = json.loads(index.read_text()).get("weight_map")
@@ -70,14 +64,75 @@ def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device:
         files = [single.name]
     else:
         raise FileNotFoundError(f"{path}: neither {single.name} nor {index.name} found")
-    state = {}
     for name in files:
         if not (path / name).is_file():
             raise FileNotFoundError(f"{path / name}: shard listed in {index.name} not found")
+    return files
+
+
+def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Transformer:
+    """Load an HF checkpoint dir: config.json + model.safetensors, or model.safetensors.index.json and
+    its shards. Weights are cast to `dtype` on `device`. The whole model is materialised: for a sharded
+    learner use `load_hf_sharded`. Raises FileNotFoundError naming the missing file, ValueError on config
+    fields or mismatched weight names.
+    """
+    from safetensors import safe_open
+
+    path = Path(path)
+    cfg = ModelConfig.from_hf(path)
+    state = {}
+    for name in _weight_files(path):
         with safe_open(str(path / name), framework="pt") as f:
             for key in f.keys():  # cast/move one tensor at a time: host memory never holds a 2nd copy
                 state[key] = f.get_tensor(key).to(device=device, dtype=dtype)
     return _build(cfg, state, str(path), dtype, device)
+
+
+def load_hf_sharded(path: str | os.PathLike, shard, device: str | torch.device = "cpu") -> Transformer:
+    """Load an HF checkpoint straight into a sharded model: no rank ever holds the whole model.
+
+    The Transformer is built on the meta device, `shard(model)` shards it (e.g. model.apply_fsdp2 over a
+    mesh: parameters become DTensors, fp32 master weights), `to_empty(device)` allocates only this rank's
+    shards, and each shard is read from the safetensors file as a slice of rows (safetensors `get_slice`,
+    which reads just those bytes) and cast to the parameter's dtype. Each tensor is read through its own
+    `safe_open`, so the file's memory map never accumulates more than one tensor's pages: peak host memory
+    is this rank's shards plus one tensor's slice. Raises FileNotFoundError naming a missing file,
+    ValueError naming a missing or unexpected weight.
+    """
+    from safetensors import safe_open
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+
+    path = Path(path)
+    cfg = ModelConfig.from_hf(path)
+    where = {}
+    for fname in _weight_files(path):
+        with safe_open(str(path / fname), framework="pt") as f:
+            where.update({k: fname for k in f.keys() if not k.endswith("rotary_emb.inv_freq")})
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    model = shard(model)
+    model.to_empty(device=device)
+    model.inv_freq = rope_inv_freq(cfg)[0].to(device)  # a buffer, not in the checkpoint
+    params = dict(model.named_parameters())  # a tied lm_head appears once, as model.embed_tokens.weight
+    skip = {"lm_head.weight"} if cfg.tie_word_embeddings else set()
+    missing, unexpected = sorted(set(params) - set(where)), sorted(set(where) - set(params) - skip)
+    if missing or unexpected:
+        raise ValueError(f"{path}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}")
+    with torch.no_grad():
+        for name, p in params.items():
+            local = p.to_local() if isinstance(p, DTensor) else p
+            if isinstance(p, DTensor):
+                shape, offset = compute_local_shape_and_global_offset(p.shape, p.device_mesh, p.placements)
+            else:
+                shape, offset = tuple(p.shape), (0,) * p.dim()
+            with safe_open(str(path / where[name]), framework="pt") as f:
+                sl = f.get_slice(name)
+                if list(sl.get_shape()) != list(p.shape):
+                    raise ValueError(f"{path / where[name]}: {name} has shape {sl.get_shape()}, expected {list(p.shape)}")
+                rows = sl[offset[0]:offset[0] + shape[0]] if p.dim() else sl[:]
+                local.copy_(rows[(slice(None),) + tuple(slice(o, o + n) for o, n in zip(offset[1:], shape[1:]))])
+    return model
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
@@ -85,51 +140,57 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
 
 
 def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os.PathLike | None = None,
-            max_shard_bytes: int = 5 * 2**30) -> Path:
+            max_shard_bytes: int = 5 * 2**30, dtype: torch.dtype | None = None) -> Path:
     """Write an HF checkpoint dir loadable by transformers and vLLM: config.json, model.safetensors (or
     shards of at most max_shard_bytes plus model.safetensors.index.json), and the tokenizer files found
-    in tokenizer_dir (none copied when it is None). A tied lm_head is not stored (HF convention).
-    FSDP2-sharded (DTensor) parameters are gathered with full_tensor(): every rank must call this;
-    only rank 0 writes. Returns the dir.
+    in tokenizer_dir (none copied when it is None). Tensors are stored in `dtype` (None: as they are; e.g.
+    bfloat16 for fp32 master weights trained with bf16 compute). A tied lm_head is not stored (HF convention).
+
+    Streaming: the shard files are planned from the (global) shapes, then filled one at a time; an
+    FSDP2-sharded (DTensor) parameter is gathered with full_tensor() one tensor at a time, so no device
+    ever holds more than one shard file's tensors plus one gathered tensor. Every rank must call this
+    (the gathers are collectives); only rank 0 writes. Returns the dir.
     """
     from safetensors.torch import save_file
 
     path = Path(path)
     writer = not dist.is_initialized() or dist.get_rank() == 0
-    state = {}
-    for name, t in model.state_dict().items():
-        if name == "lm_head.weight" and model.config.tie_word_embeddings:
-            continue
-        t = t.full_tensor() if hasattr(t, "full_tensor") else t  # a collective: all ranks take part
+    named = [(n, t) for n, t in model.state_dict().items()
+             if not (n == "lm_head.weight" and model.config.tie_word_embeddings)]
+    out_dtype = lambda t: dtype or t.dtype  # noqa: E731
+    sizes = [t.numel() * out_dtype(t).itemsize for _, t in named]
+    shards, size = [[]], 0
+    for (name, t), nbytes in zip(named, sizes):
+        if shards[-1] and size + nbytes > max_shard_bytes:
+            shards.append([])
+            size = 0
+        shards[-1].append((name, t))
+        size += nbytes
+    fnames = (["model.safetensors"] if len(shards) == 1 else
+              [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))])
+    if writer:
+        path.mkdir(parents=True, exist_ok=True)
+        for old in list(path.glob("model*.safetensors")) + [path / "model.safetensors.index.json"]:
+            old.unlink(missing_ok=True)  # a stale shard set would shadow the new weights
+    for fname, shard in zip(fnames, shards):
+        state = {}
+        for name, t in shard:
+            t = t.to(dtype) if dtype is not None else t  # cast the local shard: gather dtype-sized bytes
+            t = t.full_tensor() if hasattr(t, "full_tensor") else t  # a collective: all ranks take part
+            if writer:
+                state[name] = t.detach().to(device="cpu", dtype=out_dtype(t)).contiguous()
+            del t
         if writer:
-            state[name] = t.detach().to("cpu").contiguous()
+            save_file(state, str(path / fname), metadata={"format": "pt"})
+        del state
     if not writer:
         return path
-    path.mkdir(parents=True, exist_ok=True)
-    shards, current, size = [], {}, 0
-    for name, t in state.items():
-        nbytes = t.numel() * t.element_size()
-        if current and size + nbytes > max_shard_bytes:
-            shards.append(current)
-            current, size = {}, 0
-        current[name] = t
-        size += nbytes
-    shards.append(current)
-    for old in list(path.glob("model*.safetensors")) + [path / "model.safetensors.index.json"]:
-        old.unlink(missing_ok=True)  # a stale shard set would shadow the new weights
-    if len(shards) == 1:
-        save_file(shards[0], str(path / "model.safetensors"), metadata={"format": "pt"})
-    else:
-        weight_map = {}
-        for i, shard in enumerate(shards):
-            fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
-            save_file(shard, str(path / fname), metadata={"format": "pt"})
-            weight_map.update({k: fname for k in shard})
-        total = sum(t.numel() * t.element_size() for t in state.values())
+    if len(shards) > 1:
+        weight_map = {name: fname for fname, shard in zip(fnames, shards) for name, _ in shard}
         (path / "model.safetensors.index.json").write_text(
-            json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
+            json.dumps({"metadata": {"total_size": sum(sizes)}, "weight_map": weight_map}, indent=2))
     hf = model.config.to_hf()
-    hf["torch_dtype"] = str(next(iter(state.values())).dtype).removeprefix("torch.")
+    hf["torch_dtype"] = str(out_dtype(named[0][1])).removeprefix("torch.")
     (path / "config.json").write_text(json.dumps(hf, indent=2))
     if tokenizer_dir is not None:
         copied = [n for n in TOKENIZER_FILES if (Path(tokenizer_dir) / n).is_file()]
@@ -150,6 +211,23 @@ def load_tokenizer(path: str | os.PathLike):
         raise ValueError(f"{path}: tokenizer has no chat_template (tokenizer_config.json field 'chat_template' "
                          f"or chat_template.jinja)")
     return tok
+
+
+def generation_eos_ids(model_dir: str | os.PathLike) -> list[int]:
+    """The eos ids of model_dir/generation_config.json (`eos_token_id`: an int or a list of ints), as a list;
+    [] when model_dir is not a dir, or the file or field is absent. Raises ValueError naming the file and
+    field when the file is not JSON or eos_token_id is neither an int nor a list of ints."""
+    path = Path(model_dir) / "generation_config.json"
+    if not path.is_file():
+        return []
+    try:
+        eos = json.loads(path.read_text()).get("eos_token_id")
+    except (ValueError, AttributeError) as e:
+        raise ValueError(f"{path}: not a JSON object ({e})") from e
+    eos = [eos] if isinstance(eos, int) and not isinstance(eos, bool) else [] if eos is None else eos
+    if not isinstance(eos, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in eos):
+        raise ValueError(f"{path}: eos_token_id must be an int or a list of ints, got {eos!r}")
+    return eos
 
 
 # ----------------------------------------------------------------------------- GGUF import

@@ -36,6 +36,7 @@ import sandbox  # noqa: E402
 import train  # noqa: E402
 import weights  # noqa: E402
 from tasks import select_tasks  # noqa: E402
+from tasks.sampler import TaskSampler  # noqa: E402
 
 INTERVALS: dict[str, list[tuple[float, float]]] = {"engine": [], "container": [], "verify": []}
 
@@ -96,7 +97,7 @@ def main() -> None:
     tokenizer = weights.load_tokenizer(model_dir)
     policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)))
     optimizer, scheduler = train.build_optimizer(policy, cfg)
-    sampler = train.TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
+    sampler = TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
     engine = engines.build_engine(cfg.policy, model_dir, tokenizer, device, cfg.seed + rank)
     judge = judge_lib.build_judge(cfg.reward, cfg.out_dir)
     loop = asyncio.new_event_loop()

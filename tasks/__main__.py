@@ -1,10 +1,13 @@
 """CLI: python -m tasks {validate, import-csv, generate} (tyro).
 
-  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--normalize-weights]
-  python -m tasks import-csv CSV OUT_DIR [--normalize-weights]
+  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--normalize-weights] [--strict]
+  python -m tasks import-csv CSV OUT_DIR [--normalize-weights] [--strict]
   python -m tasks generate --seed-tasks tasks/data --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
-Exit status: 0 success, 1 a task failed (validate) or nothing was accepted (generate), 2 bad input.
+A refused task (bad field, unbuildable image, failed validation) is reported in one line (id, field,
+reason) and the rest go on. Exit status: 0 when some task could be used (imported; valid or "fails
+before; no oracle"); 1 no task validated (validate) or nothing was accepted (generate); 2 bad input or
+nothing could be loaded/imported. --strict: any refusal or failed validation gives 1 (validate) / 2 (import).
 """
 
 import asyncio
@@ -36,30 +39,40 @@ def _bad_knobs(**knobs) -> bool:
     return False
 
 
-def _load(path: str, normalize_weights: bool):
+def _report_refused(refused: list[TaskError]) -> None:
+    for e in refused:
+        console.print(f"refused {e.task_id}: {e.field}: {' '.join(e.message.split())}"
+                      + (f" [{e.path}]" if e.path else ""), markup=False, soft_wrap=True)
+
+
+def _load(path: str, normalize_weights: bool, strict: bool = False, refused: list | None = None):
     try:
-        return load_tasks(path, normalize_weights=normalize_weights)
+        return load_tasks(path, normalize_weights=normalize_weights, strict=strict, refused=refused)
     except (TaskError, FileNotFoundError) as e:
         console.print(f"error: {e}", markup=False, soft_wrap=True)
         return None
 
 
 def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "tasks/data", jobs: int = 4,
-             normalize_weights: bool = False, base_image: str | None = None) -> int:
-    """Prove tasks valid: weighted tests fail on the untouched container, all pass after solution.sh.
+             normalize_weights: bool = False, base_image: str | None = None, strict: bool = False) -> int:
+    """Prove tasks valid: weighted tests fail on the untouched container, all pass after solution.sh
+    (without a solution: "fails before; no oracle"; tests passing untouched: "defective").
 
     Args:
         ids: task ids to validate (default: every task under --tasks).
         tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.
         jobs: tasks validated at once (each uses two containers).
         normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
-        base_image: image the Dockerfiles build FROM (default: images.BASE_IMAGE).
+        base_image: image `FROM ${BASE_IMAGE}` Dockerfiles build on (default: images.BASE_IMAGE).
+        strict: exit 1 when any task is refused or fails validation (default: only when none validates).
     """
     from tasks.validate import results_table, validate_tasks
 
     if _bad_knobs(jobs=jobs):
         return 2
-    loaded = _load(tasks, normalize_weights)
+    refused: list[TaskError] = []
+    loaded = _load(tasks, normalize_weights, refused=refused)
+    _report_refused(refused)
     if loaded is None:
         return 2
     unknown = sorted(set(ids) - {t.id for t in loaded})
@@ -73,7 +86,7 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
     def progress(result):
         nonlocal done
         done += 1
-        verdict = "[green]ok  [/green]" if result.ok else "[red]FAIL[/red]"
+        verdict = f"[green]{result.verdict}[/green]" if result.ok else f"[red]{result.verdict}[/red]"
         detail = "" if result.ok else f": {escape(result.reason)}"
         console.print(f"[{done:>{len(str(len(selected)))}}/{len(selected)}] {verdict} {result.task_id} "
                       f"({result.duration_s:.1f}s){detail}", soft_wrap=True)
@@ -82,15 +95,19 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
     results = asyncio.run(validate_tasks(selected, jobs=jobs, base_image=base_image, on_result=progress))
     console.print(results_table(selected, results))
     failed = [r for r in results if not r.ok]
-    console.print(f"{len(results)} task(s): {len(results) - len(failed)} valid, {len(failed)} invalid "
+    no_oracle = sum(r.ok and r.verdict != "valid" for r in results)
+    console.print(f"{len(results)} task(s): {len(results) - len(failed) - no_oracle} valid, {no_oracle} fail before "
+                  f"without an oracle, {len(failed)} invalid or defective, {len(refused)} refused at loading "
                   f"({time.monotonic() - start:.0f}s)")
     for r in failed:
-        console.print(f"  {r.task_id}: {r.reason}", soft_wrap=True, markup=False)
-    return 1 if failed else 0
+        console.print(f"  {r.task_id}: {r.verdict}: {r.reason}", soft_wrap=True, markup=False)
+    if len(failed) == len(results) or (strict and (failed or refused)):
+        return 1
+    return 0
 
 
 def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str],
-               normalize_weights: bool = False) -> int:
+               normalize_weights: bool = False, strict: bool = False) -> int:
     """Materialise a terminal-bench-rl CSV as native task folders OUT_DIR/<task_id>/.
 
     Args:
@@ -98,14 +115,18 @@ def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str
             dockerfile, test_functions, test_weights, additional_files).
         out_dir: folder to write the tasks into (created if missing; existing task folders are never overwritten).
         normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
+        strict: stop at the first refused row (exit 2); default: import the others.
     """
+    refused: list[TaskError] = []
     try:
-        written = _import_csv(csv, out_dir, normalize_weights=normalize_weights)
+        written = _import_csv(csv, out_dir, normalize_weights=normalize_weights, strict=strict, refused=refused)
     except (TaskError, FileNotFoundError) as e:
+        _report_refused(refused)
         console.print(f"error: {e}", soft_wrap=True, markup=False)
         return 2
-    console.print(f"imported {len(written)} task(s) into {out_dir}: {', '.join(t.id for t in written)}",
-                  soft_wrap=True, markup=False)
+    _report_refused(refused)
+    console.print(f"imported {len(written)} task(s) into {out_dir}, {len(refused)} refused: "
+                  f"{', '.join(t.id for t in written)}", soft_wrap=True, markup=False)
     return 0
 
 

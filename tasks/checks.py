@@ -12,9 +12,9 @@ import json
 import logging
 import math
 import posixpath
-import shlex
 from pathlib import Path
 
+from tasks.dockerfile import copy_sources, parse as parse_dockerfile
 from tasks.task import TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -26,16 +26,16 @@ def _is_parametrize(decorator: ast.expr) -> bool:
 
 
 def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
-    """Test function names in tests_dir/**/test_*.py -> whether the function is parametrized.
+    """Test function names in tests_dir/**/test_*.py and **/*_test.py -> whether the function is parametrized.
 
     Raises TaskError (field 'tests') if the folder or test files are missing, a file is not valid
     Python, or no test function is found.
     """
     if not tests_dir.is_dir():
         raise TaskError(task_id, "tests", "missing tests/ folder", tests_dir)
-    files = sorted(tests_dir.rglob("test_*.py"))
+    files = sorted(set(tests_dir.rglob("test_*.py")) | set(tests_dir.rglob("*_test.py")))  # pytest's defaults
     if not files:
-        raise TaskError(task_id, "tests", "no test_*.py files in tests/", tests_dir)
+        raise TaskError(task_id, "tests", f"no test_*.py or *_test.py files in {tests_dir.name}/", tests_dir)
     tests: dict[str, bool] = {}
     for file in files:
         try:
@@ -54,7 +54,7 @@ def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
                     param = class_param or any(_is_parametrize(d) for d in fn.decorator_list)
                     tests[fn.name] = tests.get(fn.name, False) or param
     if not tests:
-        raise TaskError(task_id, "tests", "no test functions (def test_...) found in tests/", tests_dir)
+        raise TaskError(task_id, "tests", "no test functions (def test_...) found", tests_dir)
     return tests
 
 
@@ -149,62 +149,47 @@ def check_allowed_prepass(task_id: str, raw, tests: dict[str, bool], path: Path 
     return allowed
 
 
-def _logical_lines(text: str):
-    """Dockerfile lines with backslash continuations joined -> (first line number, text)."""
-    start, parts = None, []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not parts and (not stripped or stripped.startswith("#")):
-            continue
-        if start is None:
-            start = number
-        if stripped.endswith("\\"):
-            parts.append(stripped[:-1].strip())
-            continue
-        parts.append(stripped)
-        yield start, " ".join(parts)
-        start, parts = None, []
-    if parts:
-        yield start, " ".join(parts)
-
-
-def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None) -> None:
-    """The Dockerfile exists, no COPY/ADD puts tests/ or solution.sh into the image, and (given context_dir)
-    every plain COPY/ADD source exists in the build context with at least one file in it.
+def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str = "tests") -> None:
+    """The Dockerfile parses, no COPY/ADD puts the hidden tests (context folder `tests_name`) or solution.sh
+    into the image, and (given context_dir) every plain COPY/ADD source exists in the build context with at
+    least one file in it.
 
     Tests must reach the container only at verification time, or the agent could read (or edit) them.
-    `COPY . ...` or a wildcard matching tests is refused too. `--from=` stages are not build context;
-    sources with wildcards or variables are not checked for existence (docker resolves them).
+    `COPY . ...` or a wildcard matching the tests folder is refused too. BuildKit heredoc sources
+    (`COPY <<EOF /dest`) are no build context (tasks/dockerfile.py expands them); `--from=` stages are not
+    either; sources with wildcards or variables are not checked for existence (docker resolves them).
     Raises TaskError (field 'dockerfile').
     """
     if not dockerfile.is_file():
         raise TaskError(task_id, "dockerfile", "missing Dockerfile", dockerfile)
     text = dockerfile.read_text(encoding="utf-8", errors="replace")
-    for number, line in _logical_lines(text):
-        instruction, _, rest = line.partition(" ")
-        if instruction.upper() not in ("COPY", "ADD"):
+    try:
+        instructions = parse_dockerfile(text)
+    except ValueError as e:
+        raise TaskError(task_id, "dockerfile", str(e), dockerfile) from e
+    for ins in instructions:
+        if ins.keyword not in ("COPY", "ADD"):
             continue
-        rest = rest.strip()
+        line = f"{ins.keyword} {ins.args}"
         try:
-            args = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
-        except (ValueError, json.JSONDecodeError) as e:
-            raise TaskError(task_id, "dockerfile", f"line {number}: cannot parse '{line}': {e}", dockerfile) from e
-        flags = [a for a in args if a.startswith("--")]
+            flags, sources, _ = copy_sources(ins)
+        except ValueError as e:
+            raise TaskError(task_id, "dockerfile", f"line {ins.first}: cannot parse '{line}': {e}", dockerfile) from e
         if any(f.startswith("--from") for f in flags):
             continue
-        sources = [a for a in args if not a.startswith("--")][:-1]
         for source in sources:
             if "://" in source:
                 continue
             first = posixpath.normpath(source).lstrip("/").split("/")[0]
-            if first == "." or fnmatch.fnmatch("tests", first):
-                raise TaskError(task_id, "dockerfile", f"line {number}: '{line}' copies tests/ into the image; "
-                                "tests are copied in only at verification time", dockerfile)
+            if first == "." or fnmatch.fnmatch(tests_name, first):
+                raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies the hidden tests "
+                                f"({tests_name}/) into the image; they are copied in only at verification time",
+                                dockerfile)
             if fnmatch.fnmatch("solution.sh", posixpath.normpath(source).lstrip("/")):
-                raise TaskError(task_id, "dockerfile", f"line {number}: '{line}' copies solution.sh into the image",
+                raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies solution.sh into the image",
                                 dockerfile)
             if context_dir is not None and not any(c in source for c in "*?[$"):
                 target = context_dir / posixpath.normpath(source).lstrip("/")
                 if not (target.is_file() or (target.is_dir() and any(p.is_file() for p in target.rglob("*")))):
-                    raise TaskError(task_id, "dockerfile", f"line {number}: '{line}': {source} is missing from the "
-                                    "build context (or holds no files)", dockerfile)
+                    raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}': {source} is missing from "
+                                    "the build context (or holds no files)", dockerfile)

@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
 from tasks.checks import check_weights, find_tests
-from tasks.loaders import ID_PATTERN, load_native, load_tasks, render_task_toml
+from tasks.fields import ID_PATTERN
+from tasks.loaders import load_native, load_tasks, render_task_toml
 from tasks.task import DIFFICULTIES, Task, TaskError
 
 log = logging.getLogger("termrl.tasks")

@@ -8,7 +8,7 @@ weights that turn the test results into a verification score in [0, 1].
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DIFFICULTIES = ("easy", "medium", "hard", "extremely_hard")
+DIFFICULTIES = ("easy", "medium", "hard", "extremely_hard", "unknown")  # "unknown": allowed by Terminal-Bench
 
 
 class TaskError(ValueError):
@@ -33,6 +33,13 @@ class Task:
         as in JUnit `testcase@name`.
     allowed_prepass: test name -> reason it may already pass on the untouched container.
     agent_timeout_s, test_timeout_s: wall-clock limits in seconds.
+    tests_dir: the hidden tests (a folder of the task, left out of the build context); the verifier copies
+        them to /tests (TEST_DIR=/tests) after the agent stops.
+    solution: the oracle, a bash script (solution.sh, or one generated from Terminal-Bench solution.yaml).
+    test_setup: shell script the verifier runs (from the image WORKDIR, TEST_DIR set) before pytest, e.g.
+        what a Terminal-Bench run-tests.sh does besides installing packages and running pytest.
+    build_setup: shell script run as root in a last layer of the task image (images.py): test-only
+        dependency installs (pytest, ...) that run-tests.sh would do at test time, when sandboxes have no network.
     meta: free-form provenance (source format, title, ...); never used for scoring.
     """
 
@@ -50,5 +57,7 @@ class Task:
     agent_timeout_s: float
     test_timeout_s: float
     max_turns: int | None = None
+    test_setup: str | None = None
+    build_setup: str | None = None
     allowed_prepass: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)

@@ -4,6 +4,8 @@ Per task: build the image; in one container run the tests untouched (every weigh
 unless [allowed_prepass] lists it with a reason); in a fresh container run solution.sh from /app, then
 the tests (every test must pass, every weighted test must be reported). Both containers run at once.
 terminal-bench-rl's pipeline only checked the first half; a task no solution can pass teaches nothing.
+A task without an oracle gets the first half only and a verdict of its own: "fails before; no oracle"
+(usable, unproven), or "defective" when its tests already pass on the untouched container.
 """
 
 import asyncio
@@ -24,6 +26,7 @@ class ValidationResult:
 
     task_id: str
     ok: bool
+    verdict: str = ""  # "valid", "fails before; no oracle", "defective" (tests pass untouched) or "invalid"
     reasons: list[str] = field(default_factory=list)
     before: "sandbox.TestReport | None" = None  # tests on the untouched container
     after: "sandbox.TestReport | None" = None  # tests after solution.sh
@@ -89,33 +92,41 @@ async def _run_solution(image: str, task: Task, limits):
 async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:
     """Build task's image and check it: weighted tests fail untouched, all tests pass after solution.sh.
 
-    base_image: image the Dockerfile builds FROM (None = images.BASE_IMAGE); limits: sandbox.Limits.
+    Without a solution only the untouched run happens: verdict "fails before; no oracle" (ok) when the
+    weighted tests fail there, "defective" when they already pass.
+    base_image: image `FROM ${BASE_IMAGE}` builds on (None = images.BASE_IMAGE); limits: sandbox.Limits.
     Never raises for a bad task: image build errors, sandbox errors and crashes become a failed result
     whose reasons say what happened. Containers are always removed.
     """
     start = time.monotonic()
     result = ValidationResult(task.id, ok=False)
-    if task.solution is None:
-        result.reasons.append("no solution.sh")
+    try:
+        image = await asyncio.to_thread(images.build_image, task, base_image)
+    except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
+        result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
     else:
-        try:
-            image = await asyncio.to_thread(images.build_image, task, base_image)
-        except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
-            result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
-        else:
-            before, after = await asyncio.gather(_run_untouched(image, task, limits),
-                                                 _run_solution(image, task, limits), return_exceptions=True)
-            for outcome in (before, after):
-                if isinstance(outcome, Exception):
-                    result.reasons.append(f"{type(outcome).__name__}: {outcome}")
-            if not isinstance(before, Exception):
-                result.before = before
-                result.reasons += check_before(task, before)
-            if not isinstance(after, Exception):
-                exec_result, result.after = after
-                result.solution_exit_code = exec_result.exit_code
-                result.reasons += check_after(task, exec_result, result.after)
+        runs = [_run_untouched(image, task, limits)]
+        if task.solution is not None:
+            runs.append(_run_solution(image, task, limits))
+        outcomes = await asyncio.gather(*runs, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                result.reasons.append(f"{type(outcome).__name__}: {outcome}")
+        before = outcomes[0]
+        if not isinstance(before, Exception):
+            result.before = before
+            result.reasons += check_before(task, before)
+        if len(outcomes) > 1 and not isinstance(outcomes[1], Exception):
+            exec_result, result.after = outcomes[1]
+            result.solution_exit_code = exec_result.exit_code
+            result.reasons += check_after(task, exec_result, result.after)
     result.ok = not result.reasons
+    if any(r.startswith("tests pass before the solution") for r in result.reasons):
+        result.verdict = "defective"
+    elif not result.ok:
+        result.verdict = "invalid"
+    else:
+        result.verdict = "valid" if task.solution is not None else "fails before; no oracle"
     result.duration_s = time.monotonic() - start
     return result
 
@@ -159,11 +170,11 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
     table.add_column("solution", min_width=8, no_wrap=True)
     table.add_column("after", justify="right", min_width=5, no_wrap=True)  # weighted tests passing after solution.sh
     table.add_column("time", justify="right", min_width=6, no_wrap=True)
-    table.add_column("result", min_width=6, no_wrap=True)
+    table.add_column("result", min_width=6)
     for r in results:
         task = by_id[r.task_id]
         exit_code = "-" if r.solution_exit_code is None else f"exit {r.solution_exit_code}"
         table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), exit_code,
                       _count(r.after, task.weights), f"{r.duration_s:.1f}s",
-                      "[green]ok[/green]" if r.ok else "[red]FAIL[/red]")
+                      f"[green]{r.verdict}[/green]" if r.ok else f"[red]{r.verdict}[/red]")
     return table

@@ -16,6 +16,7 @@ from dataclasses import replace
 import pytest
 import torch
 
+import actions as A
 import engines as E
 import evaluate as EV
 import rollout as R
@@ -147,7 +148,7 @@ def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, 
 
 HERMES_BAD = [  # (model output, exact observation before the format hint)
     ('<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}\n</tool_call>',
-     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 47)."),
+     "Format error: tool call 1 is not valid JSON (Expecting ',' delimiter at char 48)."),  # at the '<' of </tool_call>
     ('<tool_call>\n{"name": "python", "arguments": {"code": "print(1)"}}\n</tool_call>',
      "Format error: tool call 1: unknown tool 'python'; the tools are bash, read_file, write_file, edit_file, finish."),
     ('<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt"}}\n</tool_call>',
@@ -223,7 +224,7 @@ def test_markdown_action_done_needs_a_complete_closing_fence_or_done_line():
     cases = {"```bash\nls\n```": False, "```bash\nls\n```\n": True, "```bash\nls\n```bash\n": False,
              "```python\nx = 1\n```\n": False, "```python\nx\n```\n```sh\nls\n```\n\n": True,
              "ok\nDONE": False, "ok\nDONE\n": True, "```\nDONE\n": False, "```\nls\n```\n": True}
-    assert {t: R.markdown_action_done(t) for t in cases} == cases
+    assert {t: A.markdown_action_done(t) for t in cases} == cases
 
 
 def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):

@@ -64,9 +64,9 @@ def make_task(root: Path, weights: str = "test_alpha = 0.5\ntest_beta = 0.5", ex
     return task_dir
 
 
-def load_error(path, **kwargs) -> str:
+def load_error(path, strict=True, **kwargs) -> str:
     with pytest.raises(TaskError) as info:
-        load_tasks(path, **kwargs)
+        load_tasks(path, strict=strict, **kwargs)
     return str(info.value)
 
 
@@ -118,7 +118,7 @@ def test_unknown_field_is_refused(tmp_path):
     task_dir = make_task(tmp_path, extra="weight = 1")
     assert load_error(task_dir) == ("task 't-basic', field 'weight': unknown field (known: id, instruction, difficulty, "
                                     "category, tags, agent_timeout_s, test_timeout_s, max_turns, weights, "
-                                    f"allowed_prepass, meta) [{task_dir / 'task.toml'}]")
+                                    f"allowed_prepass, meta, tests_dir, test_setup, build_setup) [{task_dir / 'task.toml'}]")
 
 
 def test_bad_difficulty(tmp_path):
@@ -126,7 +126,7 @@ def test_bad_difficulty(tmp_path):
     toml = (task_dir / "task.toml").read_text().replace('"easy"', '"trivial"')
     (task_dir / "task.toml").write_text(toml)
     assert load_error(task_dir) == ("task 't-basic', field 'difficulty': must be one of easy, medium, hard, "
-                                    f"extremely_hard, got \"trivial\" [{task_dir / 'task.toml'}]")
+                                    f"extremely_hard, unknown, got \"trivial\" [{task_dir / 'task.toml'}]")
 
 
 def test_missing_weights_is_an_error_not_equal_weights(tmp_path):
@@ -141,6 +141,25 @@ def test_duplicate_ids_in_a_folder(tmp_path):
     first = make_task(tmp_path, folder="a")
     second = make_task(tmp_path, folder="b")
     assert load_error(tmp_path) == f"task 't-basic', field 'id': duplicate id: {first} and {second} [{second}]"
+
+
+def test_a_refused_task_does_not_block_the_others(tmp_path, caplog):
+    make_task(tmp_path, folder="a", task_id="t-good")
+    bad = make_task(tmp_path, folder="b", task_id="t-bad", weights="test_alpha = 1\ntest_nope = 0")
+    refused = []
+    with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
+        tasks = load_tasks(tmp_path, refused=refused)
+    assert [t.id for t in tasks] == ["t-good"]
+    assert [(e.task_id, e.field, e.path) for e in refused] == [("t-bad", "weights", bad / "task.toml")]
+    assert caplog.messages == [f"refused task 't-bad', field 'weights': 'test_nope' names a test that does not exist; "
+                               f"tests found: test_alpha, test_beta, test_delta, test_gamma [{bad / 'task.toml'}]"]
+
+
+def test_nothing_loadable_is_an_error(tmp_path):
+    bad = make_task(tmp_path, folder="b", task_id="t-bad", weights="test_nope = 1")
+    assert load_error(tmp_path, strict=False).startswith(
+        f"task '{tmp_path.name}', field 'tasks': no task could be loaded: 1 refused; first: task 't-bad', field 'weights'")
+    assert bad.is_dir()
 
 
 def test_folder_without_task_file(tmp_path):
@@ -234,15 +253,15 @@ def test_allowed_prepass_needs_an_existing_test_and_a_reason(tmp_path):
 
 def test_dockerfile_copying_tests_is_refused(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=DOCKERFILE + "COPY tests/ /tests/\n")
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY tests/ /tests/' copies tests/ "
-                                    "into the image; tests are copied in only at verification time "
+    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY tests/ /tests/' copies the "
+                                    "hidden tests (tests/) into the image; they are copied in only at verification time "
                                     f"[{task_dir / 'Dockerfile'}]")
 
 
 def test_dockerfile_copying_the_whole_context_is_refused(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=DOCKERFILE + "COPY --chown=root \\\n    . /app\n")
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY --chown=root . /app' copies "
-                                    "tests/ into the image; tests are copied in only at verification time "
+    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY --chown=root     . /app' copies "
+                                    "the hidden tests (tests/) into the image; they are copied in only at verification time "
                                     f"[{task_dir / 'Dockerfile'}]")
 
 
@@ -296,7 +315,7 @@ def test_terminal_bench_older_descriptions_format(tmp_path):
                                         "difficulty: medium\ncategory: files\n")
     (task,) = load_tasks(task_dir)
     assert (task.instruction, task.difficulty, task.agent_timeout_s, task.test_timeout_s) == \
-        ("Say hi.", "medium", 180.0, 30.0)
+        ("Say hi.", "medium", 360.0, 60.0)
 
 
 # ---------------------------------------------------------------- terminal-bench-rl CSV
@@ -330,8 +349,8 @@ def test_csv_import_round_trip(tmp_path, caplog):
         id="csv-sum", instruction="Add up the numbers in /app/numbers.txt (one per line) and write the total to "
                                   "/app/total.txt.",
         difficulty="easy", category="data-processing", tags=["math", "files"],
-        weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=300.0,
-        test_timeout_s=60.0, max_turns=None, allowed_prepass={},
+        weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=360.0,
+        test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={},
         meta={"source": "terminal-bench-rl csv tbrl_tasks.csv", "title": "Sum a column",
               "use_case_category": "data analysis"})
     assert upper.instruction == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
@@ -347,12 +366,17 @@ def test_import_csv_cli(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout == f"imported 2 task(s) into {tmp_path / 'out'}: csv-sum, csv-upper\n"
+    assert out.stdout == f"imported 2 task(s) into {tmp_path / 'out'}, 0 refused: csv-sum, csv-upper\n"
     again = subprocess.run([sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
                            cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert again.returncode == 2
-    assert again.stdout == (f"error: task 'csv-sum', field 'task_id': {tmp_path / 'out' / 'csv-sum'} already exists "
-                            f"[{CSV_FIXTURE}]\n")
+    first = (f"task 'csv-sum', field 'task_id': a task folder of that name already exists "
+             f"[{tmp_path / 'out' / 'csv-sum'}]")
+    assert again.stdout == (
+        f"refused csv-sum: task_id: a task folder of that name already exists [{tmp_path / 'out' / 'csv-sum'}]\n"
+        f"refused csv-upper: task_id: a task folder of that name already exists [{tmp_path / 'out' / 'csv-upper'}]\n"
+        f"error: task 'tbrl_tasks.csv', field 'rows': none of the 2 rows could be imported; first refusal: {first} "
+        f"[{CSV_FIXTURE}]\n")
 
 
 def test_csv_duplicate_ids(tmp_path):
@@ -384,39 +408,46 @@ def test_csv_malformed_quoting(tmp_path):
 def test_csv_malformed_weights_json(tmp_path):
     path = write_csv(tmp_path / "json.csv", [{"test_weights": "{'test_total_value': 1}"}])
     assert load_error(path) == ("task 'csv-sum', field 'test_weights': malformed JSON: Expecting property name "
-                                f"enclosed in double quotes: line 1 column 2 (char 1) [{path}]")
+                                f"enclosed in double quotes: line 1 column 2 (char 1) (CSV line 2) [{path}]")
 
 
 def test_csv_malformed_additional_files_json(tmp_path):
     path = write_csv(tmp_path / "files.csv", [{"additional_files": "[1, 2]"}])
-    assert load_error(path) == f"task 'csv-sum', field 'additional_files': must be a JSON object, got list [{path}]"
+    assert load_error(path) == ("task 'csv-sum', field 'additional_files': must be a JSON object, got list (CSV line 2) "
+                                f"[{path}]")
 
 
 def test_csv_additional_file_outside_the_task(tmp_path):
     path = write_csv(tmp_path / "escape.csv", [{"additional_files": json.dumps({"../evil.txt": "x"})}])
     assert load_error(path) == ("task 'csv-sum', field 'additional_files': file name \"../evil.txt\" must be a relative "
-                                f"path inside the task, not one of task.toml, Dockerfile, solution.sh, tests [{path}]")
+                                f"path inside the task, not one of task.toml, Dockerfile, solution.sh, hidden_tests (CSV line 2) [{path}]")
 
 
 def test_csv_weights_naming_a_missing_test(tmp_path):
     path = write_csv(tmp_path / "missing.csv", [{"test_weights": json.dumps({"test_total_value": 1, "test_x": 0})}])
     assert load_error(path) == ("task 'csv-sum', field 'test_weights': 'test_x' names a test that does not exist; "
-                                f"tests found: test_total_exists, test_total_value [{path}]")
+                                f"tests found: test_total_exists, test_total_value (CSV line 2) [{path}]")
 
 
 def test_csv_weights_not_summing_to_one_normalised_on_request(tmp_path):
     path = write_csv(tmp_path / "sum.csv", [{"test_weights": json.dumps({"test_total_value": 2, "test_total_exists": 2})}])
     assert load_error(path) == ("task 'csv-sum', field 'test_weights': weights sum to 4, not 1 (normalize_weights=True "
-                                f"or `python -m tasks validate/import-csv --normalize-weights` rescales them) [{path}]")
+                                "or `python -m tasks validate/import-csv --normalize-weights` rescales them) (CSV line 2) "
+                                f"[{path}]")
     (task,) = load_tasks(path, normalize_weights=True)
     assert task.weights == {"test_total_value": 0.5, "test_total_exists": 0.5}
 
 
-def test_csv_import_is_all_or_nothing(tmp_path):
+def test_csv_bad_row_is_refused_and_the_rest_import(tmp_path):
     path = write_csv(tmp_path / "half.csv", [{}, {"task_id": "csv-bad", "test_weights": "{}"}])
-    with pytest.raises(TaskError, match="^task 'csv-bad', field 'test_weights': is empty; give each scored test a weight"):
-        import_csv(path, tmp_path / "out")
-    assert list((tmp_path / "out").iterdir()) == []
+    refused = []
+    imported = import_csv(path, tmp_path / "out", refused=refused)
+    assert [t.id for t in imported] == ["csv-sum"]
+    assert [str(e) for e in refused] == [
+        f"task 'csv-bad', field 'test_weights': is empty; give each scored test a weight (CSV line 16) [{path}]"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["csv-sum"]  # no scratch folder left
+    with pytest.raises(TaskError, match="^task 'csv-bad', field 'test_weights': is empty"):
+        import_csv(path, tmp_path / "strict", strict=True)
 
 
 # ---------------------------------------------------------------- validation (real Docker)
@@ -424,13 +455,13 @@ def test_csv_import_is_all_or_nothing(tmp_path):
 def test_validate_cli_catches_prepassing_tests_and_a_failing_solution():
     out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--jobs", "3"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.returncode == 0, out.stdout + out.stderr  # one task is valid; --strict makes any failure count
     summary = out.stdout[out.stdout.index("3 task(s):"):]
     summary = summary[:summary.index(" (")] + summary[summary.index("s)\n") + 2:]  # drop the wall time
     assert summary == (
-        "3 task(s): 1 valid, 2 invalid\n"
-        "  fx-bad-solution: tests fail after the solution: test_answer_value\n"
-        "  fx-prepass: tests pass before the solution: test_log_exists (fix the tests, or list them under "
+        "3 task(s): 1 valid, 0 fail before without an oracle, 2 invalid or defective, 0 refused at loading\n"
+        "  fx-bad-solution: invalid: tests fail after the solution: test_answer_value\n"
+        "  fx-prepass: defective: tests pass before the solution: test_log_exists (fix the tests, or list them under "
         "[allowed_prepass] with a reason)\n")
 
 
@@ -461,7 +492,7 @@ def test_validate_reports_a_failing_solution_script_and_a_failing_build(tmp_path
     assert broken_result.reason.startswith("image build failed: ImageBuildError: task t-broken: ")
     assert (crash_result.ok, crash_result.reasons, crash_result.solution_exit_code) == \
         (False, ["solution.sh exited with code 3: boom"], 3)
-    assert (csv_result.ok, csv_result.reasons) == (False, ["no solution.sh"])
+    assert (csv_result.ok, csv_result.verdict, csv_result.reasons) == (True, "fails before; no oracle", [])
 
 
 def test_ci_subset_of_starter_tasks_validates():

@@ -19,6 +19,7 @@ import logs
 import reward
 import rollout
 import train
+from tasks.sampler import TaskSampler
 import weights
 from judge_server import JudgeServer
 
@@ -31,12 +32,12 @@ def _ids(n: int) -> list[str]:
 
 
 def test_sampler_draws_each_task_once_per_epoch_and_shards_over_ranks():
-    ranks = [train.TaskSampler(_ids(6), 4, rank=r, world_size=2, seed=3) for r in range(2)]
+    ranks = [TaskSampler(_ids(6), 4, rank=r, world_size=2, seed=3) for r in range(2)]
     draws = [[s.next_batch() for _ in range(3)] for s in ranks]  # 12 draws = 2 epochs of 6
     for step in range(3):
         assert len(draws[0][step]) == 2 and len(draws[1][step]) == 2
     flat = [i for step in range(3) for r in range(2) for i in draws[r][step]]
-    g = train.TaskSampler(_ids(6), 4, seed=3)
+    g = TaskSampler(_ids(6), 4, seed=3)
     glob = [i for _ in range(3) for i in g.next_global()]
     # rank r holds global[r::2] of each step
     assert [glob[k] for k in (0, 2)] == draws[0][0] and [glob[k] for k in (1, 3)] == draws[1][0]
@@ -45,29 +46,29 @@ def test_sampler_draws_each_task_once_per_epoch_and_shards_over_ranks():
 
 
 def test_sampler_is_seeded_and_reshuffles_each_epoch():
-    a = [train.TaskSampler(_ids(8), 8, seed=1).next_global() for _ in range(2)]
+    a = [TaskSampler(_ids(8), 8, seed=1).next_global() for _ in range(2)]
     assert a[0] == a[1]  # same seed, same first epoch
-    s = train.TaskSampler(_ids(8), 8, seed=1)
+    s = TaskSampler(_ids(8), 8, seed=1)
     e0, e1 = s.next_global(), s.next_global()
     assert sorted(e0) == sorted(e1) == list(range(8)) and e0 != e1
-    assert train.TaskSampler(_ids(8), 8, seed=2).next_global() != e0
-    assert train.TaskSampler(_ids(4), 4, shuffle=False).next_global() == [0, 1, 2, 3]
+    assert TaskSampler(_ids(8), 8, seed=2).next_global() != e0
+    assert TaskSampler(_ids(4), 4, shuffle=False).next_global() == [0, 1, 2, 3]
 
 
 def test_sampler_state_dict_resumes_the_same_sequence():
-    s = train.TaskSampler(_ids(5), 3, seed=7, curriculum=True)
+    s = TaskSampler(_ids(5), 3, seed=7, curriculum=True)
     s.next_global()
     s.record(2, [0.0, 0.0])
     state = s.state_dict()
     expected = [s.next_global() for _ in range(3)]
-    t = train.TaskSampler(_ids(5), 3, seed=7, curriculum=True)
+    t = TaskSampler(_ids(5), 3, seed=7, curriculum=True)
     t.load_state_dict(state)
     assert [t.next_global() for _ in range(3)] == expected
 
 
 def test_resume_with_a_changed_task_set_is_refused_naming_what_changed():
-    state = train.TaskSampler(["append-line", "copy-config", "rename-file"], 2, seed=7).state_dict()
-    t = train.TaskSampler(["append-line", "make-output-dir", "rename-file", "write-hello-file"], 2, seed=7)
+    state = TaskSampler(["append-line", "copy-config", "rename-file"], 2, seed=7).state_dict()
+    t = TaskSampler(["append-line", "make-output-dir", "rename-file", "write-hello-file"], 2, seed=7)
     with pytest.raises(configs.ConfigError) as e:
         t.load_state_dict(state)
     assert str(e.value) == ("resume: the task set changed since the checkpoint (3 -> 4 tasks; added "
@@ -77,7 +78,7 @@ def test_resume_with_a_changed_task_set_is_refused_naming_what_changed():
 
 
 def test_curriculum_skips_tasks_whose_recent_groups_were_all_zero_or_all_one():
-    s = train.TaskSampler(_ids(3), 3, shuffle=False, curriculum=True, window=2)
+    s = TaskSampler(_ids(3), 3, shuffle=False, curriculum=True, window=2)
     s.record(0, [0.0, 0.0])
     assert not s.skipped(0)  # one group is not enough history
     s.record(0, [0.0, 0.0])
@@ -94,7 +95,7 @@ def test_curriculum_skips_tasks_whose_recent_groups_were_all_zero_or_all_one():
 
 
 def test_curriculum_off_never_skips():
-    s = train.TaskSampler(_ids(2), 2, shuffle=False)
+    s = TaskSampler(_ids(2), 2, shuffle=False)
     for _ in range(3):
         s.record(0, [0.0, 0.0])
     assert s.next_global() == [0, 1]
@@ -369,7 +370,7 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
                               steps=4, tasks_per_step=4, lr=1e-3, warmup_steps=1, micro_batch_tokens=16)
     policy = _policy(model_dir, mesh)
     optimizer, scheduler = train.build_optimizer(policy, cfg)
-    sampler = train.TaskSampler(_ids(5), cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
+    sampler = TaskSampler(_ids(5), cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
     step = 0
     if start_steps:
         step = checkpoints.load_checkpoint(checkpoints.latest_checkpoint(Path(out_dir)), policy, optimizer, scheduler, sampler)
