@@ -53,7 +53,7 @@ def test_unknown_preset_is_named_with_the_choices():
     (["--policy.path", "/no/such/model"],
      "policy.path = '/no/such/model': must be a model folder or one of ('default', 'tiny-random-qwen3')"),
     (["--reward.judge-backends", "openai:qwen"], "reward.judge_backends = 'openai:qwen': an openai backend needs '@BASE_URL'"),
-    (["--difficulties", "trivial"], "difficulties = ('trivial',): each must be one of easy, medium, hard, extremely_hard"),
+    (["--difficulties", "trivial"], "difficulties = ('trivial',): each must be one of easy, medium, hard, extremely_hard, unknown"),
 ])
 def test_bad_value_error_names_the_field(args, message):
     with pytest.raises(ConfigError) as e:

@@ -298,7 +298,7 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
         asyncio.run(go())
     finally:
         srv.httpd.shutdown()
-    assert srv.bodies[0]["stop_token_ids"] == sorted({0, 2, first})
+    assert srv.bodies[-1]["stop_token_ids"] == sorted({0, 2, first})  # the generate call, after the probe
 
 
 def test_chat_decode_drops_a_trailing_generation_config_eos_token(tmp_path):
