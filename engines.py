@@ -32,6 +32,8 @@ except ImportError:
 class SamplingParams:
     """How to sample one completion. temperature 0 = greedy; top_k 0 = off; top_p 1.0 = off; max_tokens
     caps generated tokens; seed makes this request's samples reproducible whatever it is batched with.
+    Completion.logprobs are log-probs under exactly this distribution (temperature, top-k, top-p applied,
+    renormalised), so with truncation on they differ from the learner's untruncated log_softmax(logits / T).
     stop_check: called with the generated ids (list[int]) after each token; True ends the completion there
     (finish "stop", no end-of-turn token). TorchEngine checks it while decoding, so the tokens after the stop
     are never computed; for every engine the agent loop cuts the completion at the first such prefix too
@@ -48,7 +50,9 @@ class SamplingParams:
 @dataclass
 class Completion:
     """token_ids: generated ids as sampled, ending with the stop token when finish_reason == "stop".
-    logprobs: per generated token, log-prob under the engine's sampling distribution (see each engine).
+    logprobs: per generated token, its log-prob under the distribution it was sampled from: softmax(logits / T)
+    with top-k and top-p applied and renormalised (`sample_tokens`; vLLM's processed_logprobs); for greedy
+    requests (temperature 0) log_softmax(logits)[token].
     finish_reason: "stop" (a stop token, or sampling.stop_check) or "length" (max_tokens or the engine's max_seq_len).
     exact: False when the engine could not return the sampled ids (OpenAIEngine in chat mode)."""
 
@@ -63,19 +67,22 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
     """Sample one token per row by inverse-CDF with the given uniforms.
 
     logits fp32 [B, V]; temperature fp32 [B] (0 = greedy); top_p fp32 [B]; top_k int64 [B] (0 = off);
-    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]) where
+    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]).
 
-        logprob = log_softmax(logits / T)[token]     (T = 1 for greedy rows)
-
-    i.e. the temperature-scaled distribution *before* top-k/top-p truncation: the same quantity
-    `model.Transformer.forward(..., targets, temperature=T)` computes for the learner (equal when top-k and
-    top-p are off, the training default).
+    The sampling distribution of a row (the convention every engine follows; vLLM's "processed_logprobs"):
+        p = softmax(logits / T);  keep the top_k most likely tokens and, in that order, each token whose
+        preceding mass is < top_p (nucleus, Holtzman et al. 2020);  q = p * keep / sum(p * keep).
+    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn from, so
+    importance ratios pi_train / pi_engine compare the same distribution (equal to the learner's
+    log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0) return the argmax
+    and log_softmax(logits)[token] (temperature 1, no truncation).
     """
     B, V = logits.shape
     greedy = temperature <= 0
     t = torch.where(greedy, torch.ones_like(temperature), temperature)
     logp = torch.log_softmax(logits / t[:, None], dim=-1)
-    if bool(((top_k > 0) | (top_p < 1)).any()):
+    truncated = bool(((top_k > 0) | (top_p < 1)).any())
+    if truncated:
         sorted_logp, order = logp.sort(dim=-1, descending=True)
         probs = sorted_logp.exp()
         rank = torch.arange(V, device=logits.device)[None]
@@ -83,12 +90,19 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
         keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     else:
-        probs, order = logp.exp(), None
+        probs = logp.exp()
     cdf = probs.cumsum(-1)
     choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)
-    tokens = choice[:, 0] if order is None else order.gather(1, choice)[:, 0]
-    tokens = torch.where(greedy, logits.argmax(-1), tokens)
-    return tokens, logp.gather(1, tokens[:, None])[:, 0]
+    if truncated:  # log q = log p - log(kept mass), read in sorted order
+        tokens = order.gather(1, choice)[:, 0]
+        logprobs = sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log()
+    else:
+        tokens = choice[:, 0]
+        logprobs = logp.gather(1, tokens[:, None])[:, 0]
+    argmax = logits.argmax(-1)
+    tokens = torch.where(greedy, argmax, tokens)
+    logprobs = torch.where(greedy, logp.gather(1, argmax[:, None])[:, 0], logprobs)
+    return tokens, logprobs
 
 
 # ----------------------------------------------------------------------------- engines
@@ -105,6 +119,8 @@ class Engine:
                        messages: list[dict] | None = None) -> Completion:
         """Generate one completion of prompt_ids (list of token ids). `messages` is the same conversation as
         chat messages, for engines that can only take text (OpenAIEngine in chat mode); others ignore it.
+        Completion.logprobs: each sampled token's log-prob under the distribution it was sampled from
+        (softmax(logits / T), top-k and top-p applied, renormalised), as `sample_tokens` defines it.
         Raises ValueError if the prompt does not leave room for one token within max_seq_len."""
         raise NotImplementedError
 
@@ -182,8 +198,8 @@ class TorchEngine(Engine):
     is placed in the free slot sharing the longest prefix with its prompt and prefills only the rest
     (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation.
 
-    Log-probs: log_softmax(logits / temperature) of the sampled token, before top-k/top-p truncation
-    (see `sample_tokens`); greedy (temperature 0) uses temperature 1.
+    Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
+    applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
 
     Model calls run in a worker thread (torch releases the GIL) so the event loop keeps serving containers.
     The KV cache lives on the model (model.setup_cache), so use one TorchEngine per model at a time.
