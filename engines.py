@@ -196,7 +196,10 @@ class TorchEngine(Engine):
     steps all active sequences together with `decode_one_token`. A finished sequence frees its slot at
     once, so a new agent can join mid-batch. Each slot remembers the tokens whose K/V it holds; a request
     is placed in the free slot sharing the longest prefix with its prompt and prefills only the rest
-    (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation.
+    (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
+    another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
+    episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
+    are read from the cache as views.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -220,6 +223,7 @@ class TorchEngine(Engine):
         self._queue: asyncio.Queue | None = None
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
+        self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -268,23 +272,36 @@ class TorchEngine(Engine):
         for s in range(self.max_batch):
             if s in self._active:
                 continue
-            cached, n = self._slot_tokens[s], 0
-            limit = min(len(cached), len(prompt) - 1)  # at least one token must be prefilled to get logits
-            while n < limit and cached[n] == prompt[n]:
-                n += 1
+            n = self._shared_prefix(s, prompt)
             if n > best_len or (n == best_len and self._slot_used[s] < self._slot_used[best]):
                 best, best_len = s, n
         return best, best_len
+
+    def _shared_prefix(self, slot: int, prompt: list[int]) -> int:
+        """Length of the common prefix of prompt and the tokens cached in slot, leaving >= 1 token to prefill."""
+        cached, n = self._slot_tokens[slot], 0
+        limit = min(len(cached), len(prompt) - 1)  # at least one token must be prefilled to get logits
+        while n < limit and cached[n] == prompt[n]:
+            n += 1
+        return n
 
     @torch.no_grad()
     def _admit(self, pending: list[_Request]) -> None:
         logits, reqs = [], []
         for req in pending:
             slot, start = self._pick_slot(req.prompt)
+            # Any other slot (running or free) holding a longer prefix lends its K/V: a GRPO group's episodes
+            # share the whole first prompt and every episode shares the system prompt.
+            donor, shared = max(((s, self._shared_prefix(s, req.prompt)) for s in range(self.max_batch) if s != slot),
+                                key=lambda x: x[1], default=(-1, 0))
+            if shared > start:
+                self._lib.copy_prefix(self.model, donor, slot, shared)
+                start = shared
             req.slot = slot
             self._active[slot] = req
             self._slot_used[slot] = time.monotonic()
             ids = torch.tensor(req.prompt[start:], dtype=torch.long, device=self.device)
+            self.prefilled_tokens += ids.numel()
             logits.append(self._lib.prefill(self.model, ids, slot, start))
             self._slot_tokens[slot] = list(req.prompt)
             reqs.append(req)
@@ -292,11 +309,10 @@ class TorchEngine(Engine):
 
     @torch.no_grad()
     def _step(self) -> None:
-        reqs = list(self._active.values())
+        reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         tokens = torch.tensor([r.tokens[-1] for r in reqs], dtype=torch.long, device=self.device)
-        slots = torch.tensor([r.slot for r in reqs], dtype=torch.long, device=self.device)
         positions = torch.tensor([len(r.prompt) + len(r.tokens) - 1 for r in reqs], dtype=torch.long, device=self.device)
-        logits = self._lib.decode_one_token(self.model, tokens, slots, positions)
+        logits = self._lib.decode_one_token(self.model, tokens, [r.slot for r in reqs], positions)
         for r in reqs:  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(r.tokens[-1])
         self._sample(logits, reqs)

@@ -636,6 +636,19 @@ def prefill(model: Transformer, input_ids: torch.Tensor, slot: int, start_pos: i
 
 
 @torch.no_grad()
+def copy_prefix(model: Transformer, src: int, dst: int, length: int) -> None:
+    """Copy the K/V of positions 0..length-1 from cache slot src to slot dst in every layer (prefix sharing:
+    requests that share a prompt prefix, e.g. a GRPO group or a common system prompt, compute it once).
+    Costs 2 x layers x length x n_kv x head_dim element copies. Raises ValueError for bad slots or length."""
+    _check_cache(model, [src], length - 1)
+    _check_cache(model, [dst], length - 1)
+    for block in model.model.layers:
+        cache = block.self_attn.kv_cache
+        cache.k[dst, :, :length] = cache.k[src, :, :length]
+        cache.v[dst, :, :length] = cache.v[src, :, :length]
+
+
+@torch.no_grad()
 def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor | list[int],
                      positions: torch.Tensor) -> torch.Tensor:
     """One decoding step for B sequences at once, each in its own slot at its own length.

@@ -345,6 +345,26 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
     assert max(abs(x - y) for x, y in zip(reused.logprobs, fresh.logprobs)) < 1e-4
 
 
+def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Count the lines of /app/a.txt")
+    sp = E.SamplingParams(temperature=0.0, max_tokens=8)
+
+    async def go():
+        alone = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512)
+        ref = await alone.generate(prompt, sp)
+        await alone.aclose()
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512)
+        group = await asyncio.gather(*(eng.generate(prompt, sp) for _ in range(3)))
+        await eng.aclose()
+        return ref, group, eng.prefilled_tokens
+
+    ref, group, prefilled = asyncio.run(go())
+    assert prefilled == len(prompt) + 2  # the 2nd and 3rd copy the first's K/V and prefill only the last token
+    for c in group:
+        assert c.token_ids == ref.token_ids
+        assert max(abs(x - y) for x, y in zip(c.logprobs, ref.logprobs)) < 1e-4
+
+
 def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_truncation():
     logits = torch.tensor([[1.0, 3.0, 2.0, 0.0], [0.5, 0.1, 0.2, 2.0]])
     T = torch.tensor([2.0, 2.0])
