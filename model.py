@@ -264,40 +264,28 @@ class Packed:
 
 @dataclass
 class CacheStep:
-    """KV-cache attention for one call: write K/V of the new tokens at (slot, position), attend over cache rows
-    lo..hi-1. Built once per prefill/decode call and shared by every layer (no per-layer masks or syncs)."""
+    """KV-cache attention for one call: write K/V of the new tokens at (slot, position), attend over the slots.
+    Built once per prefill/decode call and shared by every layer (no per-layer masks or syncs)."""
 
     slots: torch.Tensor  # int64 [B] cache row of each sequence
     positions: torch.Tensor  # int64 [B, T] absolute position of each new token
     max_len: int  # 1 + largest position: keys beyond it are never read
-    lo: int  # rows lo..hi-1 of the cache are read as views (no gather copy)
-    hi: int
-    rows: torch.Tensor | None  # int64 [B] slots - lo when the slots are not exactly lo..hi-1, else None
-    mask: torch.Tensor  # [hi - lo, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
+    lo: int | None  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
+    mask: torch.Tensor  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
 
 
 def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) -> CacheStep:
     """The CacheStep for sequences in cache rows `slots` (distinct ints) at positions int64 [B, T].
-
-    Key j of a row is visible to a query at position p iff j <= p. Rows in lo..hi-1 that hold no query
-    (continuous batching frees slots mid-batch) get query position 0, so their softmax stays finite; their
-    outputs are dropped.
-    """
+    Key j of a row is visible to a query at position p iff j <= p."""
     device = positions.device
-    lo, hi = min(slots), max(slots) + 1
     max_len = int(positions.max()) + 1
-    slot_t = torch.tensor(slots, dtype=torch.long, device=device)
-    rows = None if slots == list(range(lo, hi)) else slot_t - lo
-    pos = positions
-    if rows is not None:
-        pos = torch.zeros((hi - lo, positions.shape[1]), dtype=positions.dtype, device=device)
-        pos[rows] = positions
-    visible = torch.arange(max_len, device=device)[None, None, :] <= pos[:, :, None]  # [R, T, L]
+    lo = slots[0] if slots == list(range(slots[0], slots[0] + len(slots))) else None
+    visible = torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]  # [B, T, L]
     if positions.shape[1] == 1:
         mask = torch.zeros(visible.shape, dtype=dtype, device=device).masked_fill_(~visible, float("-inf"))
     else:
         mask = visible
-    return CacheStep(slot_t, positions, max_len, lo, hi, rows, mask[:, None])
+    return CacheStep(torch.tensor(slots, dtype=torch.long, device=device), positions, max_len, lo, mask[:, None])
 
 
 class KVCache(nn.Module):
@@ -370,19 +358,18 @@ class Attention(nn.Module):
         slot_idx = ctx.slots[:, None].expand_as(ctx.positions)
         cache.k[slot_idx, :, ctx.positions] = k.to(cache.k.dtype)  # [B, T, n_kv, hd] into [B, n_kv, S, hd]
         cache.v[slot_idx, :, ctx.positions] = v.to(cache.v.dtype)
-        keys = cache.k[ctx.lo:ctx.hi, :, :ctx.max_len].to(q.dtype)  # [R, n_kv, L, hd], a view
-        values = cache.v[ctx.lo:ctx.hi, :, :ctx.max_len].to(q.dtype)
-        if ctx.rows is not None:  # scatter the queries into the rows they read; empty rows are dropped after
-            q = q.new_zeros((ctx.hi - ctx.lo, T, H, hd)).index_copy_(0, ctx.rows, q)
+        if ctx.lo is not None:  # consecutive slots (the engine's usual case): views, no copy
+            keys = cache.k[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)  # [B, n_kv, L, hd]
+            values = cache.v[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)
+        else:  # slots freed mid-batch: gather only the live rows' first max_len positions
+            keys = cache.k[ctx.slots, :, :ctx.max_len].to(q.dtype)
+            values = cache.v[ctx.slots, :, :ctx.max_len].to(q.dtype)
         if T > 1:
-            y = F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=ctx.mask,
-                                               enable_gqa=True).transpose(1, 2)
-        else:
-            R = q.shape[0]
-            qg = q.view(R, self.n_kv, H // self.n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
-            scores = torch.matmul(qg, keys.transpose(2, 3)).mul_(hd ** -0.5).add_(ctx.mask)  # [R, n_kv, g, L]
-            y = torch.matmul(torch.softmax(scores, dim=-1), values).view(R, 1, H, hd)
-        return y if ctx.rows is None else y.index_select(0, ctx.rows)
+            return F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=ctx.mask,
+                                                  enable_gqa=True).transpose(1, 2)
+        qg = q.view(B, self.n_kv, H // self.n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        scores = torch.matmul(qg, keys.transpose(2, 3)).mul_(hd ** -0.5).add_(ctx.mask)  # [B, n_kv, g, L]
+        return torch.matmul(torch.softmax(scores, dim=-1), values).view(B, 1, H, hd)
 
 
 def _use_flash(q: torch.Tensor) -> bool:
