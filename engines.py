@@ -253,7 +253,7 @@ class TorchEngine(Engine):
                 for slot in [s for s, r in self._active.items() if r.future.done()]:
                     self._release(slot)
                 if self._active:
-                    await asyncio.to_thread(self._step)
+                    await asyncio.to_thread(self._steps)
                     self._finish_done()
         except Exception as e:  # fail every waiting request with the error; the next generate() restarts the loop
             for r in list(self._active.values()):
@@ -329,18 +329,29 @@ class TorchEngine(Engine):
             r.logprobs.append(lp)
         self.generated_tokens += len(reqs)
 
+    def _steps(self, max_steps: int = 16) -> None:
+        """Decode steps in the worker thread until a request finishes or is abandoned, a new one waits, or
+        max_steps: one thread hand-off per several tokens (each costs a scheduler wake-up on a loaded CPU)."""
+        for _ in range(max_steps):
+            self._step()
+            if not self._queue.empty() or any(r.future.done() or self._finish_reason(r) for r in self._active.values()):
+                return
+
+    def _finish_reason(self, r: _Request) -> str | None:
+        if r.tokens and r.tokens[-1] in self.stop_ids:
+            return "stop"
+        if r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
+            return "stop"
+        if len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
+            return "length"
+        return None
+
     def _finish_done(self) -> None:
         for slot, r in list(self._active.items()):
             if r.future.done():
                 self._release(slot)
                 continue
-            reason = None
-            if r.tokens and r.tokens[-1] in self.stop_ids:
-                reason = "stop"
-            elif r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
-                reason = "stop"
-            elif len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
-                reason = "length"
+            reason = self._finish_reason(r)
             if reason:
                 r.future.set_result(Completion(r.tokens, r.logprobs, reason))
                 self._release(slot)
