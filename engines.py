@@ -40,6 +40,8 @@ log = logging.getLogger("termrl.engines")
 class SamplingParams:
     """How to sample one completion. temperature 0 = greedy; top_k 0 = off; top_p 1.0 = off; max_tokens
     caps generated tokens; seed makes this request's samples reproducible whatever it is batched with.
+    Completion.logprobs are log-probs under exactly this distribution (temperature, top-k, top-p applied,
+    renormalised), so with truncation on they differ from the learner's untruncated log_softmax(logits / T).
     stop_check: called with the generated ids (list[int]) after each token; True ends the completion there
     (finish "stop", no end-of-turn token). TorchEngine checks it while decoding, so the tokens after the stop
     are never computed; for every engine the agent loop cuts the completion at the first such prefix too
@@ -56,7 +58,9 @@ class SamplingParams:
 @dataclass
 class Completion:
     """token_ids: generated ids as sampled, ending with the stop token when finish_reason == "stop".
-    logprobs: per generated token, log-prob under the engine's sampling distribution (see each engine).
+    logprobs: per generated token, its log-prob under the distribution it was sampled from: softmax(logits / T)
+    with top-k and top-p applied and renormalised (`sample_tokens`; vLLM's processed_logprobs); for greedy
+    requests (temperature 0) log_softmax(logits)[token].
     finish_reason: "stop" (a stop token, or sampling.stop_check) or "length" (max_tokens or the engine's max_seq_len).
     exact: False when the engine could not return the sampled ids (OpenAIEngine in chat mode)."""
 
@@ -71,19 +75,22 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
     """Sample one token per row by inverse-CDF with the given uniforms.
 
     logits fp32 [B, V]; temperature fp32 [B] (0 = greedy); top_p fp32 [B]; top_k int64 [B] (0 = off);
-    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]) where
+    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]).
 
-        logprob = log_softmax(logits / T)[token]     (T = 1 for greedy rows)
-
-    i.e. the temperature-scaled distribution *before* top-k/top-p truncation: the same quantity
-    `model.Transformer.forward(..., targets, temperature=T)` computes for the learner (equal when top-k and
-    top-p are off, the training default).
+    The sampling distribution of a row (the convention every engine follows; vLLM's "processed_logprobs"):
+        p = softmax(logits / T);  keep the top_k most likely tokens and, in that order, each token whose
+        preceding mass is < top_p (nucleus, Holtzman et al. 2020);  q = p * keep / sum(p * keep).
+    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn from, so
+    importance ratios pi_train / pi_engine compare the same distribution (equal to the learner's
+    log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0) return the argmax
+    and log_softmax(logits)[token] (temperature 1, no truncation).
     """
     B, V = logits.shape
     greedy = temperature <= 0
     t = torch.where(greedy, torch.ones_like(temperature), temperature)
     logp = torch.log_softmax(logits / t[:, None], dim=-1)
-    if bool(((top_k > 0) | (top_p < 1)).any()):
+    truncated = bool(((top_k > 0) | (top_p < 1)).any())
+    if truncated:
         sorted_logp, order = logp.sort(dim=-1, descending=True)
         probs = sorted_logp.exp()
         rank = torch.arange(V, device=logits.device)[None]
@@ -91,12 +98,19 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
         keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     else:
-        probs, order = logp.exp(), None
+        probs = logp.exp()
     cdf = probs.cumsum(-1)
     choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)
-    tokens = choice[:, 0] if order is None else order.gather(1, choice)[:, 0]
-    tokens = torch.where(greedy, logits.argmax(-1), tokens)
-    return tokens, logp.gather(1, tokens[:, None])[:, 0]
+    if truncated:  # log q = log p - log(kept mass), read in sorted order
+        tokens = order.gather(1, choice)[:, 0]
+        logprobs = sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log()
+    else:
+        tokens = choice[:, 0]
+        logprobs = logp.gather(1, tokens[:, None])[:, 0]
+    argmax = logits.argmax(-1)
+    tokens = torch.where(greedy, argmax, tokens)
+    logprobs = torch.where(greedy, logp.gather(1, argmax[:, None])[:, 0], logprobs)
+    return tokens, logprobs
 
 
 # ----------------------------------------------------------------------------- engines
@@ -113,6 +127,8 @@ class Engine:
                        messages: list[dict] | None = None) -> Completion:
         """Generate one completion of prompt_ids (list of token ids). `messages` is the same conversation as
         chat messages, for engines that can only take text (OpenAIEngine in chat mode); others ignore it.
+        Completion.logprobs: each sampled token's log-prob under the distribution it was sampled from
+        (softmax(logits / T), top-k and top-p applied, renormalised), as `sample_tokens` defines it.
         Raises ValueError if the prompt does not leave room for one token within max_seq_len."""
         raise NotImplementedError
 
@@ -195,10 +211,13 @@ class TorchEngine(Engine):
     steps all active sequences together with `decode_one_token`. A finished sequence frees its slot at
     once, so a new agent can join mid-batch. Each slot remembers the tokens whose K/V it holds; a request
     is placed in the free slot sharing the longest prefix with its prompt and prefills only the rest
-    (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation.
+    (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
+    another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
+    episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
+    are read from the cache as views.
 
-    Log-probs: log_softmax(logits / temperature) of the sampled token, before top-k/top-p truncation
-    (see `sample_tokens`); greedy (temperature 0) uses temperature 1.
+    Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
+    applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
 
     Model calls run in a worker thread (torch releases the GIL) so the event loop keeps serving containers.
     The KV cache lives on the model (model.setup_cache), so use one TorchEngine per model at a time.
@@ -219,6 +238,7 @@ class TorchEngine(Engine):
         self._queue: asyncio.Queue | None = None
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
+        self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -248,7 +268,7 @@ class TorchEngine(Engine):
                 for slot in [s for s, r in self._active.items() if r.future.done()]:
                     self._release(slot)
                 if self._active:
-                    await asyncio.to_thread(self._step)
+                    await asyncio.to_thread(self._steps)
                     self._finish_done()
         except Exception as e:  # fail every waiting request with the error; the next generate() restarts the loop
             for r in list(self._active.values()):
@@ -267,23 +287,36 @@ class TorchEngine(Engine):
         for s in range(self.max_batch):
             if s in self._active:
                 continue
-            cached, n = self._slot_tokens[s], 0
-            limit = min(len(cached), len(prompt) - 1)  # at least one token must be prefilled to get logits
-            while n < limit and cached[n] == prompt[n]:
-                n += 1
+            n = self._shared_prefix(s, prompt)
             if n > best_len or (n == best_len and self._slot_used[s] < self._slot_used[best]):
                 best, best_len = s, n
         return best, best_len
+
+    def _shared_prefix(self, slot: int, prompt: list[int]) -> int:
+        """Length of the common prefix of prompt and the tokens cached in slot, leaving >= 1 token to prefill."""
+        cached, n = self._slot_tokens[slot], 0
+        limit = min(len(cached), len(prompt) - 1)  # at least one token must be prefilled to get logits
+        while n < limit and cached[n] == prompt[n]:
+            n += 1
+        return n
 
     @torch.no_grad()
     def _admit(self, pending: list[_Request]) -> None:
         logits, reqs = [], []
         for req in pending:
             slot, start = self._pick_slot(req.prompt)
+            # Any other slot (running or free) holding a longer prefix lends its K/V: a GRPO group's episodes
+            # share the whole first prompt and every episode shares the system prompt.
+            donor, shared = max(((s, self._shared_prefix(s, req.prompt)) for s in range(self.max_batch) if s != slot),
+                                key=lambda x: x[1], default=(-1, 0))
+            if shared > start:
+                self._lib.copy_prefix(self.model, donor, slot, shared)
+                start = shared
             req.slot = slot
             self._active[slot] = req
             self._slot_used[slot] = time.monotonic()
             ids = torch.tensor(req.prompt[start:], dtype=torch.long, device=self.device)
+            self.prefilled_tokens += ids.numel()
             logits.append(self._lib.prefill(self.model, ids, slot, start))
             self._slot_tokens[slot] = list(req.prompt)
             reqs.append(req)
@@ -291,11 +324,10 @@ class TorchEngine(Engine):
 
     @torch.no_grad()
     def _step(self) -> None:
-        reqs = list(self._active.values())
+        reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         tokens = torch.tensor([r.tokens[-1] for r in reqs], dtype=torch.long, device=self.device)
-        slots = torch.tensor([r.slot for r in reqs], dtype=torch.long, device=self.device)
         positions = torch.tensor([len(r.prompt) + len(r.tokens) - 1 for r in reqs], dtype=torch.long, device=self.device)
-        logits = self._lib.decode_one_token(self.model, tokens, slots, positions)
+        logits = self._lib.decode_one_token(self.model, tokens, [r.slot for r in reqs], positions)
         for r in reqs:  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(r.tokens[-1])
         self._sample(logits, reqs)
@@ -312,18 +344,29 @@ class TorchEngine(Engine):
             r.logprobs.append(lp)
         self.generated_tokens += len(reqs)
 
+    def _steps(self, max_steps: int = 16) -> None:
+        """Decode steps in the worker thread until a request finishes or is abandoned, a new one waits, or
+        max_steps: one thread hand-off per several tokens (each costs a scheduler wake-up on a loaded CPU)."""
+        for _ in range(max_steps):
+            self._step()
+            if not self._queue.empty() or any(r.future.done() or self._finish_reason(r) for r in self._active.values()):
+                return
+
+    def _finish_reason(self, r: _Request) -> str | None:
+        if r.tokens and r.tokens[-1] in self.stop_ids:
+            return "stop"
+        if r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
+            return "stop"
+        if len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
+            return "length"
+        return None
+
     def _finish_done(self) -> None:
         for slot, r in list(self._active.items()):
             if r.future.done():
                 self._release(slot)
                 continue
-            reason = None
-            if r.tokens and r.tokens[-1] in self.stop_ids:
-                reason = "stop"
-            elif r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
-                reason = "stop"
-            elif len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
-                reason = "length"
+            reason = self._finish_reason(r)
             if reason:
                 r.future.set_result(Completion(r.tokens, r.logprobs, reason))
                 self._release(slot)

@@ -264,19 +264,37 @@ class Packed:
 
 @dataclass
 class CacheStep:
-    """KV-cache attention: write K/V of the new tokens at (slot, position), attend over the slot."""
+    """KV-cache attention for one call: write K/V of the new tokens at (slot, position), attend over the slots.
+    Built once per prefill/decode call and shared by every layer (no per-layer masks or syncs)."""
 
-    slots: torch.Tensor  # int64 [B]
+    slots: torch.Tensor  # int64 [B] cache row of each sequence
     positions: torch.Tensor  # int64 [B, T] absolute position of each new token
     max_len: int  # 1 + largest position: keys beyond it are never read
+    lo: int | None  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
+    mask: torch.Tensor  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
+
+
+def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) -> CacheStep:
+    """The CacheStep for sequences in cache rows `slots` (distinct ints) at positions int64 [B, T].
+    Key j of a row is visible to a query at position p iff j <= p."""
+    device = positions.device
+    max_len = int(positions.max()) + 1
+    lo = slots[0] if slots == list(range(slots[0], slots[0] + len(slots))) else None
+    visible = torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]  # [B, T, L]
+    if positions.shape[1] == 1:
+        mask = torch.zeros(visible.shape, dtype=dtype, device=device).masked_fill_(~visible, float("-inf"))
+    else:
+        mask = visible
+    return CacheStep(torch.tensor(slots, dtype=torch.long, device=device), positions, max_len, lo, mask[:, None])
 
 
 class KVCache(nn.Module):
-    """Per-layer K/V store [max_batch, max_seq_len, n_kv_heads, head_dim] (flash-attn layout)."""
+    """Per-layer K/V store [max_batch, n_kv_heads, max_seq_len, head_dim], preallocated once (gpt-fast
+    layout: the keys of one (row, head) are contiguous, so attention reads a slice as a view)."""
 
     def __init__(self, max_batch: int, max_seq_len: int, n_kv: int, head_dim: int, dtype, device):
         super().__init__()
-        shape = (max_batch, max_seq_len, n_kv, head_dim)
+        shape = (max_batch, n_kv, max_seq_len, head_dim)
         self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
         self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
 
@@ -327,23 +345,31 @@ class Attention(nn.Module):
         return self.o_proj(y.reshape(B, T, self.n_heads * self.head_dim))
 
     def _attend_cache(self, q, k, v, ctx: CacheStep) -> torch.Tensor:
-        """Write k/v [B, T, n_kv, hd] at (slots, positions); key j is visible iff j <= query position."""
+        """Write k/v [B, T, n_kv, hd] at (slots, positions); attend q [B, T, H, hd] over the cached keys.
+
+        One query per row (decode): scores = q K^T / sqrt(hd) + mask, softmax, @ V as two batched matmuls over
+        the cache rows, query heads grouped by their KV head (GQA without repeating K/V). Several queries
+        (prefill): SDPA with the boolean mask.
+        """
         cache = self.kv_cache
         if cache is None:
             raise RuntimeError("KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first")
+        B, T, H, hd = q.shape
         slot_idx = ctx.slots[:, None].expand_as(ctx.positions)
-        cache.k[slot_idx, ctx.positions] = k.to(cache.k.dtype)
-        cache.v[slot_idx, ctx.positions] = v.to(cache.v.dtype)
-        if ctx.slots.numel() == 1:  # prefill of one slot: a view, no copy
-            s = int(ctx.slots[0])
-            keys, values = cache.k[s:s + 1, :ctx.max_len], cache.v[s:s + 1, :ctx.max_len]
-        else:
-            keys, values = cache.k[ctx.slots, :ctx.max_len], cache.v[ctx.slots, :ctx.max_len]
-        visible = torch.arange(ctx.max_len, device=q.device)[None, None, :] <= ctx.positions[:, :, None]
-        y = F.scaled_dot_product_attention(q.transpose(1, 2), keys.transpose(1, 2).to(q.dtype),
-                                           values.transpose(1, 2).to(q.dtype),
-                                           attn_mask=visible[:, None], enable_gqa=True)
-        return y.transpose(1, 2)
+        cache.k[slot_idx, :, ctx.positions] = k.to(cache.k.dtype)  # [B, T, n_kv, hd] into [B, n_kv, S, hd]
+        cache.v[slot_idx, :, ctx.positions] = v.to(cache.v.dtype)
+        if ctx.lo is not None:  # consecutive slots (the engine's usual case): views, no copy
+            keys = cache.k[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)  # [B, n_kv, L, hd]
+            values = cache.v[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)
+        else:  # slots freed mid-batch: gather only the live rows' first max_len positions
+            keys = cache.k[ctx.slots, :, :ctx.max_len].to(q.dtype)
+            values = cache.v[ctx.slots, :, :ctx.max_len].to(q.dtype)
+        if T > 1:
+            return F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=ctx.mask,
+                                                  enable_gqa=True).transpose(1, 2)
+        qg = q.view(B, self.n_kv, H // self.n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        scores = torch.matmul(qg, keys.transpose(2, 3)).mul_(hd ** -0.5).add_(ctx.mask)  # [B, n_kv, g, L]
+        return torch.matmul(torch.softmax(scores, dim=-1), values).view(B, 1, H, hd)
 
 
 def _use_flash(q: torch.Tensor) -> bool:
@@ -567,12 +593,12 @@ def setup_cache(model: Transformer, max_batch: int, max_seq_len: int) -> None:
     model.cache_shape = (max_batch, max_seq_len)
 
 
-def _check_cache(model: Transformer, slots: torch.Tensor, last_position: int) -> None:
+def _check_cache(model: Transformer, slots: list[int], last_position: int) -> None:
     shape = getattr(model, "cache_shape", None)
     if shape is None:
         raise RuntimeError("KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first")
-    if int(slots.min()) < 0 or int(slots.max()) >= shape[0]:
-        raise ValueError(f"slots {slots.tolist()} outside [0, max_batch={shape[0]})")
+    if min(slots) < 0 or max(slots) >= shape[0] or len(set(slots)) != len(slots):
+        raise ValueError(f"slots {slots}: must be distinct and inside [0, max_batch={shape[0]})")
     if last_position >= shape[1]:
         raise ValueError(f"position {last_position} >= cache max_seq_len={shape[1]}")
 
@@ -589,32 +615,45 @@ def prefill(model: Transformer, input_ids: torch.Tensor, slot: int, start_pos: i
         raise ValueError(f"input_ids must be a non-empty 1-D tensor, got shape {tuple(input_ids.shape)}")
     device = model.model.embed_tokens.weight.device
     L = input_ids.numel()
-    slots = torch.tensor([slot], device=device)
-    _check_cache(model, slots, start_pos + L - 1)
+    _check_cache(model, [slot], start_pos + L - 1)
     positions = torch.arange(start_pos, start_pos + L, device=device)[None]
-    ctx = CacheStep(slots, positions, start_pos + L)
+    ctx = cache_step([slot], positions, model.model.embed_tokens.weight.dtype)
     h = model.hidden_states(input_ids.to(device)[None], positions, ctx)
     return model.lm_head(h[0, -1]).float()
 
 
 @torch.no_grad()
-def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor,
+def copy_prefix(model: Transformer, src: int, dst: int, length: int) -> None:
+    """Copy the K/V of positions 0..length-1 from cache slot src to slot dst in every layer (prefix sharing:
+    requests that share a prompt prefix, e.g. a GRPO group or a common system prompt, compute it once).
+    Costs 2 x layers x length x n_kv x head_dim element copies. Raises ValueError for bad slots or length."""
+    _check_cache(model, [src], length - 1)
+    _check_cache(model, [dst], length - 1)
+    for block in model.model.layers:
+        cache = block.self_attn.kv_cache
+        cache.k[dst, :, :length] = cache.k[src, :, :length]
+        cache.v[dst, :, :length] = cache.v[src, :, :length]
+
+
+@torch.no_grad()
+def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor | list[int],
                      positions: torch.Tensor) -> torch.Tensor:
     """One decoding step for B sequences at once, each in its own slot at its own length.
 
-    tokens int64 [B] (the newest token of each sequence), slots int64 [B] (distinct), positions int64 [B]
-    (the position of that token = number of tokens already cached in the slot). Writes their K/V and
-    returns next-token logits fp32 [B, V].
+    tokens int64 [B] (the newest token of each sequence), slots int64 [B] or list of B ints (distinct; sorted
+    consecutive slots read the cache without any copy), positions int64 [B] (the position of that token =
+    number of tokens already cached in the slot). Writes their K/V and returns next-token logits fp32 [B, V].
+    Raises ValueError for mismatched shapes, bad or repeated slots, or a position beyond the cache.
     """
-    if not (tokens.dim() == slots.dim() == positions.dim() == 1 and tokens.shape == slots.shape == positions.shape):
-        raise ValueError(f"tokens {tuple(tokens.shape)}, slots {tuple(slots.shape)}, positions "
+    slots = slots.tolist() if isinstance(slots, torch.Tensor) else list(slots)
+    if not (tokens.dim() == positions.dim() == 1 and tokens.shape == positions.shape == (len(slots),)):
+        raise ValueError(f"tokens {tuple(tokens.shape)}, slots ({len(slots)},), positions "
                          f"{tuple(positions.shape)} must all be 1-D of the same length")
     device = model.model.embed_tokens.weight.device
-    slots, positions = slots.to(device), positions.to(device)
-    last = int(positions.max())
-    _check_cache(model, slots, last)
-    ctx = CacheStep(slots, positions[:, None], last + 1)
-    h = model.hidden_states(tokens.to(device)[:, None], positions[:, None], ctx)
+    positions = positions.to(device)[:, None]
+    ctx = cache_step(slots, positions, model.model.embed_tokens.weight.dtype)
+    _check_cache(model, slots, ctx.max_len - 1)
+    h = model.hidden_states(tokens.to(device)[:, None], positions, ctx)
     return model.lm_head(h[:, 0]).float()
 
 

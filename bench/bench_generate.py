@@ -1,16 +1,23 @@
-"""TorchEngine decoding throughput vs transformers' `generate`, same model, same prompts, same run.
+"""TorchEngine decoding throughput vs transformers' `generate`, same model, same prompts, same process.
 
 Both decode greedily exactly `--new-tokens` tokens for each of B chat prompts of different lengths (stop
-tokens disabled so every sequence runs the full length), at B = 1, 8, 32. Throughput = B * new_tokens /
-wall seconds, prefill included for both. Baseline: transformers' LlamaForCausalLM.generate with left
-padding and its default dynamic KV cache, loaded from the same HF folder. Goal: >= 2x at batch 8.
+tokens disabled so every sequence runs the full length). Throughput = B * new_tokens / wall seconds, prefill
+included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
+dynamic KV cache, loaded from the same HF folder in fp32.
 
-    python bench/bench_generate.py [--batches 1 8 32] [--new-tokens 32] [--model default]
+Method that holds on a shared machine: for each batch size the baseline (A) and TorchEngine (B) run
+alternately, A B A B ..., `--pairs` times; each pair gives one ratio t_A / t_B measured seconds apart under
+the same load. Printed: the median ratio, its spread (min..max over pairs), both median throughputs, how many
+sequences have identical greedy tokens, and the load average (os.getloadavg) before and after.
+Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
+
+    python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
 """
 
 import argparse
 import asyncio
 import os
+import statistics
 import sys
 import time
 
@@ -68,28 +75,43 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, list[list[int]]]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
     ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM
 
+    torch.set_num_threads(args.threads)
+    print("$ python " + " ".join(sys.argv))
     path = weights.default_model_dir() if args.model == "default" else args.model
     tok = weights.load_tokenizer(path)
     ours = weights.load_hf(path)
     hf = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
-    print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, greedy")
+    print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, "
+          f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
     bench_engine(ours, tok, prompts_for(tok, 2), 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
-    print(f"{'batch':>5} {'TorchEngine tok/s':>18} {'HF generate tok/s':>18} {'speedup':>8} {'same tokens':>12}")
+    print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
+          f"{'same tokens':>12} {'load avg (1 min) before..after':>31}")
     for b in args.batches:
         prompts = prompts_for(tok, b)
-        t_ours, toks_ours = bench_engine(ours, tok, prompts, args.new_tokens)
-        t_hf, toks_hf = bench_hf(hf, tok, prompts, args.new_tokens)
         n = b * args.new_tokens
+        load0 = os.getloadavg()[0]
+        t_hf, t_ours, ratios = [], [], []
+        for _ in range(args.pairs):
+            dt_hf, toks_hf = bench_hf(hf, tok, prompts, args.new_tokens)
+            dt_ours, toks_ours = bench_engine(ours, tok, prompts, args.new_tokens)
+            t_hf.append(dt_hf)
+            t_ours.append(dt_ours)
+            ratios.append(dt_hf / dt_ours)
         same = sum(a == h for a, h in zip(toks_ours, toks_hf))
-        print(f"{b:>5} {n / t_ours:>18.1f} {n / t_hf:>18.1f} {t_hf / t_ours:>7.2f}x {same:>6}/{b:<5}", flush=True)
+        spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
+        print(f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
+              f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{b:<5} "
+              f"{load0:>15.1f}..{os.getloadavg()[0]:<.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ replays fixed text through that tokenizer.
 
 import asyncio
 import json
+import math
 import os
 import signal
 import subprocess
@@ -345,17 +346,68 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
     assert max(abs(x - y) for x, y in zip(reused.logprobs, fresh.logprobs)) < 1e-4
 
 
-def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_and_logprobs_use_temperature():
+def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Count the lines of /app/a.txt")
+    sp = E.SamplingParams(temperature=0.0, max_tokens=8)
+
+    async def go():
+        alone = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512)
+        ref = await alone.generate(prompt, sp)
+        await alone.aclose()
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512)
+        group = await asyncio.gather(*(eng.generate(prompt, sp) for _ in range(3)))
+        await eng.aclose()
+        return ref, group, eng.prefilled_tokens
+
+    ref, group, prefilled = asyncio.run(go())
+    assert prefilled == len(prompt) + 2  # the 2nd and 3rd copy the first's K/V and prefill only the last token
+    for c in group:
+        assert c.token_ids == ref.token_ids
+        assert max(abs(x - y) for x, y in zip(c.logprobs, ref.logprobs)) < 1e-4
+
+
+def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_truncation():
     logits = torch.tensor([[1.0, 3.0, 2.0, 0.0], [0.5, 0.1, 0.2, 2.0]])
     T = torch.tensor([2.0, 2.0])
     tok, lp = E.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
     assert tok.tolist() == [1, 3]
-    assert torch.allclose(lp, torch.log_softmax(logits / 2.0, -1)[[0, 1], [1, 3]])
+    assert lp.tolist() == [0.0, 0.0]  # one token kept: q = 1 under the truncated, renormalised distribution
+    # no truncation: log_softmax(logits / T)[token]; greedy (T = 0): log_softmax(logits)[argmax]
+    tok, lp = E.sample_tokens(logits, torch.tensor([2.0, 0.0]), torch.ones(2), torch.zeros(2, dtype=torch.long),
+                              torch.tensor([0.99, 0.5]))
+    assert tok.tolist() == [3, 3]
+    assert torch.allclose(lp, torch.stack([torch.log_softmax(logits[0] / 2.0, -1)[3], torch.log_softmax(logits[1], -1)[3]]))
     # inverse CDF at temperature 1 without truncation: probabilities [0.1, 0.2, 0.3, 0.4]
     logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 4))
     tok, _ = E.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
                              torch.tensor([0.05, 0.25, 0.55, 0.95]))
     assert tok.tolist() == [0, 1, 2, 3]
+
+
+def test_sample_tokens_logprobs_match_sampling_frequencies_with_top_k_and_top_p():
+    # T 0.7, top-k 5, top-p 0.8 on 8 tokens: softmax(logits / 0.7) = [.451 .244 .134 .072 .039 .028 .021 .011];
+    # top-k keeps 5; top-p keeps tokens whose preceding mass < 0.8: [0, 1, 2] (0.829 before token 3).
+    logits = torch.tensor([2.0, 1.57, 1.15, 0.72, 0.29, 0.05, -0.15, -0.6])
+    n = 40_000
+    g = torch.Generator().manual_seed(0)
+    tok, lp = E.sample_tokens(logits.expand(n, -1), torch.full((n,), 0.7), torch.full((n,), 0.8),
+                              torch.full((n,), 5, dtype=torch.long), torch.rand(n, generator=g))
+    counts = torch.bincount(tok, minlength=8)
+    assert counts[3:].tolist() == [0] * 5  # outside top-p (3, 4) and outside top-k (5, 6, 7): never sampled
+    reported = {}
+    for t, x in zip(tok.tolist(), lp.tolist()):
+        reported.setdefault(t, set()).add(round(x, 5))
+    assert sorted(reported) == [0, 1, 2] and all(len(v) == 1 for v in reported.values())
+    q = torch.tensor([math.exp(reported[t].pop()) for t in range(3)])
+    p = torch.softmax(logits / 0.7, -1)[:3]
+    assert torch.allclose(q, p / p.sum(), atol=1e-5) and abs(q.sum().item() - 1.0) < 1e-5
+    # chi-square goodness of fit of the counts to the reported probabilities, 2 degrees of freedom
+    expected = q.double() * n
+    chi2 = (((counts[:3].double() - expected) ** 2) / expected).sum().item()
+    assert chi2 < 13.82  # the 0.999 quantile of chi-square(2): the reported q is the sampled distribution
+    # the old convention (log-probs before truncation, p instead of q) fails the same test
+    old = p.double() * n
+    assert (((counts[:3].double() - old) ** 2) / old).sum().item() > 1000
 
 
 def test_smollm2_torch_engine_runs_8_concurrent_episodes_on_2_easy_tasks(tok, tasks, smol):
