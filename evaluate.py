@@ -21,7 +21,8 @@ import judge as judge_lib
 import sandbox as sandbox_lib
 import weights
 from configs import EvalConfig, parse_eval_cli
-from engines import Engine, OpenAIEngine, ScriptedEngine, build_engine, engine_kind
+from engines import Engine, ScriptedEngine, build_engine, engine_kind
+from openai_engine import OpenAIEngine
 from rollout import Trajectory, run_episodes
 from stop import StopFlag
 from tasks import select_tasks

@@ -14,7 +14,6 @@ import pytest
 import torch
 
 import configs
-import engines
 import weights
 from model import ModelConfig, Transformer
 

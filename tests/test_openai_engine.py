@@ -20,6 +20,7 @@ import pytest
 import engines as E
 import evaluate as EV
 import weights
+from openai_engine import OpenAIEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASK = os.path.join(ROOT, "tasks", "data", "write-hello-file")
@@ -76,7 +77,7 @@ def _run(coro_fn):
 
 def test_chat_probe_says_no_extension_is_in_use_and_what_the_server_cannot_honour(served, tok):
     async def go():
-        eng = E.OpenAIEngine(served, MODEL, tok, mode="chat")
+        eng = OpenAIEngine(served, MODEL, tok, mode="chat")
         try:
             return await eng.probe(), eng.extensions, eng.refused
         finally:
@@ -92,7 +93,7 @@ def test_chat_probe_says_no_extension_is_in_use_and_what_the_server_cannot_honou
 def test_chat_generate_with_top_k_set_is_answered_without_the_refused_field(served, tok):
     # top_k=5 used to be sent and refused with HTTP 422 ("Unexpected fields in the request: {'top_k'}").
     async def go():
-        eng = E.OpenAIEngine(served, MODEL, tok, mode="chat")
+        eng = OpenAIEngine(served, MODEL, tok, mode="chat")
         try:
             return await eng.generate([1, 2, 3], E.SamplingParams(temperature=1.0, top_k=5, max_tokens=8, seed=1),
                                       messages=[{"role": "user", "content": "Say hi."}])
@@ -106,7 +107,7 @@ def test_chat_generate_with_top_k_set_is_answered_without_the_refused_field(serv
 
 def test_completions_mode_is_refused_at_start_up_naming_the_missing_capability(served, tok):
     async def go():
-        eng = E.OpenAIEngine(served, MODEL, tok)  # mode="completions"
+        eng = OpenAIEngine(served, MODEL, tok)  # mode="completions"
         try:
             with pytest.raises(ValueError) as e:
                 await eng.probe()

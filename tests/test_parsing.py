@@ -19,6 +19,7 @@ import engines as E
 import rollout as R
 import weights
 from configs import RolloutConfig
+from openai_engine import OpenAIEngine
 from tasks import load_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -292,7 +293,7 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
     srv = _RecordingServer()
     try:
         async def go():
-            eng = E.OpenAIEngine(srv.url, "tiny", tok)
+            eng = OpenAIEngine(srv.url, "tiny", tok)
             await eng.generate(prompt, greedy)
             await eng.aclose()
         asyncio.run(go())

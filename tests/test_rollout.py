@@ -23,6 +23,7 @@ import evaluate as EV
 import rollout as R
 import weights
 from configs import RolloutConfig
+from openai_engine import OpenAIEngine
 from tasks import load_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -550,7 +551,7 @@ def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok
     srv = _Server(reply, lps)
 
     async def go():
-        eng = E.OpenAIEngine(srv.url, "smol", tok)
+        eng = OpenAIEngine(srv.url, "smol", tok)
         c = await eng.generate([1, 2, 3], E.SamplingParams(temperature=0.7, top_k=5, max_tokens=16, seed=3))
         await eng.aclose()
         return c, await eng.probe()
@@ -576,10 +577,10 @@ def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
     srv = _Server([5, 6], [-1.0, -1.0], as_token_ids=False)
 
     async def go():
-        eng = E.OpenAIEngine(srv.url, "smol", tok)
+        eng = OpenAIEngine(srv.url, "smol", tok)
         with pytest.raises(ValueError, match="return_tokens_as_token_ids"):
             await eng.generate([1, 2, 3], E.SamplingParams(max_tokens=4))
-        chat_eng = E.OpenAIEngine(srv.url, "smol", tok, mode="chat")
+        chat_eng = OpenAIEngine(srv.url, "smol", tok, mode="chat")
         c = await chat_eng.generate([1, 2, 3], E.SamplingParams(max_tokens=4),
                                     messages=[{"role": "user", "content": "hi", "extra": 1}])
         await eng.aclose()

@@ -10,7 +10,6 @@ import os
 import textwrap
 from pathlib import Path
 
-import pytest
 
 import images
 import reward
@@ -110,7 +109,7 @@ def test_edit_of_pytest_source_is_tampered(tmp_path, docker_client):
 
 def test_sitecustomize_and_pth_import_lines_have_no_effect(tmp_path, docker_client):
     set_plugin = "import os; os.environ['PYTEST_PLUGINS'] = 'forcepass'\n"
-    report = attacked(tmp_path, [f"mkdir -p /root/.local/lib/python3.11/site-packages"], {
+    report = attacked(tmp_path, ["mkdir -p /root/.local/lib/python3.11/site-packages"], {
         f"{SITE}/forcepass.py": FORCE_PASS, f"{SITE}/sitecustomize.py": set_plugin,
         "/usr/lib/python3/dist-packages/zz.pth": set_plugin,
         "/root/.local/lib/python3.11/site-packages/usercustomize.py": set_plugin})
