@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import tyro
+
 # Names that PolicyConfig.path accepts besides a folder: the embedded default and a tiny random Qwen3.
 BUILTIN_MODELS = ("default", "tiny-random-qwen3")
 
@@ -444,11 +446,6 @@ def validate_tasks_cli(**knobs) -> None:
         need(0 < knobs["dedup_threshold"] <= 1, "dedup_threshold", knobs["dedup_threshold"], "must be in (0, 1]")
 
 
-def _tyro():
-    import tyro  # imported here so `import configs` stays cheap for worker processes
-    return tyro
-
-
 def parse_cli(args: list[str] | None = None, description: str | None = None, check_paths: bool = True) -> TrainConfig:
     """Parse `--preset NAME` (default cpu-smollm2) and tyro field overrides into a validated TrainConfig.
 
@@ -462,14 +459,14 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
     if known.preset not in PRESETS:
         raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {', '.join(PRESETS)}")
     doc = (description or "termrl") + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
-    cfg = _tyro().cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
+    cfg = tyro.cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
     return validate(cfg, check_paths=check_paths)
 
 
 def parse_learn_cli(args: list[str] | None = None, description: str | None = None) -> LearnConfig:
     """Parse `python learn.py` flags (those before `--`) into a validated LearnConfig (validate_learn).
     Raises ConfigError naming a bad field; SystemExit from tyro on unknown flags or `--help`."""
-    return validate_learn(_tyro().cli(LearnConfig, args=args, description=description))
+    return validate_learn(tyro.cli(LearnConfig, args=args, description=description))
 
 
 def parse_eval_cli(args: list[str] | None = None, description: str | None = None,
@@ -480,7 +477,7 @@ def parse_eval_cli(args: list[str] | None = None, description: str | None = None
         ConfigError: an invalid value, naming the field.
         SystemExit: from tyro on unknown flags or `--help`.
     """
-    return validate_eval(_tyro().cli(EvalConfig, args=args, description=description), check_paths=check_paths)
+    return validate_eval(tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths)
 # ----------------------------------------------------------------------------- GPU memory budget
 
 GiB = 2**30

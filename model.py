@@ -21,6 +21,7 @@ import torch
 
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.utils.checkpoint import checkpoint
 
 try:  # GPU-only kernel; the CPU path uses torch SDPA.
@@ -678,7 +679,6 @@ def apply_fsdp2(model: Transformer, mesh, param_dtype: torch.dtype | None = None
     (weights.load_hf_sharded then materialises only this rank's shards). Parameters become DTensors with
     the same names. Returns the model.
     """
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
     if mesh.device_type == "cuda":
         param_dtype = param_dtype or torch.bfloat16

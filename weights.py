@@ -16,15 +16,14 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from safetensors import safe_open
+from safetensors.torch import save_file
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+from torch.distributed.tensor import DTensor
+from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+from transformers import AutoTokenizer
 
 import configs
-
-try:  # GPU-only kernel; the CPU path uses torch SDPA.
-    from flash_attn import flash_attn_varlen_func
-except ImportError:
-    flash_attn_varlen_func = None
-
-
 from model import MODEL_TYPES, ModelConfig, Transformer, rope_inv_freq
 
 # ----------------------------------------------------------------------------- HF weights
@@ -76,7 +75,6 @@ def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device:
     learner use `load_hf_sharded`. Raises FileNotFoundError naming the missing file, ValueError on config
     fields or mismatched weight names.
     """
-    from safetensors import safe_open
 
     path = Path(path)
     cfg = ModelConfig.from_hf(path)
@@ -99,9 +97,6 @@ def load_hf_sharded(path: str | os.PathLike, shard, device: str | torch.device =
     is this rank's shards plus one tensor's slice. Raises FileNotFoundError naming a missing file,
     ValueError naming a missing or unexpected weight.
     """
-    from safetensors import safe_open
-    from torch.distributed.tensor import DTensor
-    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
     path = Path(path)
     cfg = ModelConfig.from_hf(path)
@@ -151,7 +146,6 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
     ever holds more than one shard file's tensors plus one gathered tensor. Every rank must call this
     (the gathers are collectives); only rank 0 writes. Returns the dir.
     """
-    from safetensors.torch import save_file
 
     path = Path(path)
     writer = not dist.is_initialized() or dist.get_rank() == 0
@@ -204,7 +198,6 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
 
 def load_tokenizer(path: str | os.PathLike):
     """transformers fast tokenizer from an HF dir; raises ValueError if it has no chat template."""
-    from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(path))
     if not tok.chat_template:
@@ -279,7 +272,6 @@ def _gguf_field(reader, key: str, default=None, required: bool = True):
 
 def _gguf_tokenizer(reader):
     """A byte-level BPE `tokenizers.Tokenizer` from GGUF tokenizer.ggml.* metadata (GPT-2 style)."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
 
     kind = _gguf_field(reader, "tokenizer.ggml.model")
     if kind != "gpt2":
@@ -314,7 +306,6 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pat
     the metadata). Raises FileNotFoundError, or ValueError naming an unsupported metadata field/tensor.
     """
     import gguf
-    from safetensors.torch import save_file
 
     gguf_path, out = Path(gguf_path), Path(out_dir)
     if not gguf_path.is_file():

@@ -3,8 +3,8 @@
     from tasks import load_tasks
     tasks = load_tasks("tasks/data")            # a folder of task folders, one task folder, or a .csv
 
-Validation (`tasks.validate`) and synthetic generation (`tasks.generate`) need Docker and are imported
-on demand; the CLI is `python -m tasks {validate,import-csv,generate}`.
+Validation (`tasks.validate`) needs Docker and synthetic generation (`tasks.generate`) an LLM; neither is
+imported by `import tasks`. The CLI is `python -m tasks {validate,import-csv,generate}`.
 """
 
 from configs import ConfigError

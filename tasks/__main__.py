@@ -24,6 +24,8 @@ from rich.markup import escape
 import configs
 from tasks.loaders import import_csv as _import_csv, load_tasks
 from tasks.task import TaskError
+from tasks.generate import generate as run_generate, make_llm
+from tasks.validate import results_table, validate_tasks
 
 # Piped output (make, CI logs) gets 120 columns instead of rich's 80 so task ids fit on one line.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
@@ -66,7 +68,6 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
         base_image: image `FROM ${BASE_IMAGE}` Dockerfiles build on (default: images.BASE_IMAGE).
         strict: exit 1 when any task is refused or fails validation (default: only when none validates).
     """
-    from tasks.validate import results_table, validate_tasks
 
     if _bad_knobs(jobs=jobs):
         return 2
@@ -146,7 +147,6 @@ def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backen
         dedup_threshold: drop drafts whose instruction similarity to a seed or earlier draft is >= this.
         max_tokens: reply budget per draft, tokens.
     """
-    from tasks.generate import generate as run, make_llm
 
     if _bad_knobs(n=n, jobs=jobs, dedup_threshold=dedup_threshold, max_tokens=max_tokens):
         return 2
@@ -158,7 +158,7 @@ def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backen
     except ValueError as e:
         console.print(f"error: {e}", markup=False)
         return 2
-    report = asyncio.run(run(seeds, n, llm, Path(staging), Path(out), jobs=jobs, dedup_threshold=dedup_threshold))
+    report = asyncio.run(run_generate(seeds, n, llm, Path(staging), Path(out), jobs=jobs, dedup_threshold=dedup_threshold))
     console.print(f"{len(report.accepted)} of {n} draft(s) accepted into {out}: {', '.join(report.accepted) or '-'}",
                   markup=False, soft_wrap=True)
     for r in report.rejected:

@@ -23,10 +23,14 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+import anthropic
+import httpx
+
 from tasks.checks import check_weights, find_tests
 from tasks.fields import ID_PATTERN
 from tasks.loaders import load_native, load_tasks, render_task_toml
 from tasks.task import DIFFICULTIES, Task, TaskError
+from tasks.validate import validate_task
 
 log = logging.getLogger("termrl.tasks")
 
@@ -170,7 +174,6 @@ def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str
     if not api_key and not base_url:
         raise ValueError(f"no API key: set ${env[backend]} (or give --base-url for a local server)")
     if backend == "anthropic":
-        import anthropic
 
         client = anthropic.AsyncAnthropic(api_key=api_key or "unused", base_url=base_url, timeout=timeout_s,
                                           max_retries=max_retries)
@@ -183,7 +186,6 @@ def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str
         return complete
     if not base_url:
         raise ValueError("backend 'openai' needs --base-url (e.g. http://127.0.0.1:8000/v1)")
-    import httpx
 
     async def complete(prompt: str) -> str:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -209,8 +211,7 @@ async def generate(seeds: list[Task], n: int, llm, staging: Path, out: Path, job
     """
     if not seeds:
         raise ValueError("generate needs at least one seed task")
-    if validate is None:
-        from tasks.validate import validate_task as validate
+    validate = validate or validate_task
     staging, out = Path(staging), Path(out)
     staging.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)

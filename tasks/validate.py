@@ -12,6 +12,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from rich.table import Table
+
 import images
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
@@ -158,7 +160,6 @@ def _count(report, weights) -> str:
 def results_table(tasks: list[Task], results: list[ValidationResult]):
     """A rich Table, one row per task: weighted tests passing before / after the solution, solution exit code,
     seconds, verdict. Failure reasons are long; the CLI prints them in full below the table."""
-    from rich.table import Table
 
     by_id = {t.id: t for t in tasks}
     ok = sum(r.ok for r in results)
