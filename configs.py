@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,6 +423,12 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
         need(cfg.engine != "scripted" or bool(cfg.script), "script", cfg.script, "is required with engine = 'scripted'")
         if check_paths and cfg.engine == "scripted":
             need(Path(cfg.script).is_file(), "script", cfg.script, "file does not exist")
+            try:
+                replies = json.loads(Path(cfg.script).read_text())
+            except (ValueError, UnicodeDecodeError) as e:
+                raise ConfigError(f"script = {cfg.script!r}: not JSON ({e})") from None
+            need(isinstance(replies, list) and all(isinstance(r, str) for r in replies), "script", cfg.script,
+                 "must hold a JSON list of strings (the assistant replies)")
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 

@@ -147,19 +147,22 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     if stop is not None and stop.requested:  # no summary that looks complete
         raise asyncio.CancelledError
     summary = summarize(trajs, cfg.k)
-    engine_name = cfg.engine if cfg.engine != "policy" else engine_kind(cfg.policy, torch.device(cfg.device))
-    summary["config"] = {"model": str(model_dir), "tasks": cfg.tasks, "k": cfg.k, "engine": engine_name,
+    engine_name = "oracle" if cfg.oracle else (
+        cfg.engine if cfg.engine != "policy" else engine_kind(cfg.policy, torch.device(cfg.device)))
+    summary["config"] = {"model": None if cfg.oracle else str(model_dir), "tasks": cfg.tasks, "k": cfg.k,
+                         "engine": engine_name,
                          "oracle": cfg.oracle, "run_id": cfg.run_id}
     summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
     if judge is not None:
         summary["judge"] = dict(judge.metrics)
     errors = Counter(t.error for t in trajs if t.error).most_common(1)
     summary["top_error"] = errors[0][0] if errors else None
-    summary["token_exact"] = all(t.exact for t in trajs)  # False: chat-mode trajectories, evaluation only
+    # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
+    summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
-    if not cfg.oracle:
+    if not cfg.oracle and summary["overall"]["errors"] < len(trajs):
         print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
     return summary

@@ -126,8 +126,10 @@ def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str
         console.print(f"error: {e}", soft_wrap=True, markup=False)
         return 2
     _report_refused(refused)
-    console.print(f"imported {len(written)} task(s) into {out_dir}, {len(refused)} refused: "
-                  f"{', '.join(t.id for t in written)}", soft_wrap=True, markup=False)
+    ids = [t.id for t in written]
+    shown = ", ".join(ids[:10]) + (f", ... ({len(ids) - 10} more)" if len(ids) > 10 else "")
+    console.print(f"imported {len(written)} task(s) into {out_dir}, {len(refused)} refused: {shown}",
+                  soft_wrap=True, markup=False)
     return 0
 
 

@@ -243,6 +243,11 @@ def import_csv(csv_path: Path | str, out_dir: Path | str, normalize_weights: boo
     Raises TaskError for an unreadable CSV, when no row could be imported, or (strict) at the first refusal.
     """
     csv_path, out_dir = Path(csv_path), Path(out_dir)
+    if not csv_path.is_file():
+        raise TaskError(csv_path.name, "csv", f"{str(csv_path)!r} is not a file" if csv_path.exists()
+                        else f"{str(csv_path)!r} does not exist")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TaskError(csv_path.name, "out_dir", f"{str(out_dir)!r} exists and is not a directory")
     rows = read_csv_rows(csv_path)
     if not rows:
         raise TaskError(csv_path.name, "rows", "the CSV has a header but no tasks", csv_path)

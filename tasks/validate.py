@@ -162,8 +162,10 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
     seconds, verdict. Failure reasons are long; the CLI prints them in full below the table."""
 
     by_id = {t.id: t for t in tasks}
-    ok = sum(r.ok for r in results)
-    table = Table(title=f"task validation: {ok}/{len(results)} valid", title_justify="left")
+    valid = sum(r.verdict == "valid" for r in results)
+    no_oracle = sum(r.verdict == "fails before; no oracle" for r in results)
+    title = f"task validation: {valid}/{len(results)} valid" + (f", {no_oracle} fail before (no oracle)" if no_oracle else "")
+    table = Table(title=title, title_justify="left")
     table.add_column("task", overflow="fold")
     # Short columns never shrink below their header: a narrow terminal folds task ids instead.
     table.add_column("difficulty", min_width=10, no_wrap=True)
