@@ -31,7 +31,8 @@ import docker
 # /proc/<server>/fd/7 so no job inherits it). The server waits with `read -t` in growing slices, checking
 # that the worker is alive (`exit 3` ends it: rc from `wait`). On timeout it stops (SIGSTOP, so nothing forks
 # any more), then kills, the worker and every process started since the command began (start time from
-# /proc/<pid>/stat, so jobs of earlier commands keep running) with builtins only: a fork bomb may hold every
+# /proc/<pid>/stat, and within the command's first clock tick the PIDs alive before it, so jobs of earlier
+# commands keep running) with builtins only: a fork bomb may hold every
 # pid. A dead worker is replaced on the next command and restored from the last slot, also after a
 # container restart (the slot name is kept in $d/slot).
 SERVER_SCRIPT = r"""
@@ -60,6 +61,7 @@ sweep() {  # $1: clock tick the command started at; stop, then kill, every proce
       read -r l < $f || continue
       p=${l%% *} r=(${l##*) })
       (( p == $$ || p == 1 || r[19] < $1 )) && continue
+      (( r[19] == $1 )) && [[ $pre == *" $p "* ]] && continue  # same clock tick: alive before the command
       [ "${r[0]}" = Z ] && continue
       pids+=($p)
       [ "${r[0]}" = T ] || { kill -STOP $p; more=1; }
@@ -71,6 +73,7 @@ sweep() {  # $1: clock tick the command started at; stop, then kill, every proce
 while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
   [ -d $d ] || { mkdir -p $d && chmod 700 $d; }
   read -r up _ < /proc/uptime; t0=$(( 10#${up/./} ))
+  pre=" "; for f in /proc/[0-9]*; do pre+="${f#/proc/} "; done  # tells apart the jobs started in t0's tick
   dl=$(( ${EPOCHREALTIME/./} + 10#${t/./} * 1000 ))
   if [ "$st" = 1 ]; then
     [ -n "$w" ] && kill -0 $w || start_worker
