@@ -78,7 +78,7 @@ class SandboxConfig:
         "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
         "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
         "buildpack-deps:*=termrl/base:trixie")
-    build_network: str = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
+    build_network: Literal["auto", "host", "none"] = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
 
 
 @dataclass
@@ -315,6 +315,11 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.max_concurrent >= 0, "sandbox.max_concurrent", sb.max_concurrent, "must be >= 0 (0 = auto)")
     need(sb.output_limit_bytes >= 256, "sandbox.output_limit_bytes", sb.output_limit_bytes, "must be >= 256")
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
+    need(sb.build_network in ("auto", "host", "none"), "sandbox.build_network", sb.build_network,
+         "must be 'auto', 'host' or 'none'")
+    for entry in sb.image_map:
+        pattern, sep, target = entry.partition("=")
+        need(bool(sep and pattern.strip() and target.strip()), "sandbox.image_map", entry, "each entry must be 'pattern=image'")
 
 
 def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:

@@ -54,6 +54,7 @@ def test_unknown_preset_is_named_with_the_choices():
      "policy.path = '/no/such/model': must be a model folder or one of ('default', 'tiny-random-qwen3')"),
     (["--reward.judge-backends", "openai:qwen"], "reward.judge_backends = 'openai:qwen': an openai backend needs '@BASE_URL'"),
     (["--difficulties", "trivial"], "difficulties = ('trivial',): each must be one of easy, medium, hard, extremely_hard, unknown"),
+    (["--sandbox.image-map", "nonsense"], "sandbox.image_map = 'nonsense': each entry must be 'pattern=image'"),
 ])
 def test_bad_value_error_names_the_field(args, message):
     with pytest.raises(ConfigError) as e:
@@ -241,3 +242,10 @@ def test_learn_preset_is_the_cpu_default_with_single_turn_episodes_and_a_constan
         1, 64, 48, 2e-6, "constant")
     assert (cfg.policy, cfg.task_ids, cfg.grpo, cfg.tasks_per_step) == (base.policy, base.task_ids, base.grpo, 2)
     assert base.rollout.max_turns == 3  # the CPU default itself is unchanged
+
+
+def test_build_network_is_one_of_three_values_before_any_build():
+    cfg = configs._replace(configs.PRESETS["cpu-smollm2"], sandbox=dict(build_network="wifi"))
+    with pytest.raises(ConfigError) as e:
+        configs.validate(cfg, check_paths=False)
+    assert str(e.value) == "sandbox.build_network = 'wifi': must be 'auto', 'host' or 'none'"
