@@ -3,16 +3,15 @@ fences per CommonMark (with heredoc bodies kept whole), property tests (formatti
 the command), and the stop ids every engine shares (generation_config.json eos ids included)."""
 
 import asyncio
-import http.server
 import json
 import os
 import re
-import threading
 from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai_server import CompletionsServer
 
 import actions as A
 import engines as E
@@ -224,32 +223,6 @@ def test_property_markdown_any_command_survives_a_long_enough_fence(cmd, fence_c
 # ----------------------------------------------------------------------------- stop ids (generation_config.json)
 
 
-class _RecordingServer:
-    """/v1/completions on 127.0.0.1 answering one fixed token; records the request bodies."""
-
-    def __init__(self):
-        self.bodies = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                outer.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                raw = json.dumps({"choices": [{"finish_reason": "stop", "logprobs": {
-                    "tokens": ["token_id:0"], "token_logprobs": [-0.1]}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-
 def _with_eos(model_dir, eos):
     cfg_path = model_dir / "generation_config.json"
     cfg_path.write_text(json.dumps({**json.loads(cfg_path.read_text()), "eos_token_id": eos}))
@@ -290,7 +263,7 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
     scripted = asyncio.run(E.ScriptedEngine(tok, ["ab<|endoftext|>cd"]).generate(prompt, greedy))
     assert (scripted.token_ids, scripted.finish_reason) == (tok.encode("ab", add_special_tokens=False) + [0], "stop")
 
-    srv = _RecordingServer()
+    srv = CompletionsServer([0], [-0.1])
     try:
         async def go():
             eng = OpenAIEngine(srv.url, "tiny", tok)
@@ -298,8 +271,8 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
             await eng.aclose()
         asyncio.run(go())
     finally:
-        srv.httpd.shutdown()
-    assert srv.bodies[-1]["stop_token_ids"] == sorted({0, 2, first})  # the generate call, after the probe
+        srv.close()
+    assert srv.bodies[-1][1]["stop_token_ids"] == sorted({0, 2, first})  # the generate call, after the probe
 
 
 def test_chat_decode_drops_a_trailing_generation_config_eos_token(tmp_path):

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from openai_server import CompletionsServer
 
 import actions as A
 import engines as E
@@ -506,49 +507,10 @@ def test_ctrl_c_or_sigterm_during_eval_exits_130_with_no_summary_and_no_containe
 # ----------------------------------------------------------------------------- OpenAIEngine over real HTTP
 
 
-class _Server:
-    """An OpenAI-compatible server on 127.0.0.1 answering from a fixed reply; records request bodies."""
-
-    def __init__(self, reply_ids, logprobs, as_token_ids=True):
-        import http.server
-        import threading
-
-        self.bodies = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.bodies.append((self.path, body))
-                if self.path == "/v1/completions":
-                    toks = [f"token_id:{t}" if as_token_ids else "x" for t in reply_ids]
-                    data = {"choices": [{"text": "", "finish_reason": "stop",
-                                         "logprobs": {"tokens": toks, "token_logprobs": logprobs}}]}
-                else:
-                    data = {"choices": [{"message": {"role": "assistant", "content": "```bash\nls\n```"},
-                                         "finish_reason": "stop"}]}
-                raw = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-
-
 def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok):
     reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
     lps = [-0.5] * len(reply)
-    srv = _Server(reply, lps)
+    srv = CompletionsServer(reply, lps)
 
     async def go():
         eng = OpenAIEngine(srv.url, "smol", tok)
@@ -574,7 +536,7 @@ def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok
 
 
 def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
-    srv = _Server([5, 6], [-1.0, -1.0], as_token_ids=False)
+    srv = CompletionsServer([5, 6], [-1.0, -1.0], as_token_ids=False)
 
     async def go():
         eng = OpenAIEngine(srv.url, "smol", tok)
