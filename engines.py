@@ -141,6 +141,11 @@ class Engine:
     def wake_up(self) -> None:
         """Undo sleep() before the next rollout."""
 
+    async def probe(self) -> str | None:
+        """Check once, before any episode, that the engine can serve its mode; returns a line to log (None:
+        nothing to say). Raises ValueError naming what is missing (OpenAIEngine: the server's capabilities)."""
+        return None
+
     async def aclose(self) -> None:
         """Stop background work and release clients."""
 

@@ -118,12 +118,14 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
     engine = build_eval_engine(cfg, model_dir, tokenizer)
-    if isinstance(engine, OpenAIEngine):  # once, before any episode: a server that cannot serve the mode is one line
+    if engine is not None:  # once, before any episode: a server that cannot serve the mode is one line
         try:
-            print(await engine.probe(), file=sys.stderr)
+            line = await engine.probe()
         except BaseException:
             await engine.aclose()
             raise
+        if line:
+            print(line, file=sys.stderr)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else judge_lib.build_judge(cfg.reward, out)
