@@ -17,7 +17,7 @@ fail() { printf '[base-image] ERROR: %s\n' "$*" >&2; exit 1; }
 SUITE=${1:-${TERMRL_BASE_SUITE:-bookworm}}
 case "$SUITE" in --*) SUITE=${TERMRL_BASE_SUITE:-bookworm} ;; esac
 TAG=${TERMRL_BASE_TAG:-termrl/base:$SUITE}   # tests build a throwaway tag
-PACKAGES=${TERMRL_BASE_PACKAGES:-"bash,coreutils,python3,python3-pytest,python3-pip,python3-venv,python-is-python3,procps,git,curl,wget,less,file,tmux,make,gcc,libc6-dev,ca-certificates,xz-utils,unzip"}
+PACKAGES=${TERMRL_BASE_PACKAGES:-"bash,coreutils,python3,python3-pytest,python3-pip,python3-venv,python-is-python3,procps,git,curl,wget,less,file,tmux,make,gcc,libc6-dev,ca-certificates,xz-utils,unzip,zip,python3-numpy,sqlite3,jq,bc"}
 RECIPE_VERSION=2   # bump when the steps below change in a way the variables do not show
 RECIPE_HASH=$(printf '%s|%s|%s|minbase' "$SUITE" "$PACKAGES" "$RECIPE_VERSION" | sha256sum | cut -c1-16)
 
