@@ -449,11 +449,13 @@ def validate_learn(cfg: LearnConfig) -> LearnConfig:
 
 
 def validate_tasks_cli(**knobs) -> None:
-    """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold) by name.
+    """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold, sample) by name.
     Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
     for name in ("jobs", "n", "max_tokens"):
         if name in knobs:
             need(knobs[name] >= 1, name, knobs[name], "must be >= 1")
+    if knobs.get("sample") is not None:
+        need(knobs["sample"] >= 1, "sample", knobs["sample"], "must be >= 1 (omit it to validate every task)")
     if "dedup_threshold" in knobs:
         need(0 < knobs["dedup_threshold"] <= 1, "dedup_threshold", knobs["dedup_threshold"], "must be in (0, 1]")
 

@@ -1,6 +1,8 @@
-"""CLI: python -m tasks {validate, import-csv, generate} (tyro).
+"""CLI: python -m tasks {validate, stats, import-csv, generate} (tyro).
 
-  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--normalize-weights] [--strict]
+  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--sample N --seed S] [--normalize-weights]
+                           [--strict]
+  python -m tasks stats [--tasks tasks/data]     counts by category and difficulty (a Markdown table)
   python -m tasks import-csv CSV OUT_DIR [--normalize-weights] [--strict]
   python -m tasks generate --seed-tasks tasks/data --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
@@ -12,8 +14,10 @@ nothing could be loaded/imported. --strict: any refusal or failed validation giv
 
 import asyncio
 import logging
+import random
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -23,7 +27,7 @@ from rich.markup import escape
 
 import configs
 from tasks.loaders import import_csv as _import_csv, load_tasks
-from tasks.task import TaskError
+from tasks.task import DIFFICULTIES, TaskError
 from tasks.generate import generate as run_generate, make_llm
 from tasks.validate import results_table, validate_tasks
 
@@ -56,20 +60,24 @@ def _load(path: str, normalize_weights: bool, strict: bool = False, refused: lis
 
 
 def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "tasks/data", jobs: int = 4,
-             normalize_weights: bool = False, base_image: str | None = None, strict: bool = False) -> int:
-    """Prove tasks valid: weighted tests fail on the untouched container, all pass after solution.sh
-    (without a solution: "fails before; no oracle"; tests passing untouched: "defective").
+             sample: int | None = None, seed: int = 0, normalize_weights: bool = False, base_image: str | None = None,
+             strict: bool = False) -> int:
+    """Prove tasks valid: weighted tests fail on the untouched container and after `rm -rf /app`, all pass
+    after solution.sh (without a solution: "fails before; no oracle"; tests passing untouched or after
+    `rm -rf /app`: "defective"). Prints one progress line per task as it finishes (with its seconds).
 
     Args:
         ids: task ids to validate (default: every task under --tasks).
         tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.
-        jobs: tasks validated at once (each uses two containers).
+        jobs: tasks validated at once (each uses three containers).
+        sample: validate only this many tasks, drawn at random (with --seed) from the selected ones.
+        seed: seed of --sample's draw (random.Random(seed).sample over the tasks sorted by id).
         normalize_weights: rescale weights that do not sum to 1 instead of refusing the task.
         base_image: image `FROM ${BASE_IMAGE}` Dockerfiles build on (default: images.BASE_IMAGE).
         strict: exit 1 when any task is refused or fails validation (default: only when none validates).
     """
 
-    if _bad_knobs(jobs=jobs):
+    if _bad_knobs(jobs=jobs, sample=sample):
         return 2
     refused: list[TaskError] = []
     loaded = _load(tasks, normalize_weights, refused=refused)
@@ -81,18 +89,25 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
         console.print(f"error: unknown task ids under {tasks}: {', '.join(unknown)}", soft_wrap=True)
         return 2
     selected = [t for t in loaded if not ids or t.id in ids]
-    console.print(f"validating {len(selected)} task(s) from {tasks} with {jobs} job(s)")
+    drawn = ""
+    if sample is not None and sample < len(selected):
+        selected = sample_tasks(selected, sample, seed)
+        drawn = f" (sample of {sample} drawn with seed {seed})"
+    console.print(f"validating {len(selected)} task(s) from {tasks}{drawn} with {jobs} job(s)")
     done = 0
+    start = time.monotonic()
 
     def progress(result):
         nonlocal done
         done += 1
         verdict = f"[green]{result.verdict}[/green]" if result.ok else f"[red]{result.verdict}[/red]"
         detail = "" if result.ok else f": {escape(result.reason)}"
+        elapsed = time.monotonic() - start
+        left = elapsed / done * (len(selected) - done)
         console.print(f"[{done:>{len(str(len(selected)))}}/{len(selected)}] {verdict} {result.task_id} "
-                      f"({result.duration_s:.1f}s){detail}", soft_wrap=True)
+                      f"({result.duration_s:.1f}s; {elapsed / 60:.1f} min elapsed, ~{left / 60:.1f} min left){detail}",
+                      soft_wrap=True)
 
-    start = time.monotonic()
     results = asyncio.run(validate_tasks(selected, jobs=jobs, base_image=base_image, on_result=progress))
     console.print(results_table(selected, results))
     failed = [r for r in results if not r.ok]
@@ -105,6 +120,45 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "task
     if len(failed) == len(results) or (strict and (failed or refused)):
         return 1
     return 0
+
+
+def sample_tasks(tasks: list, n: int, seed: int) -> list:
+    """n tasks drawn without replacement by random.Random(seed) from `tasks` sorted by id, returned sorted by
+    id: the same seed and task set give the same sample on every machine."""
+    ordered = sorted(tasks, key=lambda t: t.id)
+    return sorted(random.Random(seed).sample(ordered, n), key=lambda t: t.id)
+
+
+def stats(tasks: str = "tasks/data") -> int:
+    """Print a Markdown table of task counts by category (rows, most tasks first) and difficulty (columns),
+    with totals: the table the README shows. Refused tasks are reported and left out of the counts.
+
+    Args:
+        tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.
+    """
+    refused: list[TaskError] = []
+    loaded = _load(tasks, False, refused=refused)
+    _report_refused(refused)
+    if loaded is None:
+        return 2
+    print(stats_table(loaded))
+    return 0
+
+
+def stats_table(tasks: list) -> str:
+    """Markdown table: one row per category (most tasks first, then by name), one column per difficulty
+    that occurs (in DIFFICULTIES order), a total column and a total row."""
+    levels = [d for d in DIFFICULTIES if any(t.difficulty == d for t in tasks)]
+    counts = Counter((t.category, t.difficulty) for t in tasks)
+    by_category = Counter(t.category for t in tasks)
+    rows = sorted(by_category, key=lambda c: (-by_category[c], c))
+    lines = ["| category | " + " | ".join(d.replace("_", " ") for d in levels) + " | total |",
+             "|---|" + "---:|" * (len(levels) + 1)]
+    for c in rows:
+        lines.append(f"| {c} | " + " | ".join(str(counts[c, d]) for d in levels) + f" | {by_category[c]} |")
+    totals = [sum(t.difficulty == d for t in tasks) for d in levels]
+    lines.append("| **total** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(tasks)}** |")
+    return "\n".join(lines)
 
 
 def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str],
@@ -173,7 +227,8 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "import-csv": import_csv, "generate": generate},
+    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "stats": stats, "import-csv": import_csv,
+                                                 "generate": generate},
                                                 prog="python -m tasks")
 
 

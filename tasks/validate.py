@@ -1,11 +1,14 @@
 """Oracle validation: prove each task's tests are meaningful (fail before) and its solution works (pass after).
 
 Per task: build the image; in one container run the tests untouched (every weighted test must fail,
-unless [allowed_prepass] lists it with a reason); in a fresh container run solution.sh from /app, then
-the tests (every test must pass, every weighted test must be reported). Both containers run at once.
+unless [allowed_prepass] lists it with a reason); in a second one run `rm -rf /app` (the destructive
+attempt) and then the tests (every weighted test must fail: deleting the work must never earn reward);
+in a third run solution.sh from /app, then the tests (every test must pass, every weighted test must be
+reported). The three containers run at once.
 terminal-bench-rl's pipeline only checked the first half; a task no solution can pass teaches nothing.
-A task without an oracle gets the first half only and a verdict of its own: "fails before; no oracle"
-(usable, unproven), or "defective" when its tests already pass on the untouched container.
+A task without an oracle gets the first two runs only and a verdict of its own: "fails before; no oracle"
+(usable, unproven), or "defective" when its tests already pass on the untouched container (or after the
+destructive attempt).
 """
 
 import asyncio
@@ -20,6 +23,7 @@ from reward import verify  # the same weighted-test rule the training reward use
 from tasks.task import Task
 
 SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
+DESTROY = "rm -rf /app"  # the destructive attempt: no weighted test may pass after it
 
 
 @dataclass
@@ -28,9 +32,11 @@ class ValidationResult:
 
     task_id: str
     ok: bool
-    verdict: str = ""  # "valid", "fails before; no oracle", "defective" (tests pass untouched) or "invalid"
+    verdict: str = ""  # "valid", "fails before; no oracle", "defective" (tests pass untouched or after
+    #                    `rm -rf /app`) or "invalid"
     reasons: list[str] = field(default_factory=list)
     before: "sandbox.TestReport | None" = None  # tests on the untouched container
+    destroyed: "sandbox.TestReport | None" = None  # tests after `rm -rf /app`
     after: "sandbox.TestReport | None" = None  # tests after solution.sh
     solution_exit_code: int | None = None
     duration_s: float = 0.0
@@ -53,6 +59,17 @@ def check_before(task: Task, report) -> list[str]:
     if passing:
         return [f"tests pass before the solution: {', '.join(passing)} (fix the tests, or list them under "
                 "[allowed_prepass] with a reason)"]
+    return []
+
+
+def check_destroyed(task: Task, report) -> list[str]:
+    """Reasons the destructive attempt (`rm -rf /app`, then the tests) disqualifies the task: any weighted
+    test that passes (allowed_prepass does not excuse it). Empty list = fine."""
+    if report.timed_out:
+        return [f"tests timed out after `{DESTROY}` ({task.test_timeout_s:g}s)"]
+    passing = verify(report, task.weights).passed
+    if passing:
+        return [f"tests pass after `{DESTROY}`: {', '.join(passing)} (a test must also check what should be kept)"]
     return []
 
 
@@ -81,6 +98,12 @@ async def _run_untouched(image: str, task: Task, limits):
         return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
 
 
+async def _run_destroyed(image: str, task: Task, limits):
+    async with await sandbox.Sandbox.start(image, limits=limits) as sb:
+        await sb.exec(DESTROY, timeout=60)
+        return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+
+
 async def _run_solution(image: str, task: Task, limits):
     async with await sandbox.Sandbox.start(image, limits=limits) as sb:
         await sb.write_file(SOLUTION_PATH, task.solution.read_bytes())
@@ -92,10 +115,11 @@ async def _run_solution(image: str, task: Task, limits):
 
 
 async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:
-    """Build task's image and check it: weighted tests fail untouched, all tests pass after solution.sh.
+    """Build task's image and check it: weighted tests fail untouched and after `rm -rf /app`, all tests
+    pass after solution.sh.
 
-    Without a solution only the untouched run happens: verdict "fails before; no oracle" (ok) when the
-    weighted tests fail there, "defective" when they already pass.
+    Without a solution only the untouched and destructive runs happen: verdict "fails before; no oracle"
+    (ok) when the weighted tests fail there, "defective" when any passes.
     base_image: image `FROM ${BASE_IMAGE}` builds on (None = images.BASE_IMAGE); limits: sandbox.Limits.
     Never raises for a bad task: image build errors, sandbox errors and crashes become a failed result
     whose reasons say what happened. Containers are always removed.
@@ -107,23 +131,26 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
     except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
         result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
     else:
-        runs = [_run_untouched(image, task, limits)]
+        runs = [_run_untouched(image, task, limits), _run_destroyed(image, task, limits)]
         if task.solution is not None:
             runs.append(_run_solution(image, task, limits))
         outcomes = await asyncio.gather(*runs, return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, Exception):
                 result.reasons.append(f"{type(outcome).__name__}: {outcome}")
-        before = outcomes[0]
+        before, destroyed = outcomes[:2]
         if not isinstance(before, Exception):
             result.before = before
             result.reasons += check_before(task, before)
-        if len(outcomes) > 1 and not isinstance(outcomes[1], Exception):
-            exec_result, result.after = outcomes[1]
+        if not isinstance(destroyed, Exception):
+            result.destroyed = destroyed
+            result.reasons += check_destroyed(task, destroyed)
+        if len(outcomes) > 2 and not isinstance(outcomes[2], Exception):
+            exec_result, result.after = outcomes[2]
             result.solution_exit_code = exec_result.exit_code
             result.reasons += check_after(task, exec_result, result.after)
     result.ok = not result.reasons
-    if any(r.startswith("tests pass before the solution") for r in result.reasons):
+    if any(r.startswith(("tests pass before the solution", "tests pass after `")) for r in result.reasons):
         result.verdict = "defective"
     elif not result.ok:
         result.verdict = "invalid"
@@ -135,7 +162,7 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
 
 async def validate_tasks(tasks: list[Task], jobs: int = 4, base_image: str | None = None, limits=None,
                          on_result=None) -> list[ValidationResult]:
-    """Validate tasks concurrently, at most `jobs` at a time (each uses two containers).
+    """Validate tasks concurrently, at most `jobs` at a time (each uses three containers).
 
     on_result(result) is called as each task finishes (progress output). Returns results in task order.
     """
@@ -158,7 +185,8 @@ def _count(report, weights) -> str:
 
 
 def results_table(tasks: list[Task], results: list[ValidationResult]):
-    """A rich Table, one row per task: weighted tests passing before / after the solution, solution exit code,
+    """A rich Table, one row per task: weighted tests passing untouched / after `rm -rf /app` / after the
+    solution, solution exit code,
     seconds, verdict. Failure reasons are long; the CLI prints them in full below the table."""
 
     by_id = {t.id: t for t in tasks}
@@ -170,6 +198,7 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
     # Short columns never shrink below their header: a narrow terminal folds task ids instead.
     table.add_column("difficulty", min_width=10, no_wrap=True)
     table.add_column("before", justify="right", min_width=6, no_wrap=True)  # weighted tests passing untouched
+    table.add_column("rm -rf", justify="right", min_width=6, no_wrap=True)  # weighted tests passing after rm -rf /app
     table.add_column("solution", min_width=8, no_wrap=True)
     table.add_column("after", justify="right", min_width=5, no_wrap=True)  # weighted tests passing after solution.sh
     table.add_column("time", justify="right", min_width=6, no_wrap=True)
@@ -177,7 +206,8 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
     for r in results:
         task = by_id[r.task_id]
         exit_code = "-" if r.solution_exit_code is None else f"exit {r.solution_exit_code}"
-        table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), exit_code,
+        table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), _count(r.destroyed, task.weights),
+                      exit_code,
                       _count(r.after, task.weights), f"{r.duration_s:.1f}s",
                       f"[green]{r.verdict}[/green]" if r.ok else f"[red]{r.verdict}[/red]")
     return table

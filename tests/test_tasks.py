@@ -39,7 +39,6 @@ class TestGroup:
     def test_delta(self):
         assert False
 '''
-CI_STARTER_TASKS = ["count-lines", "rename-file", "write-hello-file"]  # fixed CI subset of tasks/data
 
 
 @pytest.fixture(autouse=True)
@@ -476,6 +475,42 @@ def test_validate_task_reports_per_test_results():
                                    "test_contains[Hello]": False, "test_contains[Ada]": False,
                                    "test_name_untouched": True}
     assert result.after.tests == {name: True for name in result.before.tests}
+    assert result.destroyed.tests == {name: False for name in result.before.tests}  # after `rm -rf /app`
+
+
+def test_stats_cli_prints_counts_by_category_and_difficulty(tmp_path):
+    make_task(tmp_path, task_id="t-one")
+    make_task(tmp_path, task_id="t-two", extra='tags = ["x"]').joinpath("task.toml").write_text(
+        (tmp_path / "t-two" / "task.toml").read_text().replace('"easy"', '"hard"').replace('"files"', '"games"'))
+    out = subprocess.run([sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (0, "| category | easy | hard | total |\n|---|---:|---:|---:|\n"
+                                               "| files | 1 | 0 | 1 |\n| games | 0 | 1 | 1 |\n"
+                                               "| **total** | **1** | **1** | **2** |\n")
+    missing = subprocess.run([sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path / "nope")], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+    assert (missing.returncode, missing.stdout) == (2, f"error: tasks path {tmp_path / 'nope'} does not exist\n")
+
+
+def test_validate_sample_flag_draws_a_seeded_subset():
+    out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--sample", "0"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (2, "error: sample = 0: must be >= 1 (omit it to validate every task)\n")
+
+
+def test_validate_flags_a_test_that_rm_rf_app_passes(tmp_path):
+    from tasks.validate import validate_task
+
+    gone = "from pathlib import Path\n\n\ndef test_input_removed():\n    assert not Path('/app/input.txt').exists()\n"
+    task_dir = make_task(tmp_path, weights="test_input_removed = 1.0", tests=gone, task_id="t-destroy")
+    (task_dir / "solution.sh").write_text("#!/bin/bash\nrm /app/input.txt\n")
+    (task,) = load_tasks(task_dir)
+    result = asyncio.run(validate_task(task))
+    assert (result.ok, result.verdict, result.reasons) == (
+        False, "defective", ["tests pass after `rm -rf /app`: test_input_removed (a test must also check what should "
+                             "be kept)"])
+    assert (result.before.tests, result.destroyed.tests, result.after.tests) == (
+        {"test_input_removed": False}, {"test_input_removed": True}, {"test_input_removed": True})
 
 
 def test_validate_reports_a_failing_solution_script_and_a_failing_build(tmp_path):
@@ -493,15 +528,6 @@ def test_validate_reports_a_failing_solution_script_and_a_failing_build(tmp_path
     assert (crash_result.ok, crash_result.reasons, crash_result.solution_exit_code) == \
         (False, ["solution.sh exited with code 3: boom"], 3)
     assert (csv_result.ok, csv_result.verdict, csv_result.reasons) == (True, "fails before; no oracle", [])
-
-
-def test_ci_subset_of_starter_tasks_validates():
-    from tasks.validate import validate_tasks
-
-    tasks = [t for t in load_tasks(ROOT / "tasks" / "data") if t.id in CI_STARTER_TASKS]
-    assert [t.id for t in tasks] == CI_STARTER_TASKS
-    results = asyncio.run(validate_tasks(tasks, jobs=3))
-    assert [(r.task_id, r.ok, r.reason) for r in results] == [(t, True, "") for t in CI_STARTER_TASKS]
 
 
 # ---------------------------------------------------------------- generation (Messages API on 127.0.0.1)

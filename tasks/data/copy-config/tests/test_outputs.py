@@ -4,12 +4,15 @@ ORIGINAL = "[server]\nhost = 0.0.0.0\nport = 8080\n\n[database]\nurl = postgres:
 
 
 def test_backup_exists():
+    check_original_kept()
     assert Path("/app/config.ini.bak").is_file(), "/app/config.ini.bak does not exist"
 
 
 def test_backup_identical():
+    check_original_kept()
     assert Path("/app/config.ini.bak").read_text() == ORIGINAL
 
 
-def test_original_kept():
+def check_original_kept():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     assert Path("/app/config.ini").read_text() == ORIGINAL

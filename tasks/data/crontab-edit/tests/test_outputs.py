@@ -17,6 +17,7 @@ def active_jobs():
 
 
 def test_backup_job_added():
+    check_other_entries_intact()
     matches = [j for j in active_jobs() if j[2].split()[0] == "/app/scripts/backup.sh"]
     assert len(matches) == 1, matches
     sched, user, _ = matches[0]
@@ -26,12 +27,14 @@ def test_backup_job_added():
 
 
 def test_cleanup_disabled():
+    check_other_entries_intact()
     assert not [j for j in active_jobs() if "cleanup.sh" in j[2]]
     commented = [l for l in lines() if l.strip().startswith("#") and "/app/scripts/cleanup.sh --older-than 30d" in l]
     assert len(commented) == 1
 
 
 def test_report_every_15_minutes():
+    check_other_entries_intact()
     matches = [j for j in active_jobs() if j[2].strip() == "/app/scripts/report.sh"]
     assert len(matches) == 1, matches
     sched, user, _ = matches[0]
@@ -40,7 +43,8 @@ def test_report_every_15_minutes():
     assert user == "www"
 
 
-def test_other_entries_intact():
+def check_other_entries_intact():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     text = lines()
     assert "SHELL=/bin/sh" in text
     assert "PATH=/usr/local/sbin:/usr/local/bin:/sbin:/bin:/usr/sbin:/usr/bin" in text

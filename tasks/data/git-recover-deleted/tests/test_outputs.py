@@ -20,14 +20,17 @@ def git(*args):
 
 
 def test_file_restored():
+    check_history_preserved()
     assert Path(REPO, "config/settings.yaml").read_text() == EXPECTED
 
 
 def test_restoration_committed():
+    check_history_preserved()
     assert git("show", "HEAD:config/settings.yaml").stdout == EXPECTED
     assert git("rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
     assert git("status", "--porcelain", "--", "config").stdout == ""
 
 
-def test_history_preserved():
+def check_history_preserved():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     assert git("merge-base", "--is-ancestor", ORIGINAL_HEAD, "HEAD").returncode == 0

@@ -16,6 +16,7 @@ def py(expr):
 
 
 def test_prices_fixed():
+    check_later_changes_kept()
     assert py("pricing.total(100, member=True)") == "108.0"
     assert py("pricing.total(50)") == "60.0"
     # the fix must be committed, not only in the working tree
@@ -24,11 +25,13 @@ def test_prices_fixed():
 
 
 def test_history_not_rewritten():
+    check_later_changes_kept()
     assert git("rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
     assert git("merge-base", "--is-ancestor", ORIGINAL_HEAD, "HEAD").returncode == 0
     assert git("rev-parse", "HEAD").stdout.strip() != ORIGINAL_HEAD
 
 
-def test_later_changes_kept():
+def check_later_changes_kept():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     assert py("shipping.shipping(10)") == "9.99"
     assert "smoke-test" in git("show", "HEAD:README.md").stdout

@@ -179,6 +179,7 @@ def history(ref):
 
 
 def test_secret_gone_from_object_database():
+    check_history_shape_preserved()
     dump = subprocess.run(["git", "-C", REPO, "cat-file", "--batch-all-objects", "--batch"],
                           capture_output=True, timeout=60).stdout
     assert dump, "could not read the object database"
@@ -189,7 +190,8 @@ def test_secret_gone_from_object_database():
     assert git("for-each-ref", "refs/original").strip() == ""
 
 
-def test_history_shape_preserved():
+def check_history_shape_preserved():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     assert sorted(git("for-each-ref", "--format=%(refname)", "refs/heads", "refs/tags").split()) ==         ["refs/heads/main", "refs/heads/release/1.x", "refs/tags/v1.0"]
     for ref, commits in EXPECTED.items():
         assert [c[1:] for c in history(ref)] == [tuple(c[:3]) for c in commits], ref
@@ -201,6 +203,7 @@ def test_history_shape_preserved():
 
 
 def test_contents_redacted_in_every_commit():
+    check_history_shape_preserved()
     for ref, commits in EXPECTED.items():
         got = history(ref)
         assert len(got) == len(commits), ref

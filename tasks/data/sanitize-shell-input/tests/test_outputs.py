@@ -8,7 +8,8 @@ def run(*args):
     return subprocess.run(["/app/lookup.sh", *args], capture_output=True, text=True, timeout=10, cwd="/tmp")
 
 
-def test_normal_behaviour():
+def check_normal_behaviour():
+    # a guard, not a scored test: every scored test calls it, so an empty or destructive attempt scores 0
     r = run("alice")
     assert (r.returncode, r.stdout) == (0, "alice:alice@example.com:admin\n")
     assert run("carol_9").stdout == "carol_9:carol@example.com:support\n"
@@ -22,6 +23,7 @@ def test_normal_behaviour():
 
 
 def test_command_injection_blocked():
+    check_normal_behaviour()
     payloads = [
         "x'; touch /tmp/pwned1; echo '",
         "$(touch /tmp/pwned2)",
@@ -41,6 +43,7 @@ def test_command_injection_blocked():
 
 
 def test_path_traversal_blocked():
+    check_normal_behaviour()
     for name in ("../data/secret", "../../app/data/secret", "/app/data/secret", "..%2fdata/secret"):
         r = run("--report", name)
         assert SECRET not in r.stdout + r.stderr, name
@@ -48,6 +51,7 @@ def test_path_traversal_blocked():
 
 
 def test_invalid_input_exit_code():
+    check_normal_behaviour()
     for args in (["Alice"], ["bob;id"], ["a b"], [""], ["../x"], ["--report", "week ly"], ["--report", ""]):
         r = run(*args)
         assert r.returncode == 2, args
