@@ -1,0 +1,1 @@
+"""metricsd - see SPEC.md. Not implemented yet."""
