@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "umask 027" > /etc/profile.d/umask.sh

@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+mkdir -p /app/restore
+tar -xzf /app/server-backup.tar.gz -C /app/restore etc/nginx

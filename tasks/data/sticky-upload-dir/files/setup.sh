@@ -1,0 +1,2 @@
+chmod 0777 /app/public/uploads
+chmod 0644 /app/public/uploads/*.txt

@@ -1,0 +1,2 @@
+#!/bin/bash
+chmod 1777 /app/public/uploads
