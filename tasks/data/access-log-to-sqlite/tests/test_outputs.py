@@ -25,6 +25,7 @@ def test_row_count_and_status():
 def test_fields_parsed_with_escapes():
     got = rows()
     assert sorted(got, key=repr) == sorted([tuple(r) for r in RECS], key=repr)
+    assert got == [tuple(r) for r in RECS], "rows must be in file order"
 
 
 def test_timestamps_utc():

@@ -29,6 +29,12 @@ def test_examples():
     assert solve(["2 3", "3 5", "2 7"]) == "23 105"
     assert solve(["1 4", "2 6"]) == "none"
     assert solve(["3 4", "5 6"]) == "11 12"
+    # small cases beyond the instruction's examples
+    assert solve(["1 2", "2 3", "3 5"]) == "23 30"
+    assert solve(["7 12", "3 8"]) == "19 24"
+    assert solve(["-1 10"]) == "9 10"
+    assert solve(["0 5", "", "10 3"]) == "10 15"
+    assert solve(["1 6", "2 4"]) == "none"
 
 
 def test_random_coprime():

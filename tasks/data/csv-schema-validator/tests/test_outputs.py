@@ -127,7 +127,8 @@ def test_exit_status():
     schema, text = hidden_case(3)
     p = run(schema, text)
     assert p.returncode == 1
-    assert json.loads(p.stdout)["errors"]
+    want = validate(schema, text)
+    assert want and json.loads(p.stdout) == {"valid": False, "errors": want}
     good = "sku,qty,price,lot\nABC-001,5,1.5,1\nABC-002,,2,2\n"
     schema = {"columns": [{"name": "sku", "type": "string", "required": True, "unique": True},
                           {"name": "qty", "type": "integer", "min": 0},

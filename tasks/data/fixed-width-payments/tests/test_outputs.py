@@ -65,9 +65,10 @@ def test_converter_hidden_file():
 
 
 def test_trailer_mismatch_rejected():
-    text, _ = make(5, 10)
-    good, _ = run(text)
+    text, recs = make(5, 10)
+    good, good_out = run(text)
     assert good.returncode == 0, good.stderr
+    check(read_csv(good_out), recs)
     bad_text = text.replace("T000000010", "T000000011")
     assert bad_text != text
     r, out = run(bad_text)

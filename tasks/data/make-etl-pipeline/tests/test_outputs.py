@@ -130,12 +130,13 @@ def test_new_raw_files_picked_up():
 
 
 def age_everything(seconds_ago_inputs=200, seconds_ago_outputs=100):
-    """Make every source file (raw files, rates.csv, Makefile, scripts: everything outside build/)
-    older than every build output, so that only what a test changes afterwards is out of date."""
+    """Make every source file and folder (raw files, raw/, rates.csv, Makefile, scripts: everything
+    outside build/) older than every build output, so that only what a test changes afterwards is
+    out of date (a Makefile may legitimately depend on the raw/ folder to notice removed days)."""
     now = time.time()
     build = P / "build"
-    for f in P.rglob("*"):
-        if f.is_file() and build not in f.parents:
+    for f in [P, *P.rglob("*")]:
+        if f != build and build not in f.parents and (f.is_file() or f.is_dir()):
             os.utime(f, (now - seconds_ago_inputs, now - seconds_ago_inputs))
     for f in build.rglob("*"):
         if f.is_file():
