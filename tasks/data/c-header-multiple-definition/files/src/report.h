@@ -1,0 +1,3 @@
+#include "counter.h"
+
+void report_print(const struct counter *c);

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+gcc -O2 -o /app/stats /app/src/stats.c -lm

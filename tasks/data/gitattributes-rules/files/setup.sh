@@ -1,0 +1,13 @@
+export GIT_AUTHOR_NAME="Dev One" GIT_AUTHOR_EMAIL="dev1@example.com"
+export GIT_COMMITTER_NAME="Dev One" GIT_COMMITTER_EMAIL="dev1@example.com"
+N=0
+commit() { N=$((N+1)); GIT_AUTHOR_DATE="2024-01-01T10:$(printf %02d $N):00Z" GIT_COMMITTER_DATE="2024-01-01T10:$(printf %02d $N):00Z" git commit -q "$@"; }
+git config --global init.defaultBranch main
+git config --global user.name "Dev One"; git config --global user.email "dev1@example.com"
+mkdir -p /app/repo/scripts /app/repo/assets && cd /app/repo && git init -q
+printf '#!/bin/sh\necho deploy\n' > scripts/deploy.sh
+printf '@echo off\r\necho build\r\n' > scripts/build.bat
+printf '\x89PNG\r\n\x1a\n\0\0' > assets/logo.png
+head -c 64 /dev/zero > assets/firmware.bin
+echo "# project" > README.md
+git add .; commit -m "Initial commit"
