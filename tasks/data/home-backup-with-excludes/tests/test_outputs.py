@@ -36,7 +36,8 @@ def test_metadata():
 
 
 def test_home_untouched():
-    assert os.path.exists(ARCH)
+    m = members()
+    assert m["home/nina/docs/cv.txt"].isfile() and m["home/omar/.config/app/settings.ini"].isfile()
     for u in ["nina", "omar"]:
         assert open(f"/home/{u}/projects/web/build.tmp").read() == "scratch\n"
         assert open(f"/home/{u}/.cache/pip/wheel.bin").read() == "cached\n"
