@@ -1,0 +1,3 @@
+"""Bounded-concurrency gather for asyncio.
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,1 @@
+"""chat server - TODO: implement (see PROTOCOL.md)."""

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+sed -i 's/FS = " "/FS = ","/' /app/region_totals.awk

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+sed -i '2i set -o pipefail' /app/check.sh

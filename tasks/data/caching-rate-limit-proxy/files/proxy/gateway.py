@@ -1,0 +1,1 @@
+"""gateway - TODO: implement (see SPEC.md)."""

@@ -1,0 +1,3 @@
+"""Consistent-hash ring with virtual nodes.
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,5 @@
+"""A small synchronous event emitter. Implement EventEmitter."""
+
+
+class EventEmitter:
+    pass

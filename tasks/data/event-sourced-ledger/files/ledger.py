@@ -1,0 +1,3 @@
+"""Event-sourced bank ledger (JSON Lines).
+
+TODO: implement (see the task description)."""

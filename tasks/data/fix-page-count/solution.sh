@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+sed -i 's|return total_items // per_page|return -(-total_items // per_page)|' /app/paging.py

@@ -1,0 +1,3 @@
+"""Parse and format byte sizes.
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,1 @@
+"""Inventory API server - TODO: implement (see README.md in this folder)."""

@@ -1,0 +1,1 @@
+"""jobqueue service - TODO: implement (see SPEC.md)."""

@@ -1,0 +1,3 @@
+"""JSON Merge Patch (RFC 7386) apply/diff.
+
+TODO: implement (see the task description)."""

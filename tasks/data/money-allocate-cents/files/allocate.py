@@ -1,0 +1,3 @@
+"""Split an amount of cents by weights (largest remainder).
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,1 @@
+"""csvq: query CSV files."""

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+pip install --no-index --no-build-isolation /app/vendor/tinyhash-src

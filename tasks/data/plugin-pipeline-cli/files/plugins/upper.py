@@ -1,0 +1,6 @@
+NAME = "upper"
+PRIORITY = 50
+
+
+def transform(text, options):
+    return text.upper()

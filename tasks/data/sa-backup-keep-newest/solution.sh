@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+cd /app/backups
+ls db-*.sql.gz | sort | head -n -4 | xargs -r rm -f

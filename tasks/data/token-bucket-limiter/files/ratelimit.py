@@ -1,0 +1,6 @@
+"""Per-key token bucket rate limiter (implement TokenBucketLimiter)."""
+import time
+
+
+class TokenBucketLimiter:
+    pass

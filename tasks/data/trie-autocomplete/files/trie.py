@@ -1,0 +1,3 @@
+"""Weighted prefix-tree autocomplete.
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,1 @@
+"""Text buffer with undo/redo. TODO: implement TextBuffer (see the task description)."""

@@ -1,0 +1,3 @@
+"""Priority queue of named tasks with updatable priorities.
+
+TODO: implement (see the task description)."""

@@ -1,0 +1,1 @@
+"""hookd - TODO: implement (see SPEC.md)."""
