@@ -1,0 +1,2 @@
+#!/bin/bash
+find /app/www -perm -o+w -exec chmod o-w {} +
