@@ -14,17 +14,17 @@ def test_ok_certificates():
 
 def test_untrusted():
     d, _ = report()
-    assert (d["pay-nochain.pem"], d["spoof.pem"], d["selfsigned.pem"]) == ("untrusted",) * 3
+    assert (d["checkout.pem"], d["login.pem"], d["metrics.pem"]) == ("untrusted",) * 3
 
 
 def test_expired_and_hostname():
     d, _ = report()
-    assert d["old.pem"] == "expired"
-    assert (d["web.pem"], d["deep.pem"], d["db-wronghost.pem"]) == ("ok", "hostname_mismatch", "hostname_mismatch")
+    assert d["mail.pem"] == "expired"
+    assert (d["web.pem"], d["static.pem"], d["db.pem"]) == ("ok", "hostname_mismatch", "hostname_mismatch")
 
 
 def test_report_complete():
     d, order = report()
-    assert order == ["api.pem", "db-wronghost.pem", "deep.pem", "old.pem", "pay-nochain.pem", "pay.pem", "selfsigned.pem",
-                     "spoof.pem", "web.pem"]
+    assert order == ["api.pem", "checkout.pem", "db.pem", "login.pem", "mail.pem", "metrics.pem", "pay.pem",
+                     "static.pem", "web.pem"]
     assert set(d.values()) <= {"ok", "untrusted", "expired", "hostname_mismatch"}

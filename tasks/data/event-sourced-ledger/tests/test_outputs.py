@@ -51,11 +51,16 @@ def test_commands_and_balances(tmp_path):
 
 
 def simulate(m, path, rng, n):
+    """Random commands; returns the ledger, expected balances and expected history (seq, delta) per account.
+
+    Every successful command appends one event, so its seq is the number of successful commands so far."""
     L = m.Ledger(path)
     ids = ["a%d" % i for i in range(5)]
     for i in ids:
         L.open_account(i, overdraft_limit=rng.choice([0, 100]))
     bal = {i: 0 for i in ids}
+    hist = {i: [] for i in ids}
+    seq = len(ids)
     for _ in range(n):
         op = rng.choice(["dep", "wd", "tr"])
         a, b = rng.sample(ids, 2)
@@ -63,24 +68,27 @@ def simulate(m, path, rng, n):
         try:
             if op == "dep":
                 L.deposit(a, amt)
-                bal[a] += amt
+                changes = [(a, amt)]
             elif op == "wd":
                 L.withdraw(a, amt)
-                bal[a] -= amt
+                changes = [(a, -amt)]
             else:
                 L.transfer(a, b, amt)
-                bal[a] -= amt
-                bal[b] += amt
+                changes = [(a, -amt), (b, amt)]
         except m.InsufficientFunds:
-            pass
-    return L, bal
+            continue
+        seq += 1
+        for acct, delta in changes:
+            bal[acct] += delta
+            hist[acct].append((seq, delta))
+    return L, bal, hist
 
 
 def test_replay_from_file(tmp_path):
     m = load()
     rng = random.Random(90)
     p = str(tmp_path / "r.jsonl")
-    L, bal = simulate(m, p, rng, 200)
+    L, bal, _ = simulate(m, p, rng, 200)
     again = m.Ledger(p)
     assert {i: again.balance(i) for i in bal} == bal
     assert again.accounts() == sorted(bal)
@@ -97,20 +105,15 @@ def test_history_and_balance_at(tmp_path):
     m = load()
     rng = random.Random(91)
     p = str(tmp_path / "h.jsonl")
-    L, bal = simulate(m, p, rng, 120)
-    events = lines(tmp_path / "h.jsonl")
+    L, bal, want = simulate(m, p, rng, 120)
+    n_events = len(lines(tmp_path / "h.jsonl"))
+    assert n_events == max(s for h in want.values() for s, _ in h)
     for acct in bal:
-        hist = L.history(acct)
+        hist = [tuple(x) for x in L.history(acct)]
+        assert hist == want[acct]
         assert sum(d for _, d in hist) == bal[acct]
-        want = []
-        for e in events:
-            if e.get("account") == acct and e["type"] not in ("opened", "closed"):
-                want.append(e["seq"])
-            elif acct in (e.get("src"), e.get("dst")):
-                want.append(e["seq"])
-        assert [s for s, _ in hist] == want
-        for s in rng.sample(range(1, len(events) + 1), 15):
-            assert L.balance_at(acct, s) == sum(d for q, d in hist if q <= s)
+        for s in rng.sample(range(1, n_events + 1), 15):
+            assert L.balance_at(acct, s) == sum(d for q, d in want[acct] if q <= s)
         assert L.balance_at(acct, 0) == 0
     L2 = m.Ledger(p)
     assert L2.history("a3") == L.history("a3")

@@ -1,4 +1,5 @@
 import datetime as dt
+import hashlib
 import importlib
 import math
 import random
@@ -81,6 +82,8 @@ def test_codes_hidden_cases():
 
 
 def test_package_suite_passes():
+    with open("/app/tests/test_shipping.py", "rb") as f:  # the package's tests must not be edited
+        assert hashlib.sha256(f.read()).hexdigest() == "64f28753be774424bc14e37ecbc2fa2a42d117f6cb0b41cf68781167303bdbf7"
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd="/app",
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout[-2000:]

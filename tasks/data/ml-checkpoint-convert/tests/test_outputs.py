@@ -51,6 +51,23 @@ def test_keys_shapes_dtype():
     assert set(got) == set(want), (sorted(set(got) ^ set(want)))[:10]
     for k, s in want.items():
         assert got[k].shape == s and got[k].dtype == np.float32, (k, got[k].shape, got[k].dtype)
+    # whatever the layout, each v2 array (q/k/v together) holds exactly the values of its v1 source
+    ref = make_v1()
+    srcs = {"embed.weight": ["embedding/table"], "lm_head.weight": ["lm_head/kernel"],
+            "norm.weight": ["final_ln/gamma"], "norm.bias": ["final_ln/beta"]}
+    for i in range(L):
+        p, q = f"block_{i}/", f"layers.{i}."
+        for a, b in (("attn/out", "attn.o_proj"), ("mlp/fc1", "mlp.up"), ("mlp/fc2", "mlp.down")):
+            srcs[q + b + ".weight"], srcs[q + b + ".bias"] = [p + a + "/kernel"], [p + a + "/bias"]
+        for a, b in (("ln1", "norm1"), ("ln2", "norm2")):
+            srcs[q + b + ".weight"], srcs[q + b + ".bias"] = [p + a + "/gamma"], [p + a + "/beta"]
+    for k, src in srcs.items():
+        assert np.array_equal(np.sort(got[k], axis=None), np.sort(ref[src[0]], axis=None)), k
+    for i in range(L):
+        for part in ("weight", "bias"):
+            mine = np.concatenate([got[f"layers.{i}.attn.{n}_proj.{part}"].ravel() for n in "qkv"])
+            src = ref[f"block_{i}/attn/qkv/" + ("kernel" if part == "weight" else "bias")]
+            assert np.array_equal(np.sort(mine), np.sort(src, axis=None)), (i, part)
     v1_unchanged()
 
 def test_qkv_split():

@@ -70,4 +70,4 @@ def test_early_stopping_rule():
         else:
             streak += 1
         assert streak < 5, f"training should have stopped at epoch {i}"
-    assert 8 <= len(hist) < 200 and min(hist) < 0.34, (len(hist), min(hist))
+    assert 8 <= len(hist) <= 200 and min(hist) < 0.34, (len(hist), min(hist))

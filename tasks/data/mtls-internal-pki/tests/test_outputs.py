@@ -107,6 +107,17 @@ def test_mtls_handshake_and_response(server):
     assert data.endswith(b"\r\n\r\nhello billing-service\n") or data.split(b"\r\n\r\n", 1)[1] == b"hello billing-service\n"
     data2 = request(server, f"{P}/client.pem", f"{P}/client.key", host="127.0.0.1")
     assert b"hello billing-service" in data2
+    # a second client issued by the same intermediate: the greeting must use the presented certificate's CN
+    os.makedirs(W, exist_ok=True)
+    subprocess.run(["openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                    f"{W}/rep.key", "-out", f"{W}/rep.csr", "-subj", "/CN=reports-service"], check=True, capture_output=True)
+    open(f"{W}/rep.ext", "w").write("basicConstraints=critical,CA:FALSE\nextendedKeyUsage=clientAuth\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", f"{W}/rep.csr", "-CA", f"{P}/intermediate.pem", "-CAkey",
+                    f"{P}/intermediate.key", "-CAcreateserial", "-CAserial", f"{W}/rep.srl", "-days", "30",
+                    "-extfile", f"{W}/rep.ext", "-out", f"{W}/rep.crt"], check=True, capture_output=True)
+    open(f"{W}/rep.pem", "w").write(open(f"{W}/rep.crt").read() + open(f"{P}/intermediate.pem").read())
+    data3 = request(server, f"{W}/rep.pem", f"{W}/rep.key")
+    assert data3.split(b"\r\n\r\n", 1)[1] == b"hello reports-service\n"
 
 
 def rejected(port, cert=None, key=None):

@@ -6,6 +6,9 @@ def test_signature_verifies():
     art = "/app/release/app-2.1.0.tar.gz"
     expected = b"".join(hashlib.sha256(b"%d" % i).digest() for i in range(3000))
     assert open(art, "rb").read() == expected
+    # the verification key must still be the public half of the release key (not swapped for another key pair)
+    derived = subprocess.run(["openssl", "pkey", "-in", "/app/keys/release.key", "-pubout"], capture_output=True, text=True)
+    assert derived.returncode == 0 and derived.stdout == open("/app/keys/release.pub").read()
     r = subprocess.run(["openssl", "dgst", "-sha256", "-verify", "/app/keys/release.pub", "-signature",
                         art + ".sig", art], capture_output=True, text=True)
     assert r.returncode == 0 and "Verified OK" in r.stdout, r.stdout + r.stderr

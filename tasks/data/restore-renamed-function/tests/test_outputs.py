@@ -1,3 +1,4 @@
+import hashlib
 import random
 import subprocess
 import sys
@@ -10,6 +11,8 @@ def expected(rows, rate):
 
 
 def test_report_script_hidden_orders(tmp_path):
+    with open("/app/report.py", "rb") as f:  # the legacy script must not be edited
+        assert hashlib.sha256(f.read()).hexdigest() == "b6fe635348155dfd4e008f53953fb9b350bd99819d0da73bf83eead029e29713"
     rng = random.Random(31)
     for i in range(4):
         rows = [(str(rng.randint(1, 9)), "%d.%02d" % (rng.randint(0, 99), rng.randint(0, 99))) for _ in range(rng.randint(1, 6))]

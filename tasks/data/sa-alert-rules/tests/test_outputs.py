@@ -86,3 +86,8 @@ def test_no_alerts():
             ("2024-06-01T10:01:00Z", "web1", "cpu_pct", 90), ("2024-06-01T10:03:00Z", "web1", "cpu_pct", 99),
             ("2024-06-01T10:00:00Z", "web2", "cpu_pct", 99), ("2024-06-01T10:01:00Z", "web2", "cpu_pct", 99)]
     assert run(rows, RULES) == []
+    # one more breaching sample completes a run of 3 on web2 (a program that always prints [] earns nothing)
+    rows.append(("2024-06-01T10:02:00Z", "web2", "cpu_pct", 95))
+    assert run(rows, RULES) == [{"rule": "HighCPU", "severity": "critical", "host": "web2",
+                                 "start": "2024-06-01T10:02:00Z", "end": "2024-06-01T10:02:00Z", "peak": 99.0,
+                                 "resolved": False}]

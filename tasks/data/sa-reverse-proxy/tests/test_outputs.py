@@ -100,6 +100,8 @@ def test_health_and_no_route():
         assert code == 404 and isinstance(body, dict) and "error" in body
         code, body, _ = req(port, "GET", "/x/1", host="b.test")
         assert code == 404
+        code, body, _ = req(port, "GET", "/api/1", host="b.test")
+        assert code == 200 and body["backend"] == "only" and body["path"] == "/api/1", (code, body)
     b.shutdown()
 
 

@@ -97,5 +97,5 @@ def test_random_reference_large():
     assert q.drain() == [ref.pop() for _ in range(len(ref.items))]
     big = load()
     for i in range(100000):
-        big.push(i, (i * 7919) % 1000)
-    assert big.pop() == (0, 0) and big.pop() == (1000, 0)
+        big.push("j%d" % i, (i * 7919) % 1000)
+    assert big.pop() == ("j0", 0) and big.pop() == ("j1000", 0)
