@@ -34,7 +34,7 @@ def main(path):
             break
         pr = new
     inv = {i: s for s, i in names.items()}
-    for i in sorted(range(n), key=lambda i: (-round(pr[i], 12), inv[i])):
+    for i in sorted(range(n), key=lambda i: (-float(f"{pr[i]:.10f}"), inv[i])):
         print(f"{inv[i]} {pr[i]:.10f}")
 
 

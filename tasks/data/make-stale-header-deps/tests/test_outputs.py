@@ -25,13 +25,22 @@ def edit(path, old, new):
     path.write_text(path.read_text().replace(old, new))
 
 
+def mtimes(d):
+    return {p.name: p.stat().st_mtime_ns for p in (d / "build").iterdir() if p.suffix in (".o", "") and p.is_file()}
+
+
 def test_header_change_rebuilds(tmp_path):
     d = make_project(tmp_path)
     make(d)
     assert run(d) == "hello!\nhello!\n"
+    before = mtimes(d)
+    time.sleep(1.1)
+    make(d)  # nothing changed: nothing may be rebuilt
+    assert mtimes(d) == before and "greet" in before and "util.o" in before
     edit(d / "include" / "config.h", '"hello"', '"bonjour"')
     make(d)
     assert run(d) == "bonjour!\nbonjour!\n"
+    assert mtimes(d)["util.o"] == before["util.o"]  # util.c does not include config.h
     edit(d / "include" / "config.h", "REPEAT 2", "REPEAT 3")
     make(d)
     assert run(d) == "bonjour!\n" * 3
