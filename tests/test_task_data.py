@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 from collections import Counter
-from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
@@ -85,9 +84,10 @@ def _template(text: str) -> str:
 
 
 def test_at_most_three_tasks_per_instruction_template(tasks):
-    """Instructions that still match (difflib ratio >= 0.8) once numbers and names are blanked are one
-    template; a connected group of them may hold at most 3 tasks."""
-    templates = [_template(t.instruction) for t in tasks]
+    """Instructions whose word sets still overlap (Jaccard >= 0.7) once numbers and names are blanked are one
+    template; a connected group of them may hold at most 3 tasks. (The most similar pair of distinct tasks
+    scored 0.43 when this was written.)"""
+    words = [set(re.findall(r"\w+", _template(t.instruction))) for t in tasks]
     parent = list(range(len(tasks)))
 
     def root(i):
@@ -98,12 +98,18 @@ def test_at_most_three_tasks_per_instruction_template(tasks):
 
     for i in range(len(tasks)):
         for j in range(i + 1, len(tasks)):
-            m = SequenceMatcher(None, templates[i], templates[j], autojunk=False)
-            if m.real_quick_ratio() >= 0.8 and m.quick_ratio() >= 0.8 and m.ratio() >= 0.8:
+            if len(words[i] & words[j]) >= 0.7 * len(words[i] | words[j]):
                 parent[root(i)] = root(j)
     groups = Counter(root(i) for i in range(len(tasks)))
     big = [sorted(tasks[i].id for i in range(len(tasks)) if root(i) == r) for r, n in groups.items() if n > 3]
     assert big == []
+
+
+def test_template_check_catches_a_renamed_copy(tasks):
+    first = tasks[0].instruction
+    copy = re.sub(r"\d+", "7", first.replace("/app/", "/app/other_"))
+    a, b = (set(re.findall(r"\w+", _template(x))) for x in (first, copy))
+    assert len(a & b) >= 0.7 * len(a | b)
 
 
 def test_readme_lists_the_counts(tasks):
