@@ -32,6 +32,9 @@ def expected(lines):
 def test_example_output():
     r = subprocess.run(["awk", "-f", "/app/report.awk", "/app/requests.log"], capture_output=True, text=True, timeout=20)
     assert r.stdout == "alice 3 600 200.0 400\nbob 2 400 200.0 340\nTOTAL 5 1000\nINVALID 2\n"
+    # the example with a few more lines: the output must follow the input, not a fixed text
+    lines = open("/app/requests.log").read().split("\n")[:-1] + ["1700000020 dave PUT 5", "1700000021 bob GET 1 2"]
+    assert run("\n".join(lines) + "\n") == "alice 3 600 200.0 400\nbob 2 400 200.0 340\ndave 1 5 5.0 5\nTOTAL 6 1005\nINVALID 3\n"
 
 
 def test_hidden_logs():

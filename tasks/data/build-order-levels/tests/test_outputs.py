@@ -21,6 +21,9 @@ def test_example():
     assert r.stdout.split("\n")[:-1] == ["config.h libcore openssl", "libgfx libnet", "libui", "app", "tests"]
     r = subprocess.run(["/app/buildorder", "/app/deps.txt", "libui"], capture_output=True, text=True, timeout=30)
     assert r.stdout.split("\n")[:-1] == ["libcore", "libgfx", "libui"]
+    # the example with two more rules: the output must follow the file, not a fixed text
+    text = open("/app/deps.txt").read() + "docs: tests libui\nlibgfx: zlib\n"
+    assert levels(text) == [["config.h", "libcore", "openssl", "zlib"], ["libgfx", "libnet"], ["libui"], ["app"], ["tests"], ["docs"]]
 
 
 def reference(edges, nodes):

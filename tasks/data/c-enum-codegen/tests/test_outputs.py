@@ -70,6 +70,12 @@ def gen_and_run(spec_path, driver):
 def test_example_spec():
     out = gen_and_run("/app/example.enums", EXAMPLE_DRIVER)
     assert out == "1 2 10 0 -5 -4\n3 4 GREEN ERROR null\n1 10 0 1 -4\n"
+    # the example with one more member: the generated code must follow the spec file, not a fixed text
+    spec = tempfile.mktemp(suffix=".enums")
+    Path(spec).write_text(Path("/app/example.enums").read_text().replace("  BLUE = 10\n", "  BLUE = 10\n  PURPLE\n"))
+    driver = ('#include <stdio.h>\n#include "enums.h"\nint main(void) { Color c = COLOR_RED; int ok = Color_parse("PURPLE", &c);\n'
+              '    printf("%d %d %d %d %s\\n", COLOR_PURPLE, COLOR_COUNT, ok, c, Color_name(11)); return 0; }\n')
+    assert gen_and_run(spec, driver) == "11 4 1 11 PURPLE\n"
 
 
 def test_hidden_spec():

@@ -39,7 +39,11 @@ def test_headers_reusable():
     with tempfile.TemporaryDirectory() as d:
         Path(d, "extra.c").write_text(EXTRA)
         Path(d, "driver.c").write_text(DRIVER)
-        srcs = [f"{d}/extra.c", f"{d}/driver.c", "/app/src/counter.c", "/app/src/report.c"]
+        # main.c is linked too (its main renamed), since the definitions may live in any of the three sources
+        r = subprocess.run(["gcc", "-Wall", "-Dmain=counter_demo_main", "-I", "/app/src", "-c", "-o", f"{d}/main.o",
+                            "/app/src/main.c"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        srcs = [f"{d}/extra.c", f"{d}/driver.c", "/app/src/counter.c", "/app/src/report.c", f"{d}/main.o"]
         r = subprocess.run(["gcc", "-Wall", "-I", "/app/src", "-o", f"{d}/t", *srcs], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         out = subprocess.run([f"{d}/t"], capture_output=True, text=True).stdout

@@ -8,6 +8,24 @@ from pathlib import Path
 
 import pytest
 
+# The program must be C (no wrapper around a script): it is tested where `python3` and `perl` are not available.
+HIDDEN_INTERPRETERS = ["/usr/bin/python3", "/usr/bin/perl", "/usr/bin/perl5.36.0"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_interpreters():
+    moved = []
+    try:
+        for p in HIDDEN_INTERPRETERS:
+            if os.path.lexists(p):
+                os.rename(p, p + ".hidden-by-tests")
+                moved.append(p)
+        yield
+    finally:
+        for p in moved:
+            os.rename(p + ".hidden-by-tests", p)
+
+
 _built = []
 
 

@@ -19,6 +19,9 @@ def test_example():
     assert r.stdout.decode() == 'name,id\nAnn,1\n"Smith, Bob",2\nCé,3\n'
     r = run("/app/people.csv", "notes", "city")
     assert r.stdout.decode() == 'notes,city\n"likes ""tea"", coffee",Berlin\n,Paris\nplain,"New\nYork"\n'
+    # the example with one more row: the output must follow the file, not a fixed text
+    p = write(open("/app/people.csv", "rb").read() + '4,"Dee ""D""",Rome,x\n'.encode())
+    assert run(p, "name", "id").stdout.decode() == 'name,id\nAnn,1\n"Smith, Bob",2\nCé,3\n"Dee ""D""",4\n'
 
 
 def test_hidden_quoting():

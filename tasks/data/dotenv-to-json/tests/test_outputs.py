@@ -21,6 +21,10 @@ def test_sample_file():
         "DB_HOST": "localhost", "DB_PORT": "5432", "DB_URL": "postgres://localhost:5432/app",
         "GREETING": "Hello $USER, no expansion here", "MOTD": 'line1\nline2\t"quoted"', "EMPTY": "",
         "PLAIN": "some value", "HASH": "abc#def"}
+    # the sample with two more lines: the output must follow the file, not a fixed text
+    got = parse(open("/app/sample.env").read() + "DB_HOST=db.internal\nURL2=${DB_HOST}:$DB_PORT\n")
+    assert got["DB_HOST"] == "db.internal" and got["URL2"] == "db.internal:5432"
+    assert got["DB_URL"] == "postgres://localhost:5432/app" and got["PLAIN"] == "some value"
 
 
 HIDDEN = r"""

@@ -61,29 +61,44 @@ def build_hidden():
 def test_demo_repository():
     d = "/app/demo"
     out = changelog(d)
-    assert out == f"""# Changelog
+    assert out == demo_expected(d)
+    # a clone of the demo with two more commits: the output must follow the repository, not a fixed text
+    w = os.path.join(tempfile.mkdtemp(), "w")
+    sh("/", "git", "clone", "-q", d, w)
+    env = dict(os.environ, GIT_AUTHOR_NAME="B", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="B", GIT_COMMITTER_EMAIL="b@x",
+               GIT_AUTHOR_DATE="2024-05-01T08:00:00Z", GIT_COMMITTER_DATE="2024-05-01T08:00:00Z")
+    sh(w, "git", "commit", "-q", "--allow-empty", "-m", "fix(parser): late fix", env=env)
+    sh(w, "git", "commit", "-q", "--allow-empty", "-m", "feat(api)!: new endpoint", env=env)
+    head = demo_expected(w, "HEAD~2").split("## Unreleased\n\n### Features\n")
+    want = (head[0] + f"## Unreleased\n\n### Breaking Changes\n- api: new endpoint ({short(w, 'HEAD')})\n\n### Features\n"
+            + head[1].replace("\n\n## v1.0.0", f"\n\n### Bug Fixes\n- parser: late fix ({short(w, 'HEAD~1')})\n\n## v1.0.0", 1))
+    assert changelog(w) == want
+
+
+def demo_expected(d, tip="HEAD"):
+    return f"""# Changelog
 
 ## Unreleased
 
 ### Features
-- support arrays ({short(d, "HEAD")})
+- support arrays ({short(d, tip)})
 
 ## v1.0.0 (2024-01-01)
 
 ### Breaking Changes
-- typo in help ({short(d, "HEAD~2")})
-- drop python 2 support ({short(d, "HEAD~3")})
+- typo in help ({short(d, f"{tip}~2")})
+- drop python 2 support ({short(d, f"{tip}~3")})
 
 ### Features
-- cli: add --verbose flag ({short(d, "HEAD~4")})
+- cli: add --verbose flag ({short(d, f"{tip}~4")})
 
 ## v0.1.0 (2024-01-01)
 
 ### Features
-- add parser ({short(d, "HEAD~7")})
+- add parser ({short(d, f"{tip}~7")})
 
 ### Bug Fixes
-- parser: handle empty input ({short(d, "HEAD~6")})
+- parser: handle empty input ({short(d, f"{tip}~6")})
 """
 
 

@@ -20,6 +20,11 @@ def test_example_file():
     assert get("/app/app.ini", "server", "motd") == (0, "  Welcome = friends  \n")
     assert get("/app/app.ini", "", "name") == (0, "demo app\n")
     assert get("/app/app.ini", "database", "url") == (0, "sqlite:///data.db\n")
+    # the example with one more section: the answers must follow the file, not a fixed table
+    p = write(open("/app/app.ini").read() + "\n[server]\nport = 7070\n[database]\npool=9\n")
+    assert get(p, "server", "port") == (0, "7070\n")
+    assert get(p, "database", "pool") == (0, "9\n")
+    assert get(p, "server", "host") == (0, "0.0.0.0\n")
 
 
 HIDDEN = """

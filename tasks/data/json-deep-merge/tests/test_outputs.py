@@ -26,6 +26,10 @@ def test_example():
     r = jmerge("/app/base.json", "/app/prod.json")
     assert json.loads(r.stdout) == {"server": {"host": "0.0.0.0", "port": 443,
                                                "tls": {"enabled": True, "cert": "/etc/cert.pem"}}, "features": ["a"]}
+    # the example files in the other order: the output must follow the inputs, not a fixed text
+    r = jmerge("/app/prod.json", "/app/base.json")
+    assert json.loads(r.stdout) == {"server": {"host": "0.0.0.0", "port": 8080, "tls": {"enabled": False, "cert": "/etc/cert.pem"}},
+                                    "features": ["a", "b"], "debug": True}
 
 
 def test_hidden_merges():

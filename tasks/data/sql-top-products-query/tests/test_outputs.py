@@ -34,6 +34,15 @@ def test_example_database():
     want = expected(db)
     assert len(want) == 8
     assert run_query(db) == want
+    # the same data after some changes: a query that hard-codes the example's answer fails here
+    mem = sqlite3.connect(":memory:")
+    db.backup(mem)
+    mem.execute("UPDATE sales SET refunded = 1 WHERE id % 7 = 0")
+    mem.execute("UPDATE products SET category = 'outdoor' WHERE id IN (3, 17, 29)")
+    mem.execute("INSERT INTO sales (product_id, sold_on, qty, unit_price_cents, refunded) VALUES (5, '2024-06-30', 9, 99999, 0)")
+    want2 = expected(mem)
+    assert want2 != want and len(want2) >= 9
+    assert run_query(mem) == want2
 
 
 def test_hidden_database():

@@ -22,6 +22,9 @@ def test_example_page():
     r = subprocess.run(["/app/render", "/app/page.tmpl", "/app/page.json"], capture_output=True, text=True, timeout=20)
     assert r.stdout == ("<h1>Fish &amp; Chips &lt;cheap&gt;</h1>\n<p>admin: O&#39;Neil</p>\n"
                         "<ul><li>0: cod (7) EUR</li><li>1: chips (3) EUR</li></ul>\n<em>bye</em>\n")
+    # the example template with other data: the output must follow the data, not a fixed text
+    data = {"title": "T", "user": {"name": "x", "admin": False}, "currency": "$", "items": [], "footer": "&"}
+    assert ok(open("/app/page.tmpl").read(), data) == "<h1>T</h1>\n<p>guest</p>\n<ul><li>none</li></ul>\n&\n"
 
 
 def test_hidden_templates():

@@ -6,6 +6,26 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
+
+# The instruction forbids delegating to `git apply`/`patch` (patch is not installed): make git non-executable
+# while the agent's program runs (even root cannot exec a file without any x bit).
+GIT_BINARIES = ["/usr/bin/git", "/usr/lib/git-core/git"]
+
+
+@pytest.fixture(autouse=True)
+def no_git():
+    modes = {}
+    try:
+        for p in GIT_BINARIES:
+            if os.path.isfile(p):
+                modes[p] = os.stat(p).st_mode
+                os.chmod(p, 0)
+        yield
+    finally:
+        for p, mode in modes.items():
+            os.chmod(p, mode)
+
 
 def udiff(old, new, name, n=2):
     a = old.splitlines(keepends=True)
@@ -31,6 +51,14 @@ def test_example_patch():
     assert r.returncode == 0, r.stderr
     assert Path(d, "words.txt").read_text() == "alpha\nBETA\ngamma\ndelta\n"
     assert Path(d, "notes/new.txt").read_text() == "brand new\nfile\n"
+    # the example patch with other added lines: the result must follow the patch, not a fixed text
+    d = tempfile.mkdtemp()
+    shutil.copytree("/app/example", d, dirs_exist_ok=True)
+    patch = Path(d, "change.patch").read_text().replace("+BETA", "+Beta 2").replace("+brand new", "+fresh")
+    r = apply(d, patch)
+    assert r.returncode == 0, r.stderr
+    assert Path(d, "words.txt").read_text() == "alpha\nBeta 2\ngamma\ndelta\n"
+    assert Path(d, "notes/new.txt").read_text() == "fresh\nfile\n"
 
 
 def test_multi_file_hunks():

@@ -19,6 +19,10 @@ def test_example_config():
         "server": {"host": "0.0.0.0", "port": 8080, "paths": ["/health", "/api # not a comment"]},
         "users": [{"name": "ann", "roles": ["admin"]}, {"name": "o'brien", "roles": []}],
         "motd": "line1\nline2", "empty": None}
+    # the example with a changed and an added key: the output must follow the file, not a fixed text
+    got = y2j(open("/app/config.yaml").read().replace("port: 8080", "port: 9090") + "extra:\n  - 1\n  - 'x'\n")
+    assert got["server"]["port"] == 9090 and got["extra"] == [1, "x"]
+    assert got["empty"] is None and got["users"][1]["name"] == "o'brien"
 
 
 NESTED = """---
