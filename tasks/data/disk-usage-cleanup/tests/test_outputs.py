@@ -11,6 +11,8 @@ KEPT = {"log/nginx/access.log": 734003, "log/nginx/error.log": 120450, "log/sysl
 def test_core_dumps_removed():
     for rel in ("crash/core.4121", "crash/core", "log/core.17"):
         assert not (V / rel).exists(), rel
+    missing = sorted(rel for rel, size in KEPT.items() if not (V / rel).is_file() or (V / rel).stat().st_size != size)
+    assert missing == [], "files that had to be kept are gone or changed"
 
 
 def test_other_files_kept():
