@@ -14,6 +14,12 @@ its cores, wall time is mostly waiting for a turn on a core, and CPU time is the
 Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
+                                   [--compile-step]
+
+--compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (model._cache_hidden
++ lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
+and warm-up time (wall and CPU seconds, printed separately), max |logit difference|, and the median ratio of
+CPU seconds over --pairs x 3 interleaved (eager, compiled) step pairs. `--batches` with no value skips the table.
 """
 
 import argparse
@@ -27,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import engines as E  # noqa: E402
+import model as model_lib  # noqa: E402
 import rollout  # noqa: E402
 import weights  # noqa: E402
 
@@ -75,13 +82,53 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
     return dt, cpu, out[:, width:].tolist()
 
 
+@torch.no_grad()
+def compare_compiled_step(m, pairs: int) -> None:
+    """Print compile time and the eager / torch.compile CPU-seconds ratio of one decode step (batch 1 and 8)."""
+    model_lib.setup_cache(m, 8, 512)
+
+    def step_logits(tokens, positions, ctx):
+        return m.lm_head(model_lib._cache_hidden(m, tokens[:, None], positions, ctx)[:, 0])
+
+    compiled = torch.compile(step_logits, dynamic=True)
+
+    def step(fn, b: int, pos: int) -> torch.Tensor:
+        positions = torch.full((b, 1), pos)
+        return fn(torch.arange(b) + 100, positions, model_lib.cache_step(list(range(b)), positions, torch.float32))
+
+    model_lib.prefill(m, torch.arange(150) % 1000, 0, 0)
+    for s in range(1, 8):
+        model_lib.copy_prefix(m, 0, s, 150)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for b in (1, 8):  # size 1 is specialised: two compilations
+        step(compiled, b, 150)
+        step(compiled, b, 151)
+    print(f"torch.compile of the decode step, batch 1 and 8: {time.perf_counter() - t0:.0f} s wall, "
+          f"{time.process_time() - c0:.0f} s CPU (compile + 4 warm-up steps), load {os.getloadavg()[0]:.1f}")
+    for b in (1, 8):
+        diff = (step(step_logits, b, 160) - step(compiled, b, 160)).abs().max().item()
+        ratios, cpu = [], []
+        for i in range(3 * pairs):
+            c0 = time.process_time()
+            step(step_logits, b, 161 + i)
+            c1 = time.process_time()
+            step(compiled, b, 161 + i)
+            cpu.append((c1 - c0, time.process_time() - c1))
+            ratios.append(cpu[-1][0] / cpu[-1][1])
+        print(f"batch {b}: eager / compiled CPU seconds per step, median {statistics.median(ratios):.2f}x, spread "
+              f"{min(ratios):.2f}..{max(ratios):.2f} ({statistics.median(c for c, _ in cpu) * 1e3:.0f} ms vs "
+              f"{statistics.median(c for _, c in cpu) * 1e3:.0f} ms), max |logit diff| {diff:.1e}, "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 8])
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
+    ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM
@@ -96,8 +143,9 @@ def main() -> None:
           f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
     bench_engine(ours, tok, prompts_for(tok, 2), 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
-    print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
-          f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11}")
+    if args.batches:
+        print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
+              f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11}")
     for b in args.batches:
         prompts = prompts_for(tok, b)
         n = b * args.new_tokens
@@ -116,6 +164,8 @@ def main() -> None:
               f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{b:<5} "
               f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
               f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}", flush=True)
+    if args.compile_step:
+        compare_compiled_step(ours, args.pairs)
 
 
 if __name__ == "__main__":
