@@ -88,18 +88,24 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
     greedy = temperature <= 0
     t = torch.where(greedy, torch.ones_like(temperature), temperature)
     logp = torch.log_softmax(logits / t[:, None], dim=-1)
+    if bool(greedy.all()):  # nothing to sample
+        tokens = logits.argmax(-1)
+        return tokens, logp.gather(1, tokens[:, None])[:, 0]
     truncated = bool(((top_k > 0) | (top_p < 1)).any())
     if truncated:
-        sorted_logp, order = logp.sort(dim=-1, descending=True)
+        # Only the max(top_k) most likely tokens can be kept when every row has a top-k: sort just those
+        # (topk is O(V); a full sort of the vocabulary per row cost ~10% of a decode step).
+        n = min(V, int(top_k.max())) if bool((top_k > 0).all()) else V
+        sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
         probs = sorted_logp.exp()
-        rank = torch.arange(V, device=logits.device)[None]
+        rank = torch.arange(n, device=logits.device)[None]
         keep = (top_k[:, None] <= 0) | (rank < top_k[:, None])
         keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     else:
         probs = logp.exp()
     cdf = probs.cumsum(-1)
-    choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)
+    choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=probs.shape[1] - 1)
     if truncated:  # log q = log p - log(kept mass), read in sorted order
         tokens = order.gather(1, choice)[:, 0]
         logprobs = sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log()

@@ -273,6 +273,7 @@ class CacheStep:
     max_len: int  # 1 + largest position: keys beyond it are never read
     lo: int | None  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
     mask: torch.Tensor  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
+    kv_mask: torch.Tensor | None = None  # T == 1: mask per (row, KV head) [B * n_kv, 1, max_len], made by layer 0
 
 
 def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) -> CacheStep:
@@ -348,7 +349,7 @@ class Attention(nn.Module):
     def _attend_cache(self, q, k, v, ctx: CacheStep) -> torch.Tensor:
         """Write k/v [B, T, n_kv, hd] at (slots, positions); attend q [B, T, H, hd] over the cached keys.
 
-        One query per row (decode): scores = q K^T / sqrt(hd) + mask, softmax, @ V as two batched matmuls over
+        One query per row (decode): scores = mask + q K^T / sqrt(hd) (one baddbmm), softmax, @ V (one bmm) over
         the cache rows, query heads grouped by their KV head (GQA without repeating K/V). Several queries
         (prefill): SDPA with the boolean mask.
         """
@@ -368,9 +369,12 @@ class Attention(nn.Module):
         if T > 1:
             return F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=ctx.mask,
                                                   enable_gqa=True).transpose(1, 2)
-        qg = q.view(B, self.n_kv, H // self.n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
-        scores = torch.matmul(qg, keys.transpose(2, 3)).mul_(hd ** -0.5).add_(ctx.mask)  # [B, n_kv, g, L]
-        return torch.matmul(torch.softmax(scores, dim=-1), values).view(B, 1, H, hd)
+        n_kv, L = self.n_kv, keys.shape[2]
+        if ctx.kv_mask is None:
+            ctx.kv_mask = ctx.mask.expand(B, n_kv, 1, L).reshape(B * n_kv, 1, L)
+        qg = q.reshape(B * n_kv, H // n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        scores = torch.baddbmm(ctx.kv_mask, qg, keys.reshape(B * n_kv, L, hd).transpose(1, 2), alpha=hd ** -0.5)
+        return torch.bmm(torch.softmax(scores, dim=-1), values.reshape(B * n_kv, L, hd)).view(B, 1, H, hd)
 
 
 def _use_flash(q: torch.Tensor) -> bool:
@@ -592,6 +596,84 @@ def setup_cache(model: Transformer, max_batch: int, max_seq_len: int) -> None:
         block.self_attn.kv_cache = KVCache(max_batch, max_seq_len, cfg.num_key_value_heads, cfg.head_dim,
                                            ref.dtype, ref.device)
     model.cache_shape = (max_batch, max_seq_len)
+    fuse_projections(model)
+
+
+@torch.no_grad()
+def fuse_projections(model: Transformer) -> None:
+    """Give each block one [(H + 2 kv) * hd, D] q/k/v weight and one [2 I, D] gate/up weight for the KV-cache
+    path (one matmul instead of three, then two). The parameters become row views of these tensors, so
+    copying into them (load_weights, an optimizer step) updates the fused ones too; no extra memory.
+    Idempotent. Moving or casting the model afterwards (.to) breaks the aliasing: call it again."""
+    for block in model.model.layers:
+        a, m = block.self_attn, block.mlp
+        for owner, name, linears in ((a, "qkv_weight", (a.q_proj, a.k_proj, a.v_proj)),
+                                     (m, "gate_up_weight", (m.gate_proj, m.up_proj))):
+            fused = getattr(owner, name, None)
+            if fused is not None and _aliased(fused, linears):
+                continue
+            fused = torch.cat([lin.weight for lin in linears])
+            row = 0
+            for lin in linears:
+                n = lin.weight.shape[0]
+                lin.weight.data = fused[row:row + n]
+                row += n
+            setattr(owner, name, fused)
+
+
+def _aliased(fused: torch.Tensor, linears) -> bool:
+    """Whether the linears' weights are consecutive row views of `fused`."""
+    row = 0
+    for lin in linears:
+        w = lin.weight
+        if w.untyped_storage().data_ptr() != fused.untyped_storage().data_ptr() or w.data_ptr() != fused[row].data_ptr():
+            return False
+        row += w.shape[0]
+    return row == fused.shape[0]
+
+
+def _rms(norm: RMSNorm, x: torch.Tensor) -> torch.Tensor:
+    """RMSNorm; fp32 through F.rms_norm (one kernel, bitwise equal to RMSNorm.forward for fp32)."""
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, norm.weight.shape, norm.weight, norm.eps)
+    return norm(x)
+
+
+def _rope(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """apply_rope with rotate_half(x) * sin written as roll(x, hd/2) * [-sin, sin] (bitwise the same result).
+    x [B, T, heads, hd]; cos, signed_sin [B, T, 1, hd]."""
+    return x * cos + x.roll(x.shape[-1] // 2, -1) * signed_sin
+
+
+def _cache_block(block: Block, x: torch.Tensor, cos, signed_sin, ctx: CacheStep) -> torch.Tensor:
+    """Block._forward on the KV cache with the fused projections (`fuse_projections`): x [B, T, D] -> [B, T, D]."""
+    a, mlp = block.self_attn, block.mlp
+    B, T, _ = x.shape
+    H, kv, hd = a.n_heads, a.n_kv, a.head_dim
+    qkv = F.linear(_rms(block.input_layernorm, x), a.qkv_weight)  # [B, T, (H + 2 kv) hd]
+    v = qkv[..., (H + kv) * hd:].view(B, T, kv, hd)
+    if hasattr(a, "q_norm"):
+        q = _rope(a.q_norm(qkv[..., :H * hd].view(B, T, H, hd)), cos, signed_sin)
+        k = _rope(a.k_norm(qkv[..., H * hd:(H + kv) * hd].view(B, T, kv, hd)), cos, signed_sin)
+    else:  # q and k rotated together
+        qk = _rope(qkv[..., :(H + kv) * hd].view(B, T, H + kv, hd), cos, signed_sin)
+        q, k = qk[:, :, :H], qk[:, :, H:]
+    y = a._attend_cache(q, k, v, ctx)
+    x = x + F.linear(y.reshape(B, T, H * hd), a.o_proj.weight)
+    gate, up = F.linear(_rms(block.post_attention_layernorm, x), mlp.gate_up_weight).chunk(2, dim=-1)
+    return x + F.linear(F.silu(gate).mul_(up), mlp.down_proj.weight)
+
+
+def _cache_hidden(model: Transformer, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx: CacheStep):
+    """Transformer.hidden_states on the KV cache: final-norm hidden states [B, T, D]."""
+    x = model.model.embed_tokens(input_ids)
+    cos, sin = model.rope(position_ids, x.dtype)  # [B, T, hd], both halves equal
+    half = sin.shape[-1] // 2
+    signed_sin = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)[:, :, None]
+    cos = cos[:, :, None]
+    for block in model.model.layers:
+        x = _cache_block(block, x, cos, signed_sin, ctx)
+    return _rms(model.model.norm, x)
 
 
 def _check_cache(model: Transformer, slots: list[int], last_position: int) -> None:
@@ -619,7 +701,7 @@ def prefill(model: Transformer, input_ids: torch.Tensor, slot: int, start_pos: i
     _check_cache(model, [slot], start_pos + L - 1)
     positions = torch.arange(start_pos, start_pos + L, device=device)[None]
     ctx = cache_step([slot], positions, model.model.embed_tokens.weight.dtype)
-    h = model.hidden_states(input_ids.to(device)[None], positions, ctx)
+    h = _cache_hidden(model, input_ids.to(device)[None], positions, ctx)
     return model.lm_head(h[0, -1]).float()
 
 
@@ -654,7 +736,7 @@ def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tens
     positions = positions.to(device)[:, None]
     ctx = cache_step(slots, positions, model.model.embed_tokens.weight.dtype)
     _check_cache(model, slots, ctx.max_len - 1)
-    h = model.hidden_states(tokens.to(device)[:, None], positions, ctx)
+    h = _cache_hidden(model, tokens.to(device)[:, None], positions, ctx)
     return model.lm_head(h[:, 0]).float()
 
 

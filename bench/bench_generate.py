@@ -8,10 +8,18 @@ dynamic KV cache, loaded from the same HF folder in fp32.
 Method that holds on a shared machine: for each batch size the baseline (A) and TorchEngine (B) run
 alternately, A B A B ..., `--pairs` times; each pair gives one ratio t_A / t_B measured seconds apart under
 the same load. Printed: the median ratio, its spread (min..max over pairs), both median throughputs, how many
-sequences have identical greedy tokens, and the load average (os.getloadavg) before and after.
+sequences have identical greedy tokens, and the load average (os.getloadavg) before and after. Also the
+median ratio of CPU seconds (time.process_time, all threads of this process): on a machine loaded far beyond
+its cores, wall time is mostly waiting for a turn on a core, and CPU time is the steadier measure of the work.
 Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
+                                   [--compile-step]
+
+--compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (model._cache_hidden
++ lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
+and warm-up time (wall and CPU seconds, printed separately), max |logit difference|, and the median ratio of
+CPU seconds over --pairs x 3 interleaved (eager, compiled) step pairs. `--batches` with no value skips the table.
 """
 
 import argparse
@@ -25,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import engines as E  # noqa: E402
+import model as model_lib  # noqa: E402
 import rollout  # noqa: E402
 import weights  # noqa: E402
 
@@ -45,41 +54,81 @@ def prompts_for(tok, batch: int) -> list[list[int]]:
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(batch)]
 
 
-def bench_engine(m, tok, prompts, new_tokens: int) -> tuple[float, list[list[int]]]:
+def bench_engine(m, tok, prompts, new_tokens: int) -> tuple[float, float, list[list[int]]]:
     max_len = max(map(len, prompts)) + new_tokens + 1
     eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set())
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         outs = await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         await eng.aclose()
-        return dt, [o.token_ids for o in outs]
+        return dt, cpu, [o.token_ids for o in outs]
 
     return asyncio.run(go())
 
 
 @torch.no_grad()
-def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, list[list[int]]]:
+def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list[int]]]:
     width = max(map(len, prompts))
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = hf.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                       do_sample=False, pad_token_id=pad)
-    dt = time.perf_counter() - t0
-    return dt, out[:, width:].tolist()
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dt, cpu, out[:, width:].tolist()
+
+
+@torch.no_grad()
+def compare_compiled_step(m, pairs: int) -> None:
+    """Print compile time and the eager / torch.compile CPU-seconds ratio of one decode step (batch 1 and 8)."""
+    model_lib.setup_cache(m, 8, 512)
+
+    def step_logits(tokens, positions, ctx):
+        return m.lm_head(model_lib._cache_hidden(m, tokens[:, None], positions, ctx)[:, 0])
+
+    compiled = torch.compile(step_logits, dynamic=True)
+
+    def step(fn, b: int, pos: int) -> torch.Tensor:
+        positions = torch.full((b, 1), pos)
+        return fn(torch.arange(b) + 100, positions, model_lib.cache_step(list(range(b)), positions, torch.float32))
+
+    model_lib.prefill(m, torch.arange(150) % 1000, 0, 0)
+    for s in range(1, 8):
+        model_lib.copy_prefix(m, 0, s, 150)
+    t0, c0 = time.perf_counter(), time.process_time()
+    for b in (1, 8):  # size 1 is specialised: two compilations
+        step(compiled, b, 150)
+        step(compiled, b, 151)
+    print(f"torch.compile of the decode step, batch 1 and 8: {time.perf_counter() - t0:.0f} s wall, "
+          f"{time.process_time() - c0:.0f} s CPU (compile + 4 warm-up steps), load {os.getloadavg()[0]:.1f}")
+    for b in (1, 8):
+        diff = (step(step_logits, b, 160) - step(compiled, b, 160)).abs().max().item()
+        ratios, cpu = [], []
+        for i in range(3 * pairs):
+            c0 = time.process_time()
+            step(step_logits, b, 161 + i)
+            c1 = time.process_time()
+            step(compiled, b, 161 + i)
+            cpu.append((c1 - c0, time.process_time() - c1))
+            ratios.append(cpu[-1][0] / cpu[-1][1])
+        print(f"batch {b}: eager / compiled CPU seconds per step, median {statistics.median(ratios):.2f}x, spread "
+              f"{min(ratios):.2f}..{max(ratios):.2f} ({statistics.median(c for c, _ in cpu) * 1e3:.0f} ms vs "
+              f"{statistics.median(c for _, c in cpu) * 1e3:.0f} ms), max |logit diff| {diff:.1e}, "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 8])
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 8])
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
+    ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM
@@ -94,24 +143,29 @@ def main() -> None:
           f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
     bench_engine(ours, tok, prompts_for(tok, 2), 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
-    print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
-          f"{'same tokens':>12} {'load avg (1 min) before..after':>31}")
+    if args.batches:
+        print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
+              f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11}")
     for b in args.batches:
         prompts = prompts_for(tok, b)
         n = b * args.new_tokens
         load0 = os.getloadavg()[0]
-        t_hf, t_ours, ratios = [], [], []
+        t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
         for _ in range(args.pairs):
-            dt_hf, toks_hf = bench_hf(hf, tok, prompts, args.new_tokens)
-            dt_ours, toks_ours = bench_engine(ours, tok, prompts, args.new_tokens)
+            dt_hf, cpu_hf, toks_hf = bench_hf(hf, tok, prompts, args.new_tokens)
+            dt_ours, cpu_ours, toks_ours = bench_engine(ours, tok, prompts, args.new_tokens)
             t_hf.append(dt_hf)
             t_ours.append(dt_ours)
             ratios.append(dt_hf / dt_ours)
+            cpu_ratios.append(cpu_hf / cpu_ours)
         same = sum(a == h for a, h in zip(toks_ours, toks_hf))
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
         print(f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
               f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{b:<5} "
-              f"{load0:>15.1f}..{os.getloadavg()[0]:<.1f}", flush=True)
+              f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
+              f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}", flush=True)
+    if args.compile_step:
+        compare_compiled_step(ours, args.pairs)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ The generation part of a training step without containers: 2 task prompts x 4 ep
 to a fresh TorchEngine(max_batch 8, max_seq_len 2048) at once, sampled with the preset's T 0.7, top-p 0.95,
 top-k 40, 128 tokens per turn, fixed seeds. Each run is a fresh process on a checkout (--a, the baseline,
 e.g. main; --b, the candidate); runs alternate A B A B ... (--pairs), each pair giving t_A / t_B measured
-under the same load. Prints the median ratio, its spread and the load average. make train itself is not run.
+under the same load. Prints the median ratio, its spread and the load average, for wall and CPU seconds
+(time.process_time of the run: the steadier measure on a machine loaded far beyond its cores). make train itself is not run.
 
     python bench/bench_rollout_turn.py --a /path/to/main/checkout --b . [--pairs 3] [--threads 1]
 """
@@ -29,14 +30,14 @@ chat = R.ChatFormat(tok, "markdown")
 prompts = [chat.prompt_ids(tasks[t].instruction)[1] for t in ("write-hello-file", "count-lines")]
 async def go():
     eng = E.TorchEngine(m, tok, max_batch=8, max_seq_len=2048, seed=0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     outs = await asyncio.gather(*(eng.generate(p, E.SamplingParams(0.7, 0.95, 40, 128, seed=1000 + 4 * i + j))
                                   for i, p in enumerate(prompts) for j in range(4)))
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     await eng.aclose()
-    return dt, sum(len(o.token_ids) for o in outs)
-dt, n = asyncio.run(go())
-print(json.dumps({"seconds": dt, "tokens": n}))
+    return dt, cpu, sum(len(o.token_ids) for o in outs)
+dt, cpu, n = asyncio.run(go())
+print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "tokens": n}))
 """
 
 
@@ -56,13 +57,16 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (train.py's ranks run 1 each)")
     args = ap.parse_args()
     print("$ python " + " ".join(sys.argv))
-    load0, ratios = os.getloadavg()[0], []
+    load0, ratios, cpu_ratios = os.getloadavg()[0], [], []
     for i in range(args.pairs):
         a, b = one(args.a, args.threads), one(args.b, args.threads)
         ratios.append(a["seconds"] / b["seconds"])
-        print(f"pair {i}: A {a['seconds']:.1f} s ({a['tokens']} tokens)  B {b['seconds']:.1f} s ({b['tokens']} tokens)  "
-              f"ratio {ratios[-1]:.2f}  load {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"median ratio A/B {statistics.median(ratios):.2f}x, spread {min(ratios):.2f}..{max(ratios):.2f}, "
+        cpu_ratios.append(a["cpu_seconds"] / b["cpu_seconds"])
+        print(f"pair {i}: A {a['seconds']:.1f} s ({a['cpu_seconds']:.1f} CPU s, {a['tokens']} tokens)  "
+              f"B {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s, {b['tokens']} tokens)  "
+              f"ratio {ratios[-1]:.2f} (CPU {cpu_ratios[-1]:.2f})  load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"median ratio A/B {statistics.median(ratios):.2f}x, spread {min(ratios):.2f}..{max(ratios):.2f}; "
+          f"CPU seconds {statistics.median(cpu_ratios):.2f}x, spread {min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}; "
           f"load avg (1 min) {load0:.1f}..{os.getloadavg()[0]:.1f}")
 
 

@@ -304,6 +304,25 @@ def test_prefix_continuation_equals_fresh_prefill(tiny):
     assert (nxt[0] - nxt[1]).abs().max().item() <= 1e-5
 
 
+@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def test_fused_projections_follow_parameter_updates(tmp_path, family):
+    model = weights.load_hf(weights.save_tiny_random(tmp_path, family=family, seed=1)).eval()
+    ids = torch.randint(0, model.config.vocab_size, (12,), generator=torch.Generator().manual_seed(6))
+    M.setup_cache(model, max_batch=1, max_seq_len=16)  # fuses q/k/v and gate/up; the parameters become views
+    attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
+    before = M.prefill(model, ids, slot=0, start_pos=0)
+    with torch.no_grad():  # as TorchEngine.load_weights or an optimizer step writes into the parameters
+        attn.k_proj.weight.mul_(1.5)
+        mlp.up_proj.weight.add_(0.05)
+        full = model(ids[None])[0, -1]
+    after = M.prefill(model, ids, slot=0, start_pos=0)
+    assert (after - full).abs().max().item() <= 1e-5  # the fused weights saw the update
+    assert (after - before).abs().max().item() > 1e-2  # and the update changed the logits
+    M.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
+    assert attn.k_proj.weight.data_ptr() == attn.qkv_weight[attn.q_proj.weight.shape[0]].data_ptr()
+    assert mlp.up_proj.weight.data_ptr() == mlp.gate_up_weight[mlp.gate_proj.weight.shape[0]].data_ptr()
+
+
 def test_cache_position_beyond_capacity_is_an_error(tiny):
     M.setup_cache(tiny, max_batch=1, max_seq_len=8)
     with pytest.raises(ValueError, match=r"position 9 >= cache max_seq_len=8"):
