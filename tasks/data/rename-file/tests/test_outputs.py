@@ -6,6 +6,7 @@ def test_new_name_exists():
 
 
 def test_old_name_gone():
+    assert Path("/app/b.txt").is_file(), "/app/b.txt does not exist (a.txt must be renamed, not deleted)"
     assert not Path("/app/a.txt").exists(), "/app/a.txt still exists (it should be renamed, not copied)"
 
 
