@@ -246,7 +246,9 @@ def test_validation_without_an_oracle_has_its_own_verdicts(tmp_path):
     assert (a.ok, a.verdict, a.reasons, a.after) == (True, "fails before; no oracle", [], None)
     assert (b.ok, b.verdict) == (False, "defective")
     assert b.reasons == ["tests pass before the solution: test_out (fix the tests, or list them under "
-                         "[allowed_prepass] with a reason)"]
+                         "[allowed_prepass] with a reason)",
+                         "tests pass after `rm -rf /app`: test_out (a test must also check what should be kept)"]
+    assert (a.destroyed.tests, b.destroyed.tests) == ({"test_out": False}, {"test_out": True})
 
 
 def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
