@@ -69,6 +69,18 @@ sweep() {  # $1: clock tick the command started at; stop, then kill, every proce
     (( more )) || break
   done
   kill -KILL "${pids[@]}"
+  for n in {1..20}; do  # a fork in flight when its parent stopped surfaces only now: kill it too
+    more=0
+    for f in /proc/[0-9]*/stat; do
+      read -r l < $f || continue
+      p=${l%% *} r=(${l##*) })
+      (( p == $$ || p == 1 || r[19] < $1 )) && continue
+      (( r[19] == $1 )) && [[ $pre == *" $p "* ]] && continue
+      [[ " ${pids[*]} " == *" $p "* || ${r[0]} == Z ]] && continue
+      pids+=($p); kill -KILL $p; more=1
+    done
+    (( more )) || break
+  done
 }
 while IFS=' ' read -r n t st && IFS= read -r -d '' c; do
   [ -d $d ] || { mkdir -p $d && chmod 700 $d; }
