@@ -52,17 +52,21 @@ start_worker() {
   printf '__termrl_sup=%s __termrl_d=%s __termrl_slot=%s\n%s\n' $$ $d "${slot:-0}" "$inner" >&5
   [ -n "$slot" ] && printf 'builtin . %s/state.%s >/dev/null 2>&1\n' $d "$slot" >&5
 }
+ours() {  # $1: clock tick the command started at; $f: a /proc/<pid>/stat. Sets p (pid) and r (fields after
+  # the name); true for a live process started since the command began (and not alive before it)
+  read -r l < $f || return 1
+  p=${l%% *} r=(${l##*) })
+  (( p == $$ || p == 1 || r[19] < $1 )) && return 1
+  (( r[19] == $1 )) && [[ $pre == *" $p "* ]] && return 1  # same clock tick: alive before the command
+  [ "${r[0]}" != Z ]
+}
 sweep() {  # $1: clock tick the command started at; stop, then kill, every process started since, and $2
   local f l r p pids=() n more
   [ -n "$2" ] && kill -STOP $2 && pids+=($2)
   for n in {1..50}; do
     more=0
     for f in /proc/[0-9]*/stat; do
-      read -r l < $f || continue
-      p=${l%% *} r=(${l##*) })
-      (( p == $$ || p == 1 || r[19] < $1 )) && continue
-      (( r[19] == $1 )) && [[ $pre == *" $p "* ]] && continue  # same clock tick: alive before the command
-      [ "${r[0]}" = Z ] && continue
+      ours $1 || continue
       pids+=($p)
       [ "${r[0]}" = T ] || { kill -STOP $p; more=1; }
     done
@@ -72,11 +76,7 @@ sweep() {  # $1: clock tick the command started at; stop, then kill, every proce
   for n in {1..20}; do  # a fork in flight when its parent stopped surfaces only now: kill it too
     more=0
     for f in /proc/[0-9]*/stat; do
-      read -r l < $f || continue
-      p=${l%% *} r=(${l##*) })
-      (( p == $$ || p == 1 || r[19] < $1 )) && continue
-      (( r[19] == $1 )) && [[ $pre == *" $p "* ]] && continue
-      [[ " ${pids[*]} " == *" $p "* || ${r[0]} == Z ]] && continue
+      ours $1 && [[ " ${pids[*]} " != *" $p "* ]] || continue
       pids+=($p); kill -KILL $p; more=1
     done
     (( more )) || break
