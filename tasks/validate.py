@@ -93,14 +93,11 @@ def check_after(task: Task, exec_result, report) -> list[str]:
     return reasons
 
 
-async def _run_untouched(image: str, task: Task, limits):
+async def _run_tests(image: str, task: Task, limits, first: str | None = None):
+    """The tests in a fresh container of image, after the shell command `first` when given."""
     async with await sandbox.Sandbox.start(image, limits=limits) as sb:
-        return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
-
-
-async def _run_destroyed(image: str, task: Task, limits):
-    async with await sandbox.Sandbox.start(image, limits=limits) as sb:
-        await sb.exec(DESTROY, timeout=60)
+        if first is not None:
+            await sb.exec(first, timeout=60)
         return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
 
 
@@ -131,7 +128,7 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
     except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
         result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
     else:
-        runs = [_run_untouched(image, task, limits), _run_destroyed(image, task, limits)]
+        runs = [_run_tests(image, task, limits), _run_tests(image, task, limits, first=DESTROY)]
         if task.solution is not None:
             runs.append(_run_solution(image, task, limits))
         outcomes = await asyncio.gather(*runs, return_exceptions=True)
@@ -186,8 +183,8 @@ def _count(report, weights) -> str:
 
 def results_table(tasks: list[Task], results: list[ValidationResult]):
     """A rich Table, one row per task: weighted tests passing untouched / after `rm -rf /app` / after the
-    solution, solution exit code,
-    seconds, verdict. Failure reasons are long; the CLI prints them in full below the table."""
+    solution, solution exit code, seconds, verdict. Failure reasons are long; the CLI prints them in full
+    below the table."""
 
     by_id = {t.id: t for t in tasks}
     valid = sum(r.verdict == "valid" for r in results)
@@ -207,7 +204,6 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
         task = by_id[r.task_id]
         exit_code = "-" if r.solution_exit_code is None else f"exit {r.solution_exit_code}"
         table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), _count(r.destroyed, task.weights),
-                      exit_code,
-                      _count(r.after, task.weights), f"{r.duration_s:.1f}s",
+                      exit_code, _count(r.after, task.weights), f"{r.duration_s:.1f}s",
                       f"[green]{r.verdict}[/green]" if r.ok else f"[red]{r.verdict}[/red]")
     return table
