@@ -45,7 +45,7 @@ def test_size_categories_and_difficulties(tasks):
     categories = Counter(t.category for t in tasks)
     assert set(categories) <= set(SHARES) | MINOR, sorted(set(categories) - set(SHARES) - MINOR)
     for category, share in SHARES.items():  # within 3 percentage points of the seed dataset's share
-        assert abs(categories[category] / len(tasks) - share) <= 0.03, (category, categories[category], len(tasks))
+        assert abs(categories[category] / total - share) <= 0.03, (category, categories[category], total)
     assert set(categories) >= MINOR, sorted(MINOR - set(categories))
     difficulties = Counter(t.difficulty for t in tasks)
     short = {d: (difficulties[d], n) for d, n in MIN_DIFFICULTY.items() if difficulties[d] < n}
@@ -83,11 +83,19 @@ def _template(text: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", text.lower())
 
 
+def _template_words(instruction: str) -> set[str]:
+    return set(re.findall(r"\w+", _template(instruction)))
+
+
+def _same_template(a: set[str], b: set[str]) -> bool:
+    """Word sets of two blanked instructions overlap enough (Jaccard >= 0.7) to be one template."""
+    return len(a & b) >= 0.7 * len(a | b)
+
+
 def test_at_most_three_tasks_per_instruction_template(tasks):
-    """Instructions whose word sets still overlap (Jaccard >= 0.7) once numbers and names are blanked are one
-    template; a connected group of them may hold at most 3 tasks. (The most similar pair of distinct tasks
-    scored 0.43 when this was written.)"""
-    words = [set(re.findall(r"\w+", _template(t.instruction))) for t in tasks]
+    """Instructions of one template (`_same_template`) form connected groups; a group may hold at most 3
+    tasks. (The most similar pair of distinct tasks scored 0.43 when this was written.)"""
+    words = [_template_words(t.instruction) for t in tasks]
     parent = list(range(len(tasks)))
 
     def root(i):
@@ -98,7 +106,7 @@ def test_at_most_three_tasks_per_instruction_template(tasks):
 
     for i in range(len(tasks)):
         for j in range(i + 1, len(tasks)):
-            if len(words[i] & words[j]) >= 0.7 * len(words[i] | words[j]):
+            if _same_template(words[i], words[j]):
                 parent[root(i)] = root(j)
     groups = Counter(root(i) for i in range(len(tasks)))
     big = [sorted(tasks[i].id for i in range(len(tasks)) if root(i) == r) for r, n in groups.items() if n > 3]
@@ -108,8 +116,7 @@ def test_at_most_three_tasks_per_instruction_template(tasks):
 def test_template_check_catches_a_renamed_copy(tasks):
     first = tasks[0].instruction
     copy = re.sub(r"\d+", "7", first.replace("/app/", "/app/other_"))
-    a, b = (set(re.findall(r"\w+", _template(x))) for x in (first, copy))
-    assert len(a & b) >= 0.7 * len(a | b)
+    assert _same_template(_template_words(first), _template_words(copy))
 
 
 def test_readme_lists_the_counts(tasks):
