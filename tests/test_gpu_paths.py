@@ -178,6 +178,7 @@ MEMORY_WORKER = """
     save_growth = peak() - base
     dtypes = sorted({str(p.dtype) for p in net.parameters()})
     print(json.dumps(dict(rank=dist.get_rank(), load=load_growth, save=save_growth, dtypes=dtypes)))
+    dist.barrier()  # no rank tears gloo down while the other is still in save_hf (rank 1 aborted at exit otherwise)
     dist.destroy_process_group()
 """
 
