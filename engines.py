@@ -24,6 +24,7 @@ import torch
 import model as model_lib
 import weights
 from configs import ConfigError, PolicyConfig
+from speculation import PromptLookup
 
 try:  # GPU-only engine
     import vllm
@@ -212,6 +213,7 @@ class _Request:
     slot: int = -1
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    lookup: PromptLookup = field(default_factory=PromptLookup)
 
 
 class TorchEngine(Engine):
@@ -224,7 +226,8 @@ class TorchEngine(Engine):
     (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
     another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
     episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
-    are read from the cache as views.
+    are read from the cache as views. A sequence decoding alone feeds a prompt-lookup draft with its newest
+    token (`speculation.py`, `_step_draft`; speculate=False turns it off): the same tokens, fewer steps.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -234,11 +237,11 @@ class TorchEngine(Engine):
     """
 
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
-                 stop_ids: set[int] | None = None):
+                 stop_ids: set[int] | None = None, speculate: bool = True):
         self._lib = model_lib
         self.model = model.eval()
         self.device = next(model.parameters()).device
-        self.max_batch, self.max_seq_len = max_batch, max_seq_len
+        self.max_batch, self.max_seq_len, self.speculate = max_batch, max_seq_len, speculate
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
         model_lib.setup_cache(self.model, max_batch, max_seq_len)
         self._rng = random.Random(seed)
@@ -249,6 +252,7 @@ class TorchEngine(Engine):
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
+        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup drafts fed / kept (_step_draft)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -335,12 +339,32 @@ class TorchEngine(Engine):
     @torch.no_grad()
     def _step(self) -> None:
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
+        if self.speculate and len(reqs) == 1 and len(reqs[0].tokens) < reqs[0].sampling.max_tokens - 1:
+            draft = reqs[0].lookup.draft(reqs[0].prompt, reqs[0].tokens)
+            if draft is not None:
+                return self._step_draft(reqs[0], draft)
         tokens = torch.tensor([r.tokens[-1] for r in reqs], dtype=torch.long, device=self.device)
         positions = torch.tensor([len(r.prompt) + len(r.tokens) - 1 for r in reqs], dtype=torch.long, device=self.device)
         logits = self._lib.decode_one_token(self.model, tokens, [r.slot for r in reqs], positions)
         for r in reqs:  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(r.tokens[-1])
         self._sample(logits, reqs)
+
+    def _step_draft(self, r: _Request, draft: int) -> None:
+        """Feed [newest token, draft] for the one running sequence (on CPU as cheap as one token: model._linear).
+        The next token is sampled from the first logits with the request's next uniform, exactly as `_step`
+        would; only if it equals the draft, and the sequence goes on, is the token after it sampled from the
+        second logits. Tokens and log-probs are those of plain decoding (up to fp32 rounding of the logits)."""
+        p = len(r.prompt) + len(r.tokens) - 1  # position of the newest token; the draft goes at p + 1 < max_seq_len
+        logits = self._lib.decode_tokens(self.model, torch.tensor([[r.tokens[-1], draft]], device=self.device),
+                                         [r.slot], torch.tensor([[p, p + 1]], device=self.device))[0]
+        self._slot_tokens[r.slot].append(r.tokens[-1])
+        self._sample(logits[:1], [r])
+        self.drafted_tokens += 1
+        if r.tokens[-1] == draft and self._finish_reason(r) is None and not r.future.done():
+            self._slot_tokens[r.slot].append(draft)  # its K/V, written above, is now the slot's
+            self._sample(logits[1:], [r])
+            self.accepted_drafts += 1
 
     def _sample(self, logits: torch.Tensor, reqs: list[_Request]) -> None:
         dev = logits.device
@@ -746,4 +770,4 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
                           device=device, tp_group=tp_group)
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
     return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
-                       seed=seed)
+                       seed=seed, speculate=policy.engine_speculate)

@@ -639,6 +639,19 @@ def _rms(norm: RMSNorm, x: torch.Tensor) -> torch.Tensor:
     return norm(x)
 
 
+def _linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """F.linear(x, w) for the KV-cache path, x [..., K], w [N, K] -> [..., N]. On CPU in fp32 with n <= 5 rows (8 for
+    a vocab-sized w) it computes (w @ x^T)^T, one row doubled if n == 1: MKL streams that layout as a GEMM where
+    F.linear takes a slower GEMV/small-GEMM path (1.3x per decode step at batch 1, 2.2x at batch 2;
+    bench/bench_generate.py --linear). Same values up to fp32 rounding order."""
+    n = x.numel() // x.shape[-1]
+    if n > (8 if w.shape[0] >= 8192 else 5) or x.dtype != torch.float32 or x.device.type != "cpu":
+        return F.linear(x, w)
+    rows = x.reshape(n, -1)
+    out = w @ (rows.repeat(2, 1) if n == 1 else rows).t()  # [N, max(n, 2)]; a stride-0 expand is slow
+    return out.t()[:n].contiguous().view(*x.shape[:-1], w.shape[0])
+
+
 def _rope(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
     """apply_rope with rotate_half(x) * sin written as roll(x, hd/2) * [-sin, sin] (bitwise the same result).
     x [B, T, heads, hd]; cos, signed_sin [B, T, 1, hd]."""
@@ -650,7 +663,7 @@ def _cache_block(block: Block, x: torch.Tensor, cos, signed_sin, ctx: CacheStep)
     a, mlp = block.self_attn, block.mlp
     B, T, _ = x.shape
     H, kv, hd = a.n_heads, a.n_kv, a.head_dim
-    qkv = F.linear(_rms(block.input_layernorm, x), a.qkv_weight)  # [B, T, (H + 2 kv) hd]
+    qkv = _linear(_rms(block.input_layernorm, x), a.qkv_weight)  # [B, T, (H + 2 kv) hd]
     v = qkv[..., (H + kv) * hd:].view(B, T, kv, hd)
     if hasattr(a, "q_norm"):
         q = _rope(a.q_norm(qkv[..., :H * hd].view(B, T, H, hd)), cos, signed_sin)
@@ -659,9 +672,9 @@ def _cache_block(block: Block, x: torch.Tensor, cos, signed_sin, ctx: CacheStep)
         qk = _rope(qkv[..., :(H + kv) * hd].view(B, T, H + kv, hd), cos, signed_sin)
         q, k = qk[:, :, :H], qk[:, :, H:]
     y = a._attend_cache(q, k, v, ctx)
-    x = x + F.linear(y.reshape(B, T, H * hd), a.o_proj.weight)
-    gate, up = F.linear(_rms(block.post_attention_layernorm, x), mlp.gate_up_weight).chunk(2, dim=-1)
-    return x + F.linear(F.silu(gate).mul_(up), mlp.down_proj.weight)
+    x = x + _linear(y.reshape(B, T, H * hd), a.o_proj.weight)
+    gate, up = _linear(_rms(block.post_attention_layernorm, x), mlp.gate_up_weight).chunk(2, dim=-1)
+    return x + _linear(F.silu(gate).mul_(up), mlp.down_proj.weight)
 
 
 def _cache_hidden(model: Transformer, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx: CacheStep):
@@ -702,7 +715,7 @@ def prefill(model: Transformer, input_ids: torch.Tensor, slot: int, start_pos: i
     positions = torch.arange(start_pos, start_pos + L, device=device)[None]
     ctx = cache_step([slot], positions, model.model.embed_tokens.weight.dtype)
     h = _cache_hidden(model, input_ids.to(device)[None], positions, ctx)
-    return model.lm_head(h[0, -1]).float()
+    return _linear(h[0, -1], model.lm_head.weight).float()
 
 
 @torch.no_grad()
@@ -721,23 +734,34 @@ def copy_prefix(model: Transformer, src: int, dst: int, length: int) -> None:
 @torch.no_grad()
 def decode_one_token(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor | list[int],
                      positions: torch.Tensor) -> torch.Tensor:
-    """One decoding step for B sequences at once, each in its own slot at its own length.
+    """One decoding step for B sequences at once, each in its own slot at its own length: tokens int64 [B] (the
+    newest token of each), slots int64 [B] or B distinct ints (sorted consecutive slots read the cache as views),
+    positions int64 [B] (= tokens already cached in the slot). Writes their K/V; returns logits fp32 [B, V].
+    Raises ValueError for mismatched shapes, bad or repeated slots, or a position beyond the cache."""
+    if not tokens.dim() == positions.dim() == 1:
+        raise ValueError(f"tokens {tuple(tokens.shape)} and positions {tuple(positions.shape)} must be 1-D")
+    return decode_tokens(model, tokens[:, None], slots, positions[:, None])[:, 0]
 
-    tokens int64 [B] (the newest token of each sequence), slots int64 [B] or list of B ints (distinct; sorted
-    consecutive slots read the cache without any copy), positions int64 [B] (the position of that token =
-    number of tokens already cached in the slot). Writes their K/V and returns next-token logits fp32 [B, V].
-    Raises ValueError for mismatched shapes, bad or repeated slots, or a position beyond the cache.
-    """
+
+@torch.no_grad()
+def decode_tokens(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor | list[int],
+                  positions: torch.Tensor) -> torch.Tensor:
+    """`decode_one_token` for T new tokens per sequence (T = 1 + draft tokens when verifying a speculation).
+
+    tokens int64 [B, T] at positions int64 [B, T] (consecutive per row, starting at the number of tokens already
+    cached in the slot); each sees the cache and the earlier new tokens of its row. Writes all their K/V (those a
+    caller drops are overwritten later); returns logits fp32 [B, T, V], [b, t] for the token after tokens[b, t].
+    Raises ValueError as decode_one_token."""
     slots = slots.tolist() if isinstance(slots, torch.Tensor) else list(slots)
-    if not (tokens.dim() == positions.dim() == 1 and tokens.shape == positions.shape == (len(slots),)):
+    if not (tokens.dim() == 2 and tokens.shape == positions.shape and tokens.shape[0] == len(slots)):
         raise ValueError(f"tokens {tuple(tokens.shape)}, slots ({len(slots)},), positions "
-                         f"{tuple(positions.shape)} must all be 1-D of the same length")
+                         f"{tuple(positions.shape)} must be [B, T], B ints and [B, T]")
     device = model.model.embed_tokens.weight.device
-    positions = positions.to(device)[:, None]
+    positions = positions.to(device)
     ctx = cache_step(slots, positions, model.model.embed_tokens.weight.dtype)
     _check_cache(model, slots, ctx.max_len - 1)
-    h = _cache_hidden(model, tokens.to(device)[:, None], positions, ctx)
-    return model.lm_head(h[:, 0]).float()
+    h = _cache_hidden(model, tokens.to(device), positions, ctx)
+    return _linear(h, model.lm_head.weight).float()
 
 
 # ----------------------------------------------------------------------------- FSDP2

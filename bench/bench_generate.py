@@ -1,8 +1,8 @@
 """TorchEngine decoding throughput vs transformers' `generate`, same model, same prompts, same process.
 
-Both decode greedily exactly `--new-tokens` tokens for each of B chat prompts of different lengths (stop
-tokens disabled so every sequence runs the full length). Throughput = B * new_tokens / wall seconds, prefill
-included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
+Both decode greedily exactly `--new-tokens` tokens for each of the 8 chat prompts below (stop tokens disabled
+so every sequence runs the full length), B at a time: batch 1 is 8 generations one after another, batch 8 one
+generation of 8. Throughput = 8 * new_tokens / wall seconds, prefill included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
 dynamic KV cache, loaded from the same HF folder in fp32.
 
 Method that holds on a shared machine: for each batch size the baseline (A) and TorchEngine (B) run
@@ -14,7 +14,13 @@ its cores, wall time is mostly waiting for a turn on a core, and CPU time is the
 Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
-                                   [--compile-step]
+                                   [--no-speculate] [--linear] [--compile-step]
+
+TorchEngine runs as train.py builds it: a sequence decoding alone feeds a prompt-lookup draft (speculation.py);
+the table's last column is drafts kept / drafts fed. --no-speculate turns that off.
+
+--linear: the KV-cache decode step (decode_one_token) with model._linear's few-row routing against plain
+F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
 
 --compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (model._cache_hidden
 + lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
@@ -49,14 +55,21 @@ QUESTIONS = [
 ]
 
 
-def prompts_for(tok, batch: int) -> list[list[int]]:
+def prompts_for(tok, n: int) -> list[list[int]]:
     chat = rollout.ChatFormat(tok, "markdown")
-    return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(batch)]
+    return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(n)]
 
 
-def bench_engine(m, tok, prompts, new_tokens: int) -> tuple[float, float, list[list[int]]]:
+def in_batches(run, prompts: list[list[int]], batch: int):
+    """run(prompts[i:i + batch], ...) for consecutive batches: (summed seconds, summed CPU seconds, tokens, extra)."""
+    parts = [run(prompts[i:i + batch]) for i in range(0, len(prompts), batch)]
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), [t for p in parts for t in p[2]],
+            [p[3] for p in parts if len(p) > 3])
+
+
+def bench_engine(m, tok, prompts, new_tokens: int, speculate: bool = True) -> tuple[float, float, list[list[int]], str]:
     max_len = max(map(len, prompts)) + new_tokens + 1
-    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set())
+    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set(), speculate=speculate)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
@@ -64,7 +77,7 @@ def bench_engine(m, tok, prompts, new_tokens: int) -> tuple[float, float, list[l
         outs = await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         await eng.aclose()
-        return dt, cpu, [o.token_ids for o in outs]
+        return dt, cpu, [o.token_ids for o in outs], (eng.accepted_drafts, eng.drafted_tokens)
 
     return asyncio.run(go())
 
@@ -80,6 +93,35 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
                       do_sample=False, pad_token_id=pad)
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     return dt, cpu, out[:, width:].tolist()
+
+
+@torch.no_grad()
+def compare_linear(m, pairs: int) -> None:
+    """Print the per-step time of decode_one_token with plain F.linear over that with model._linear, batch 1..8."""
+    model_lib.setup_cache(m, 8, 512)
+    for s in range(8):
+        model_lib.prefill(m, torch.arange(200) % 1000 + s, s, 0)
+    routed, plain = model_lib._linear, lambda x, w: torch.nn.functional.linear(x, w)
+
+    def step(b: int) -> tuple[float, torch.Tensor]:
+        t0 = time.perf_counter()
+        logits = model_lib.decode_one_token(m, torch.arange(b) + 100, list(range(b)), torch.full((b,), 200))
+        return time.perf_counter() - t0, logits
+
+    print(f"{'batch':>5} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load")
+    for b in range(1, 9):
+        times = []
+        for i in range(3 * pairs + 1):
+            model_lib._linear = plain
+            t_plain, ref = step(b)
+            model_lib._linear = routed
+            t_routed, out = step(b)
+            if i:  # the first pair warms up
+                times.append((t_plain, t_routed))
+        ratios = [a / c for a, c in times]
+        print(f"{b:>5} {statistics.median(a for a, _ in times) * 1e3:>12.1f} {statistics.median(c for _, c in times) * 1e3:>11.1f} "
+              f"{statistics.median(ratios):>12.2f}x {min(ratios):.2f}..{max(ratios):.2f} {(out - ref).abs().max().item():>13.1e} "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 @torch.no_grad()
@@ -128,6 +170,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
+    ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
+    ap.add_argument("--linear", action="store_true", help="also time the decode step with and without model._linear")
     ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
 
@@ -145,25 +189,30 @@ def main() -> None:
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
     if args.batches:
         print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
-              f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11}")
+              f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11} "
+              f"{'drafts kept':>12}")
+    prompts = prompts_for(tok, len(QUESTIONS))
+    n = len(prompts) * args.new_tokens
     for b in args.batches:
-        prompts = prompts_for(tok, b)
-        n = b * args.new_tokens
         load0 = os.getloadavg()[0]
         t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
         for _ in range(args.pairs):
-            dt_hf, cpu_hf, toks_hf = bench_hf(hf, tok, prompts, args.new_tokens)
-            dt_ours, cpu_ours, toks_ours = bench_engine(ours, tok, prompts, args.new_tokens)
+            dt_hf, cpu_hf, toks_hf, _ = in_batches(lambda ps: bench_hf(hf, tok, ps, args.new_tokens), prompts, b)
+            dt_ours, cpu_ours, toks_ours, drafts = in_batches(
+                lambda ps: bench_engine(ours, tok, ps, args.new_tokens, not args.no_speculate), prompts, b)
             t_hf.append(dt_hf)
             t_ours.append(dt_ours)
             ratios.append(dt_hf / dt_ours)
             cpu_ratios.append(cpu_hf / cpu_ours)
         same = sum(a == h for a, h in zip(toks_ours, toks_hf))
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
+        drafts = f"{sum(k for k, _ in drafts)}/{sum(f for _, f in drafts)}"
         print(f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
-              f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{b:<5} "
+              f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
               f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
-              f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}", flush=True)
+              f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f} {drafts:>12}", flush=True)
+    if args.linear:
+        compare_linear(ours, args.pairs)
     if args.compile_step:
         compare_compiled_step(ours, args.pairs)
 

@@ -293,6 +293,37 @@ def test_kv_cache_batched_decode_equals_full_forward(tiny):
         assert (logits[1] - full_b[5 + step]).abs().max().item() <= 1e-5
 
 
+def test_decode_tokens_of_draft_columns_equal_full_forward(tiny):
+    g = torch.Generator().manual_seed(7)
+    a = torch.randint(0, tiny.config.vocab_size, (15,), generator=g)
+    b = torch.randint(0, tiny.config.vocab_size, (8,), generator=g)
+    M.setup_cache(tiny, max_batch=2, max_seq_len=32)
+    M.prefill(tiny, a[:12], slot=1, start_pos=0)
+    M.prefill(tiny, b[:5], slot=0, start_pos=0)
+    # three new tokens per row at once (the newest token and two drafts), rows at different lengths
+    logits = M.decode_tokens(tiny, torch.stack([b[5:8], a[12:15]]), [0, 1], torch.tensor([[5, 6, 7], [12, 13, 14]]))
+    with torch.no_grad():
+        full_a, full_b = tiny(a[None])[0], tiny(b[None])[0]
+    assert logits.shape == (2, 3, tiny.config.vocab_size) and logits.dtype == torch.float32
+    assert (logits[0] - full_b[5:8]).abs().max().item() <= 1e-5
+    assert (logits[1] - full_a[12:15]).abs().max().item() <= 1e-5
+    with pytest.raises(ValueError, match=r"must be \[B, T\]"):
+        M.decode_tokens(tiny, a[None, :3], [0, 1], torch.tensor([[0, 1, 2]]))
+
+
+@pytest.mark.parametrize("out_features", [96, 9000])  # a layer, and a vocab-sized lm_head (rows <= 8 routed)
+def test_few_row_linear_equals_f_linear(out_features):
+    g = torch.Generator().manual_seed(8)
+    w = torch.randn(out_features, 64, generator=g)
+    for shape in [(1, 64), (1, 1, 64), (2, 1, 64), (3, 1, 64), (1, 4, 64), (5, 64), (8, 1, 64), (9, 1, 64), (2, 7, 64)]:
+        x = torch.randn(*shape, generator=g)
+        y = M._linear(x, w)
+        assert y.shape == (*shape[:-1], out_features) and y.is_contiguous()
+        assert (y - F.linear(x, w)).abs().max().item() <= 1e-4
+    bf16 = torch.randn(2, 64, generator=g).bfloat16()  # not fp32: plain F.linear, bitwise
+    assert torch.equal(M._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
+
+
 def test_prefix_continuation_equals_fresh_prefill(tiny):
     ids = torch.randint(0, tiny.config.vocab_size, (20,), generator=torch.Generator().manual_seed(5))
     M.setup_cache(tiny, max_batch=2, max_seq_len=32)

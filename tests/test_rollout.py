@@ -25,6 +25,7 @@ import rollout as R
 import weights
 from configs import RolloutConfig
 from openai_engine import OpenAIEngine
+from speculation import PromptLookup
 from tasks import load_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -366,6 +367,76 @@ def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(t
     for c in group:
         assert c.token_ids == ref.token_ids
         assert max(abs(x - y) for x, y in zip(c.logprobs, ref.logprobs)) < 1e-4
+
+
+def _drafts(prompt, tokens, max_tokens):
+    """(indices i of `tokens` that TorchEngine alone decodes as an accepted prompt-lookup draft, so i + 1 comes
+    from the same step; number of drafts fed): TorchEngine._step / _step_draft replayed on known tokens."""
+    lookup, i, accepted, fed = PromptLookup(), 1, [], 0
+    while i < len(tokens):
+        draft = lookup.draft(prompt, tokens[:i]) if i < max_tokens - 1 else None
+        fed += draft is not None
+        if draft == tokens[i]:
+            accepted.append(i)
+            i += 2
+        else:
+            i += 1
+    return accepted, fed
+
+
+def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    greedy = E.SamplingParams(temperature=0.0, max_tokens=24)
+    sampled = E.SamplingParams(temperature=0.7, top_p=0.95, top_k=40, max_tokens=24, seed=11)
+
+    async def go(speculate):
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(), speculate=speculate)
+        outs = [await eng.generate(prompt, sp) for sp in (greedy, sampled)]
+        await eng.aclose()
+        return outs, eng
+
+    plain, eng0 = asyncio.run(go(False))
+    spec, eng1 = asyncio.run(go(True))
+    assert (eng0.drafted_tokens, eng0.accepted_drafts) == (0, 0)
+    for a, b in zip(plain, spec):
+        assert (b.token_ids, b.finish_reason) == (a.token_ids, "length") and len(a.token_ids) == 24
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+    # every draft kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences
+    (kept, fed), (kept2, fed2) = (_drafts(prompt, c.token_ids, 24) for c in plain)
+    assert len(kept) >= 8 and (eng1.accepted_drafts, eng1.drafted_tokens) == (len(kept) + len(kept2), fed + fed2)
+
+
+def test_torch_engine_speculation_stops_exactly_at_max_tokens_and_stop_check(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+
+    async def go():
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set())
+        full = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=16))
+        kept = _drafts(prompt, full.token_ids, 16)[0]
+        cut = {}
+        for i in kept[:3]:  # the draft is the last token wanted: the token after it must not be sampled
+            cut[i, "length"] = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=i + 1))
+            cut[i, "stop"] = await eng.generate(prompt, E.SamplingParams(
+                temperature=0.0, max_tokens=16, stop_check=lambda ids, n=i + 1: len(ids) >= n))
+        await eng.aclose()
+        return full, kept, cut
+
+    full, kept, cut = asyncio.run(go())
+    assert len(kept) >= 3
+    for (i, reason), c in cut.items():
+        assert (c.token_ids, c.finish_reason, len(c.logprobs)) == (full.token_ids[:i + 1], reason, i + 1)
+
+
+def test_prompt_lookup_drafts_the_follower_of_the_longest_latest_suffix():
+    assert PromptLookup(max_n=3).draft([5], []) is None  # nothing before the suffix
+    lookup, prompt = PromptLookup(max_n=3), [1, 2, 3, 9, 2, 4, 8]
+    assert lookup.draft(prompt, [1, 2]) == 3  # 2-gram (1, 2) -> 3 beats the later 1-gram (2,) -> 4
+    assert lookup.draft(prompt, [1, 2, 4, 1, 2]) == 4  # (1, 2) was last followed by 4
+    assert lookup.draft(prompt, [1, 2, 4, 1, 2, 7]) is None  # 7 never occurred before
+    with pytest.raises(ValueError, match="context shrank from 13 to 8 tokens"):
+        lookup.draft(prompt, [1])
+    with pytest.raises(ValueError, match="max_n=0"):
+        PromptLookup(max_n=0)
 
 
 def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_truncation():
