@@ -54,7 +54,7 @@ class PolicyConfig:
     engine: Literal["auto", "torch", "vllm"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
-    engine_speculate: bool = True  # torch engine: a sequence decoding alone also feeds a prompt-lookup draft token
+    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off)
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
     vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
     vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
@@ -298,6 +298,7 @@ def need(ok: bool, name: str, value, why: str) -> None:
 def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
+    need(p.engine_speculate_max_batch >= 0, "policy.engine_speculate_max_batch", p.engine_speculate_max_batch, "must be >= 0")
     need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
          p.vllm_gpu_memory_utilization, "must be in (0, 1]")
     need(p.vllm_tensor_parallel_size >= 1, "policy.vllm_tensor_parallel_size", p.vllm_tensor_parallel_size, "must be >= 1")

@@ -1,7 +1,7 @@
 """Generation engines: one interface, `await engine.generate(prompt_ids, sampling) -> Completion`.
 
 Each engine batches the requests of many concurrent agents internally:
-- TorchEngine: model.py's KV cache with continuous batching (CPU or GPU; the CPU default).
+- TorchEngine: decode.py's KV cache with continuous batching (CPU or GPU; the CPU default).
 - VLLMEngine: a colocated vllm.LLM in this process (torchrun `external_launcher`), sleep mode between
   rollouts, weights pushed through `load_weights`, prefix cache reset after every sync.
 - OpenAIEngine (openai_engine.py): any OpenAI-compatible server over HTTP (evaluation of served models).
@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Literal
 
 import torch
 
-import model as model_lib
+import decode
 import weights
 from configs import ConfigError, PolicyConfig
 from speculation import PromptLookup
@@ -217,7 +217,7 @@ class _Request:
 
 
 class TorchEngine(Engine):
-    """Continuous batching on model.py's KV cache (gpt-fast style), CPU or GPU.
+    """Continuous batching on decode.py's KV cache (gpt-fast style), CPU or GPU.
 
     Requests wait in an asyncio queue; a background task admits them into free cache slots (prefill) and
     steps all active sequences together with `decode_one_token`. A finished sequence frees its slot at
@@ -227,7 +227,8 @@ class TorchEngine(Engine):
     another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
     episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
     are read from the cache as views. A sequence decoding alone feeds a prompt-lookup draft with its newest
-    token (`speculation.py`, `_step_draft`; speculate=False turns it off): the same tokens, fewer steps.
+    token while at most speculate_max_batch sequences run (`_step`, speculation.py; 0 turns it off): the same
+    tokens in fewer steps.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -237,13 +238,12 @@ class TorchEngine(Engine):
     """
 
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
-                 stop_ids: set[int] | None = None, speculate: bool = True):
-        self._lib = model_lib
+                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4):
         self.model = model.eval()
         self.device = next(model.parameters()).device
-        self.max_batch, self.max_seq_len, self.speculate = max_batch, max_seq_len, speculate
+        self.max_batch, self.max_seq_len, self.speculate_max_batch = max_batch, max_seq_len, speculate_max_batch
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
-        model_lib.setup_cache(self.model, max_batch, max_seq_len)
+        decode.setup_cache(self.model, max_batch, max_seq_len)
         self._rng = random.Random(seed)
         self._slot_tokens: list[list[int]] = [[] for _ in range(max_batch)]  # tokens whose K/V each slot holds
         self._slot_used = [0.0] * max_batch
@@ -252,7 +252,7 @@ class TorchEngine(Engine):
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
-        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup drafts fed / kept (_step_draft)
+        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup drafts fed / kept (_step)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -324,47 +324,51 @@ class TorchEngine(Engine):
             donor, shared = max(((s, self._shared_prefix(s, req.prompt)) for s in range(self.max_batch) if s != slot),
                                 key=lambda x: x[1], default=(-1, 0))
             if shared > start:
-                self._lib.copy_prefix(self.model, donor, slot, shared)
+                decode.copy_prefix(self.model, donor, slot, shared)
                 start = shared
             req.slot = slot
             self._active[slot] = req
             self._slot_used[slot] = time.monotonic()
             ids = torch.tensor(req.prompt[start:], dtype=torch.long, device=self.device)
             self.prefilled_tokens += ids.numel()
-            logits.append(self._lib.prefill(self.model, ids, slot, start))
+            logits.append(decode.prefill(self.model, ids, slot, start))
             self._slot_tokens[slot] = list(req.prompt)
             reqs.append(req)
         self._sample(torch.stack(logits), reqs)
 
     @torch.no_grad()
     def _step(self) -> None:
+        """One decode step for every running sequence. While at most speculate_max_batch run, each also feeds a
+        prompt-lookup draft (speculation.py): [newest token, draft] at positions p, p + 1 (a row without a draft
+        feeds its newest token twice and ignores the second column). The next token is sampled from the first
+        logits with the request's next uniform, exactly as without a draft; only if it equals the draft, and the
+        sequence goes on, is the token after it sampled from the second logits too. So tokens and log-probs are
+        those of plain decoding (up to fp32 rounding of the logits) in fewer steps; on CPU a two-token step costs
+        1.0-1.2x a one-token step at 1-4 rows (decode._linear), less than the ~30-40% of drafts kept."""
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
-        if self.speculate and len(reqs) == 1 and len(reqs[0].tokens) < reqs[0].sampling.max_tokens - 1:
-            draft = reqs[0].lookup.draft(reqs[0].prompt, reqs[0].tokens)
-            if draft is not None:
-                return self._step_draft(reqs[0], draft)
-        tokens = torch.tensor([r.tokens[-1] for r in reqs], dtype=torch.long, device=self.device)
-        positions = torch.tensor([len(r.prompt) + len(r.tokens) - 1 for r in reqs], dtype=torch.long, device=self.device)
-        logits = self._lib.decode_one_token(self.model, tokens, [r.slot for r in reqs], positions)
-        for r in reqs:  # the fed token's K/V is now cached
-            self._slot_tokens[r.slot].append(r.tokens[-1])
-        self._sample(logits, reqs)
-
-    def _step_draft(self, r: _Request, draft: int) -> None:
-        """Feed [newest token, draft] for the one running sequence (on CPU as cheap as one token: model._linear).
-        The next token is sampled from the first logits with the request's next uniform, exactly as `_step`
-        would; only if it equals the draft, and the sequence goes on, is the token after it sampled from the
-        second logits. Tokens and log-probs are those of plain decoding (up to fp32 rounding of the logits)."""
-        p = len(r.prompt) + len(r.tokens) - 1  # position of the newest token; the draft goes at p + 1 < max_seq_len
-        logits = self._lib.decode_tokens(self.model, torch.tensor([[r.tokens[-1], draft]], device=self.device),
-                                         [r.slot], torch.tensor([[p, p + 1]], device=self.device))[0]
-        self._slot_tokens[r.slot].append(r.tokens[-1])
-        self._sample(logits[:1], [r])
-        self.drafted_tokens += 1
-        if r.tokens[-1] == draft and self._finish_reason(r) is None and not r.future.done():
-            self._slot_tokens[r.slot].append(draft)  # its K/V, written above, is now the slot's
-            self._sample(logits[1:], [r])
-            self.accepted_drafts += 1
+        newest = [r.tokens[-1] for r in reqs]
+        positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # the draft's p + 1 < max_seq_len: unfinished
+        drafts = [r.lookup.draft(r.prompt, r.tokens) if len(reqs) <= self.speculate_max_batch
+                  and len(r.tokens) < r.sampling.max_tokens - 1 else None for r in reqs]
+        slots = [r.slot for r in reqs]
+        if all(d is None for d in drafts):
+            logits = decode.decode_one_token(self.model, torch.tensor(newest, device=self.device), slots,
+                                             torch.tensor(positions, device=self.device))[:, None]
+        else:
+            fed = torch.tensor([[t, t if d is None else d] for t, d in zip(newest, drafts)], device=self.device)
+            logits = decode.decode_tokens(self.model, fed, slots,
+                                          torch.tensor([[p, p + 1] for p in positions], device=self.device))
+        for r, t in zip(reqs, newest):  # the fed token's K/V is now cached
+            self._slot_tokens[r.slot].append(t)
+        self._sample(logits[:, 0], reqs)
+        kept = [i for i, (r, d) in enumerate(zip(reqs, drafts))
+                if d is not None and r.tokens[-1] == d and self._finish_reason(r) is None and not r.future.done()]
+        self.drafted_tokens += sum(d is not None for d in drafts)
+        self.accepted_drafts += len(kept)
+        if kept:
+            for i in kept:  # the draft's K/V, written above, is now the slot's
+                self._slot_tokens[reqs[i].slot].append(drafts[i])
+            self._sample(logits[kept, 1], [reqs[i] for i in kept])
 
     def _sample(self, logits: torch.Tensor, reqs: list[_Request]) -> None:
         dev = logits.device
@@ -770,4 +774,4 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
                           device=device, tp_group=tp_group)
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
     return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
-                       seed=seed, speculate=policy.engine_speculate)
+                       seed=seed, speculate_max_batch=policy.engine_speculate_max_batch)

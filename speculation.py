@@ -6,7 +6,7 @@ Decoding"; vLLM's `ngram` speculator and transformers' `prompt_lookup_num_tokens
 token that followed the latest earlier occurrence of the context's last n tokens, longest n first.
 
 TorchEngine feeds the draft together with the newest token when one sequence decodes alone: on CPU a step
-over two tokens costs about what a step over one does (model._linear), so a right guess is a free token and a
+over two tokens costs about what a step over one does (decode._linear), so a right guess is a free token and a
 wrong one costs nothing. The draft is kept only if the token sampled at its place equals it, so the output
 distribution is the model's (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
 Decoding", with a one-token deterministic draft: accepted with probability p(draft)).

@@ -16,13 +16,13 @@ Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
                                    [--no-speculate] [--linear] [--compile-step]
 
-TorchEngine runs as train.py builds it: a sequence decoding alone feeds a prompt-lookup draft (speculation.py);
-the table's last column is drafts kept / drafts fed. --no-speculate turns that off.
+TorchEngine runs as train.py builds it: while at most 4 sequences decode, each feeds a prompt-lookup draft token
+(speculation.py); the table's last column is drafts kept / drafts fed. --no-speculate turns that off.
 
---linear: the KV-cache decode step (decode_one_token) with model._linear's few-row routing against plain
+--linear: the KV-cache decode step (decode_one_token) with decode._linear's few-row routing against plain
 F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
 
---compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (model._cache_hidden
+--compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (decode._cache_hidden
 + lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
 and warm-up time (wall and CPU seconds, printed separately), max |logit difference|, and the median ratio of
 CPU seconds over --pairs x 3 interleaved (eager, compiled) step pairs. `--batches` with no value skips the table.
@@ -38,8 +38,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import decode  # noqa: E402
 import engines as E  # noqa: E402
-import model as model_lib  # noqa: E402
 import rollout  # noqa: E402
 import weights  # noqa: E402
 
@@ -69,7 +69,8 @@ def in_batches(run, prompts: list[list[int]], batch: int):
 
 def bench_engine(m, tok, prompts, new_tokens: int, speculate: bool = True) -> tuple[float, float, list[list[int]], str]:
     max_len = max(map(len, prompts)) + new_tokens + 1
-    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set(), speculate=speculate)
+    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set(),
+                      speculate_max_batch=4 if speculate else 0)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
@@ -97,24 +98,24 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
 
 @torch.no_grad()
 def compare_linear(m, pairs: int) -> None:
-    """Print the per-step time of decode_one_token with plain F.linear over that with model._linear, batch 1..8."""
-    model_lib.setup_cache(m, 8, 512)
+    """Print the per-step time of decode_one_token with plain F.linear over that with decode._linear, batch 1..8."""
+    decode.setup_cache(m, 8, 512)
     for s in range(8):
-        model_lib.prefill(m, torch.arange(200) % 1000 + s, s, 0)
-    routed, plain = model_lib._linear, lambda x, w: torch.nn.functional.linear(x, w)
+        decode.prefill(m, torch.arange(200) % 1000 + s, s, 0)
+    routed, plain = decode._linear, lambda x, w, packed=None: torch.nn.functional.linear(x, w)
 
     def step(b: int) -> tuple[float, torch.Tensor]:
         t0 = time.perf_counter()
-        logits = model_lib.decode_one_token(m, torch.arange(b) + 100, list(range(b)), torch.full((b,), 200))
+        logits = decode.decode_one_token(m, torch.arange(b) + 100, list(range(b)), torch.full((b,), 200))
         return time.perf_counter() - t0, logits
 
     print(f"{'batch':>5} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load")
     for b in range(1, 9):
         times = []
         for i in range(3 * pairs + 1):
-            model_lib._linear = plain
+            decode._linear = plain
             t_plain, ref = step(b)
-            model_lib._linear = routed
+            decode._linear = routed
             t_routed, out = step(b)
             if i:  # the first pair warms up
                 times.append((t_plain, t_routed))
@@ -127,20 +128,20 @@ def compare_linear(m, pairs: int) -> None:
 @torch.no_grad()
 def compare_compiled_step(m, pairs: int) -> None:
     """Print compile time and the eager / torch.compile CPU-seconds ratio of one decode step (batch 1 and 8)."""
-    model_lib.setup_cache(m, 8, 512)
+    decode.setup_cache(m, 8, 512)
 
     def step_logits(tokens, positions, ctx):
-        return m.lm_head(model_lib._cache_hidden(m, tokens[:, None], positions, ctx)[:, 0])
+        return m.lm_head(decode._cache_hidden(m, tokens[:, None], positions, ctx, None)[:, 0])
 
     compiled = torch.compile(step_logits, dynamic=True)
 
     def step(fn, b: int, pos: int) -> torch.Tensor:
         positions = torch.full((b, 1), pos)
-        return fn(torch.arange(b) + 100, positions, model_lib.cache_step(list(range(b)), positions, torch.float32))
+        return fn(torch.arange(b) + 100, positions, decode.cache_step(list(range(b)), positions, torch.float32))
 
-    model_lib.prefill(m, torch.arange(150) % 1000, 0, 0)
+    decode.prefill(m, torch.arange(150) % 1000, 0, 0)
     for s in range(1, 8):
-        model_lib.copy_prefix(m, 0, s, 150)
+        decode.copy_prefix(m, 0, s, 150)
     t0, c0 = time.perf_counter(), time.process_time()
     for b in (1, 8):  # size 1 is specialised: two compilations
         step(compiled, b, 150)
@@ -171,7 +172,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
     ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
-    ap.add_argument("--linear", action="store_true", help="also time the decode step with and without model._linear")
+    ap.add_argument("--linear", action="store_true", help="also time the decode step with and without decode._linear")
     ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import decode as D
 import model as M
 import weights
 
@@ -56,13 +57,13 @@ def tiny(tiny_dir):
 
 def greedy(model, prompt: list[int], n: int) -> list[int]:
     """n greedy tokens through the KV cache (prefill + decode_one_token), no stop token."""
-    M.setup_cache(model, max_batch=1, max_seq_len=len(prompt) + n)
-    logits = M.prefill(model, torch.tensor(prompt), slot=0, start_pos=0)
+    D.setup_cache(model, max_batch=1, max_seq_len=len(prompt) + n)
+    logits = D.prefill(model, torch.tensor(prompt), slot=0, start_pos=0)
     out = []
     for i in range(n):
         tok = int(logits.argmax())
         out.append(tok)
-        logits = M.decode_one_token(model, torch.tensor([tok]), torch.tensor([0]), torch.tensor([len(prompt) + i]))[0]
+        logits = D.decode_one_token(model, torch.tensor([tok]), torch.tensor([0]), torch.tensor([len(prompt) + i]))[0]
     return out
 
 
@@ -278,15 +279,15 @@ def test_kv_cache_batched_decode_equals_full_forward(tiny):
     g = torch.Generator().manual_seed(4)
     a = torch.randint(0, tiny.config.vocab_size, (14,), generator=g)
     b = torch.randint(0, tiny.config.vocab_size, (9,), generator=g)
-    M.setup_cache(tiny, max_batch=3, max_seq_len=32)
+    D.setup_cache(tiny, max_batch=3, max_seq_len=32)
     # a lives in slot 2, b in slot 0: prompts of different lengths, then 4 batched decode steps.
-    la, lb = M.prefill(tiny, a[:10], slot=2, start_pos=0), M.prefill(tiny, b[:5], slot=0, start_pos=0)
+    la, lb = D.prefill(tiny, a[:10], slot=2, start_pos=0), D.prefill(tiny, b[:5], slot=0, start_pos=0)
     with torch.no_grad():
         full_a, full_b = tiny(a[None])[0], tiny(b[None])[0]
     assert (la - full_a[9]).abs().max().item() <= 1e-5
     assert (lb - full_b[4]).abs().max().item() <= 1e-5
     for step in range(4):
-        logits = M.decode_one_token(tiny, torch.stack([a[10 + step], b[5 + step]]), torch.tensor([2, 0]),
+        logits = D.decode_one_token(tiny, torch.stack([a[10 + step], b[5 + step]]), torch.tensor([2, 0]),
                                     torch.tensor([10 + step, 5 + step]))
         assert logits.shape == (2, tiny.config.vocab_size) and logits.dtype == torch.float32
         assert (logits[0] - full_a[10 + step]).abs().max().item() <= 1e-5
@@ -297,18 +298,18 @@ def test_decode_tokens_of_draft_columns_equal_full_forward(tiny):
     g = torch.Generator().manual_seed(7)
     a = torch.randint(0, tiny.config.vocab_size, (15,), generator=g)
     b = torch.randint(0, tiny.config.vocab_size, (8,), generator=g)
-    M.setup_cache(tiny, max_batch=2, max_seq_len=32)
-    M.prefill(tiny, a[:12], slot=1, start_pos=0)
-    M.prefill(tiny, b[:5], slot=0, start_pos=0)
+    D.setup_cache(tiny, max_batch=2, max_seq_len=32)
+    D.prefill(tiny, a[:12], slot=1, start_pos=0)
+    D.prefill(tiny, b[:5], slot=0, start_pos=0)
     # three new tokens per row at once (the newest token and two drafts), rows at different lengths
-    logits = M.decode_tokens(tiny, torch.stack([b[5:8], a[12:15]]), [0, 1], torch.tensor([[5, 6, 7], [12, 13, 14]]))
+    logits = D.decode_tokens(tiny, torch.stack([b[5:8], a[12:15]]), [0, 1], torch.tensor([[5, 6, 7], [12, 13, 14]]))
     with torch.no_grad():
         full_a, full_b = tiny(a[None])[0], tiny(b[None])[0]
     assert logits.shape == (2, 3, tiny.config.vocab_size) and logits.dtype == torch.float32
     assert (logits[0] - full_b[5:8]).abs().max().item() <= 1e-5
     assert (logits[1] - full_a[12:15]).abs().max().item() <= 1e-5
     with pytest.raises(ValueError, match=r"must be \[B, T\]"):
-        M.decode_tokens(tiny, a[None, :3], [0, 1], torch.tensor([[0, 1, 2]]))
+        D.decode_tokens(tiny, a[None, :3], [0, 1], torch.tensor([[0, 1, 2]]))
 
 
 @pytest.mark.parametrize("out_features", [96, 9000])  # a layer, and a vocab-sized lm_head (rows <= 8 routed)
@@ -317,21 +318,21 @@ def test_few_row_linear_equals_f_linear(out_features):
     w = torch.randn(out_features, 64, generator=g)
     for shape in [(1, 64), (1, 1, 64), (2, 1, 64), (3, 1, 64), (1, 4, 64), (5, 64), (8, 1, 64), (9, 1, 64), (2, 7, 64)]:
         x = torch.randn(*shape, generator=g)
-        y = M._linear(x, w)
+        y = D._linear(x, w)
         assert y.shape == (*shape[:-1], out_features) and y.is_contiguous()
         assert (y - F.linear(x, w)).abs().max().item() <= 1e-4
     bf16 = torch.randn(2, 64, generator=g).bfloat16()  # not fp32: plain F.linear, bitwise
-    assert torch.equal(M._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
+    assert torch.equal(D._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
 
 
 def test_prefix_continuation_equals_fresh_prefill(tiny):
     ids = torch.randint(0, tiny.config.vocab_size, (20,), generator=torch.Generator().manual_seed(5))
-    M.setup_cache(tiny, max_batch=2, max_seq_len=32)
-    M.prefill(tiny, ids[:12], slot=0, start_pos=0)
-    continued = M.prefill(tiny, ids[12:], slot=0, start_pos=12)  # a new turn reuses the cached 12 tokens
-    fresh = M.prefill(tiny, ids, slot=1, start_pos=0)
+    D.setup_cache(tiny, max_batch=2, max_seq_len=32)
+    D.prefill(tiny, ids[:12], slot=0, start_pos=0)
+    continued = D.prefill(tiny, ids[12:], slot=0, start_pos=12)  # a new turn reuses the cached 12 tokens
+    fresh = D.prefill(tiny, ids, slot=1, start_pos=0)
     assert (continued - fresh).abs().max().item() <= 1e-5
-    nxt = M.decode_one_token(tiny, torch.tensor([7, 7]), torch.tensor([0, 1]), torch.tensor([20, 20]))
+    nxt = D.decode_one_token(tiny, torch.tensor([7, 7]), torch.tensor([0, 1]), torch.tensor([20, 20]))
     assert (nxt[0] - nxt[1]).abs().max().item() <= 1e-5
 
 
@@ -339,25 +340,25 @@ def test_prefix_continuation_equals_fresh_prefill(tiny):
 def test_fused_projections_follow_parameter_updates(tmp_path, family):
     model = weights.load_hf(weights.save_tiny_random(tmp_path, family=family, seed=1)).eval()
     ids = torch.randint(0, model.config.vocab_size, (12,), generator=torch.Generator().manual_seed(6))
-    M.setup_cache(model, max_batch=1, max_seq_len=16)  # fuses q/k/v and gate/up; the parameters become views
+    D.setup_cache(model, max_batch=1, max_seq_len=16)  # fuses q/k/v and gate/up; the parameters become views
     attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
-    before = M.prefill(model, ids, slot=0, start_pos=0)
+    before = D.prefill(model, ids, slot=0, start_pos=0)
     with torch.no_grad():  # as TorchEngine.load_weights or an optimizer step writes into the parameters
         attn.k_proj.weight.mul_(1.5)
         mlp.up_proj.weight.add_(0.05)
         full = model(ids[None])[0, -1]
-    after = M.prefill(model, ids, slot=0, start_pos=0)
+    after = D.prefill(model, ids, slot=0, start_pos=0)
     assert (after - full).abs().max().item() <= 1e-5  # the fused weights saw the update
     assert (after - before).abs().max().item() > 1e-2  # and the update changed the logits
-    M.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
+    D.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
     assert attn.k_proj.weight.data_ptr() == attn.qkv_weight[attn.q_proj.weight.shape[0]].data_ptr()
     assert mlp.up_proj.weight.data_ptr() == mlp.gate_up_weight[mlp.gate_proj.weight.shape[0]].data_ptr()
 
 
 def test_cache_position_beyond_capacity_is_an_error(tiny):
-    M.setup_cache(tiny, max_batch=1, max_seq_len=8)
+    D.setup_cache(tiny, max_batch=1, max_seq_len=8)
     with pytest.raises(ValueError, match=r"position 9 >= cache max_seq_len=8"):
-        M.prefill(tiny, torch.zeros(4, dtype=torch.long), slot=0, start_pos=6)
+        D.prefill(tiny, torch.zeros(4, dtype=torch.long), slot=0, start_pos=6)
 
 
 # ----------------------------------------------------------------------------- FSDP2

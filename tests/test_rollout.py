@@ -371,7 +371,7 @@ def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(t
 
 def _drafts(prompt, tokens, max_tokens):
     """(indices i of `tokens` that TorchEngine alone decodes as an accepted prompt-lookup draft, so i + 1 comes
-    from the same step; number of drafts fed): TorchEngine._step / _step_draft replayed on known tokens."""
+    from the same step; number of drafts fed): TorchEngine._step replayed on known tokens."""
     lookup, i, accepted, fed = PromptLookup(), 1, [], 0
     while i < len(tokens):
         draft = lookup.draft(prompt, tokens[:i]) if i < max_tokens - 1 else None
@@ -390,7 +390,8 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
     sampled = E.SamplingParams(temperature=0.7, top_p=0.95, top_k=40, max_tokens=24, seed=11)
 
     async def go(speculate):
-        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(), speculate=speculate)
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(),
+                            speculate_max_batch=1 if speculate else 0)
         outs = [await eng.generate(prompt, sp) for sp in (greedy, sampled)]
         await eng.aclose()
         return outs, eng
@@ -404,6 +405,28 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
     # every draft kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences
     (kept, fed), (kept2, fed2) = (_drafts(prompt, c.token_ids, 24) for c in plain)
     assert len(kept) >= 8 and (eng1.accepted_drafts, eng1.drafted_tokens) == (len(kept) + len(kept2), fed + fed2)
+
+
+def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
+    chat = R.ChatFormat(tok, "markdown")
+    prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
+                                                "Rename /app/a.txt to /app/b.txt")]
+    sps = [E.SamplingParams(temperature=0.0, max_tokens=16), E.SamplingParams(temperature=0.7, top_k=40, max_tokens=16,
+                                                                                seed=3), E.SamplingParams(temperature=1.0, max_tokens=9, seed=4)]
+
+    async def go(speculate_max_batch):
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(), speculate_max_batch=speculate_max_batch)
+        outs = await asyncio.gather(*(eng.generate(p, sp) for p, sp in zip(prompts, sps)))
+        await eng.aclose()
+        return outs, eng
+
+    plain, _ = asyncio.run(go(0))
+    spec, eng = asyncio.run(go(3))  # three rows with and without drafts in one step; one row finishes first
+    assert eng.accepted_drafts >= 4 and eng.drafted_tokens > eng.accepted_drafts
+    for a, b in zip(plain, spec):
+        assert (b.token_ids, b.finish_reason) == (a.token_ids, "length")
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+    assert [len(c.token_ids) for c in spec] == [16, 16, 9]
 
 
 def test_torch_engine_speculation_stops_exactly_at_max_tokens_and_stop_check(tok, smol):
