@@ -98,11 +98,12 @@ def _linear(x: torch.Tensor, w: torch.Tensor, packed: dict[int, torch.Tensor] | 
     CPU in fp32 (bench/bench_generate.py --linear; per decode step vs F.linear):
       n <= 2: (w @ x^T)^T, one row doubled if n == 1: MKL streams that layout where F.linear takes a slower
               GEMV/small-GEMM path (1.3x at batch 1, 2.3x at batch 2);
-      3 <= n <= 32 with `packed` (packed_weights): oneDNN on the pre-packed weight (1.3-1.8x at 3..8 rows);
+      n >= 3 with `packed` (packed_weights): oneDNN on the pre-packed weight (1.3-2.2x at 3..8 rows; the weight
+              matmuls alone 1.5x at 32 rows, 1.2x at a 134-token prefill, bench/bench_generate.py --linear);
       otherwise (n <= 5, or 8 for a vocab-sized w, without packed) (w @ x^T)^T, else F.linear.
     Same values up to fp32 rounding order."""
     n = x.numel() // x.shape[-1]
-    if x.dtype != torch.float32 or x.device.type != "cpu" or n > 32:
+    if x.dtype != torch.float32 or x.device.type != "cpu":
         return F.linear(x, w)
     rows = x.reshape(n, -1)
     pw = packed.get(id(w)) if packed is not None and n >= 3 else None

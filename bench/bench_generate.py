@@ -98,31 +98,36 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
 
 @torch.no_grad()
 def compare_linear(m, pairs: int) -> None:
-    """Print the per-step time of decode_one_token with plain F.linear over that with decode._linear, batch 1..8."""
+    """Print the time of decode_one_token at batch 1..8, and of a 134-token prefill, with plain F.linear over that
+    with decode._linear (interleaved pairs)."""
     decode.setup_cache(m, 8, 512)
     for s in range(8):
         decode.prefill(m, torch.arange(200) % 1000 + s, s, 0)
     routed, plain = decode._linear, lambda x, w, packed=None: torch.nn.functional.linear(x, w)
 
-    def step(b: int) -> tuple[float, torch.Tensor]:
+    def timed(run) -> tuple[float, torch.Tensor]:
         t0 = time.perf_counter()
-        logits = decode.decode_one_token(m, torch.arange(b) + 100, list(range(b)), torch.full((b,), 200))
+        logits = run()
         return time.perf_counter() - t0, logits
 
-    print(f"{'batch':>5} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load")
-    for b in range(1, 9):
+    print(f"{'rows':>11} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load")
+    cases = [(f"batch {b}", lambda b=b: decode.decode_one_token(m, torch.arange(b) + 100, list(range(b)),
+                                                               torch.full((b,), 200))) for b in range(1, 9)]
+    cases.append(("prefill 134", lambda: decode.prefill(m, torch.arange(134) % 1000, 7, 0)))
+    for name, run in cases:
         times = []
         for i in range(3 * pairs + 1):
             decode._linear = plain
-            t_plain, ref = step(b)
+            t_plain, ref = timed(run)
             decode._linear = routed
-            t_routed, out = step(b)
+            t_routed, out = timed(run)
             if i:  # the first pair warms up
                 times.append((t_plain, t_routed))
         ratios = [a / c for a, c in times]
-        print(f"{b:>5} {statistics.median(a for a, _ in times) * 1e3:>12.1f} {statistics.median(c for _, c in times) * 1e3:>11.1f} "
-              f"{statistics.median(ratios):>12.2f}x {min(ratios):.2f}..{max(ratios):.2f} {(out - ref).abs().max().item():>13.1e} "
-              f"{os.getloadavg()[0]:.1f}", flush=True)
+        print(f"{name:>11} {statistics.median(a for a, _ in times) * 1e3:>12.1f} "
+              f"{statistics.median(c for _, c in times) * 1e3:>11.1f} {statistics.median(ratios):>12.2f}x "
+              f"{min(ratios):.2f}..{max(ratios):.2f} {(out - ref).abs().max().item():>13.1e} {os.getloadavg()[0]:.1f}",
+              flush=True)
 
 
 @torch.no_grad()

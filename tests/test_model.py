@@ -321,6 +321,10 @@ def test_few_row_linear_equals_f_linear(out_features):
         y = D._linear(x, w)
         assert y.shape == (*shape[:-1], out_features) and y.is_contiguous()
         assert (y - F.linear(x, w)).abs().max().item() <= 1e-4
+        packed = {id(w): torch.ops.mkldnn._reorder_linear_weight(w, D.PACK_ROWS)}  # as packed_weights stores it
+        assert (D._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
+    x = torch.randn(3, 40, 64, generator=g)  # a prefill's rows through the packed weight
+    assert (D._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
     bf16 = torch.randn(2, 64, generator=g).bfloat16()  # not fp32: plain F.linear, bitwise
     assert torch.equal(D._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
 
@@ -343,12 +347,14 @@ def test_fused_projections_follow_parameter_updates(tmp_path, family):
     D.setup_cache(model, max_batch=1, max_seq_len=16)  # fuses q/k/v and gate/up; the parameters become views
     attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
     before = D.prefill(model, ids, slot=0, start_pos=0)
+    packed = D.packed_weights(model)  # the oneDNN copies the 12-row prefill just used
     with torch.no_grad():  # as TorchEngine.load_weights or an optimizer step writes into the parameters
         attn.k_proj.weight.mul_(1.5)
         mlp.up_proj.weight.add_(0.05)
         full = model(ids[None])[0, -1]
     after = D.prefill(model, ids, slot=0, start_pos=0)
     assert (after - full).abs().max().item() <= 1e-5  # the fused weights saw the update
+    assert D.packed_weights(model) is not packed  # and the packed copies were rebuilt from them
     assert (after - before).abs().max().item() > 1e-2  # and the update changed the logits
     D.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
     assert attn.k_proj.weight.data_ptr() == attn.qkv_weight[attn.q_proj.weight.shape[0]].data_ptr()
