@@ -54,7 +54,7 @@ class PolicyConfig:
     engine: Literal["auto", "torch", "vllm"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
-    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off)
+    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
     vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
     vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)

@@ -8,6 +8,8 @@ is the speed of the weight matmuls at a handful of rows: `_linear` picks the fas
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 import torch.nn.functional as F
 
@@ -50,7 +52,7 @@ def fuse_projections(model: Transformer) -> None:
                 lin.weight.data = fused[row:row + n]
                 row += n
             setattr(owner, name, fused)
-            model.__dict__.pop("_decode_packed", None)  # packed copies of the old tensors are stale
+            forget_packed(model)  # packed copies of the old tensors are stale
 
 
 def _aliased(fused: torch.Tensor, linears) -> bool:
@@ -71,26 +73,34 @@ def _rms(norm: RMSNorm, x: torch.Tensor) -> torch.Tensor:
     return norm(x)
 
 
-PACK_ROWS = 16  # oneDNN's batch-size hint for the packed layout (the decode step's usual row count, with drafts)
+PACK_ROWS = 16  # oneDNN's batch-size hint for the packed layout (measured best of 8 and 16 at 1..16 rows)
+_PACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (key, {id(weight): packed copy})
 
 
 def packed_weights(model: Transformer) -> dict[int, torch.Tensor] | None:
     """oneDNN-packed copies of the decode-step weights (q/k/v, o, gate/up, down, lm_head), keyed by id() of the
     weight, for `_linear` on CPU in fp32; None on other devices or dtypes, or without oneDNN. Built on first use
-    and rebuilt whenever a parameter changed in place since (Tensor._version: TorchEngine.load_weights, an
-    optimizer step), so they are never stale. Costs one more copy of those weights (540 MB for SmolLM2-135M)
-    and ~0.2 s per rebuild."""
+    and rebuilt when a parameter was written in place (its Tensor._version: `copy_` in TorchEngine.load_weights,
+    an optimizer step) or replaced (its data_ptr: `.to()`, re-fusing). Writes that bypass both, `p.data.copy_(t)`,
+    are not seen: call `forget_packed(model)` after them. Held outside the model (no state-dict, deepcopy or
+    pickle effects). Costs one more copy of those weights (540 MB for SmolLM2-135M) and ~0.2 s per rebuild."""
     head = model.lm_head.weight
     if head.device.type != "cpu" or head.dtype != torch.float32 or not torch.backends.mkldnn.is_available():
+        forget_packed(model)
         return None
-    version = tuple(p._version for p in model.parameters())
-    cached = getattr(model, "_decode_packed", None)
-    if cached is None or cached[0] != version:
+    key = tuple((p.data_ptr(), p._version) for p in model.parameters())
+    cached = _PACKED.get(model)
+    if cached is None or cached[0] != key:
+        forget_packed(model)  # free the old copies before building new ones
         ws = [head] + [w for b in model.model.layers for w in (b.self_attn.qkv_weight, b.self_attn.o_proj.weight,
                                                                b.mlp.gate_up_weight, b.mlp.down_proj.weight)]
-        cached = model._decode_packed = (version, {id(w): torch.ops.mkldnn._reorder_linear_weight(w, PACK_ROWS)
-                                                   for w in ws})
+        cached = _PACKED[model] = (key, {id(w): torch.ops.mkldnn._reorder_linear_weight(w, PACK_ROWS) for w in ws})
     return cached[1]
+
+
+def forget_packed(model: Transformer) -> None:
+    """Drop the model's packed weight copies (the next decode call packs the current weights again)."""
+    _PACKED.pop(model, None)
 
 
 def _linear(x: torch.Tensor, w: torch.Tensor, packed: dict[int, torch.Tensor] | None = None) -> torch.Tensor:

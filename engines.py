@@ -226,15 +226,15 @@ class TorchEngine(Engine):
     (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
     another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
     episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
-    are read from the cache as views. A sequence decoding alone feeds a prompt-lookup draft with its newest
-    token while at most speculate_max_batch sequences run (`_step`, speculation.py; 0 turns it off): the same
-    tokens in fewer steps.
+    are read from the cache as views. While at most speculate_max_batch sequences run, each step also feeds a
+    prompt-lookup draft per sequence (`_step`, speculation.py; 0 turns it off): the tokens of plain decoding
+    (up to the rounding of the model's dtype) in fewer steps. Measured on CPU only (bench_generate.py).
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
 
     Model calls run in a worker thread (torch releases the GIL) so the event loop keeps serving containers.
-    The KV cache lives on the model (model.setup_cache), so use one TorchEngine per model at a time.
+    The KV cache lives on the model (decode.setup_cache), so use one TorchEngine per model at a time.
     """
 
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
@@ -343,8 +343,9 @@ class TorchEngine(Engine):
         feeds its newest token twice and ignores the second column). The next token is sampled from the first
         logits with the request's next uniform, exactly as without a draft; only if it equals the draft, and the
         sequence goes on, is the token after it sampled from the second logits too. So tokens and log-probs are
-        those of plain decoding (up to fp32 rounding of the logits) in fewer steps; on CPU a two-token step costs
-        1.0-1.2x a one-token step at 1-4 rows (decode._linear), less than the ~30-40% of drafts kept."""
+        those of plain decoding in fewer steps, up to rounding (the two-token step adds in another order: fp32
+        ~1e-5, bf16 more); on CPU fp32 a two-token step costs 1.0-1.2x a one-token step at 1-4 rows
+        (decode._linear), less than the 30-40% of drafts kept."""
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         newest = [r.tokens[-1] for r in reqs]
         positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # the draft's p + 1 < max_seq_len: unfinished

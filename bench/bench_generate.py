@@ -2,7 +2,8 @@
 
 Both decode greedily exactly `--new-tokens` tokens for each of the 8 chat prompts below (stop tokens disabled
 so every sequence runs the full length), B at a time: batch 1 is 8 generations one after another, batch 8 one
-generation of 8. Throughput = 8 * new_tokens / wall seconds, prefill included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
+generation of 8. TorchEngine is one engine for the 8 (as it serves a rollout: a later request reuses the K/V of
+the shared 113-token system prompt; inside a batch, requests share it too); HF generate has no such cache. Throughput = 8 * new_tokens / wall seconds, prefill included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
 dynamic KV cache, loaded from the same HF folder in fp32.
 
 Method that holds on a shared machine: for each batch size the baseline (A) and TorchEngine (B) run
@@ -60,27 +61,29 @@ def prompts_for(tok, n: int) -> list[list[int]]:
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(n)]
 
 
-def in_batches(run, prompts: list[list[int]], batch: int):
-    """run(prompts[i:i + batch], ...) for consecutive batches: (summed seconds, summed CPU seconds, tokens, extra)."""
-    parts = [run(prompts[i:i + batch]) for i in range(0, len(prompts), batch)]
-    return (sum(p[0] for p in parts), sum(p[1] for p in parts), [t for p in parts for t in p[2]],
-            [p[3] for p in parts if len(p) > 3])
-
-
-def bench_engine(m, tok, prompts, new_tokens: int, speculate: bool = True) -> tuple[float, float, list[list[int]], str]:
-    max_len = max(map(len, prompts)) + new_tokens + 1
-    eng = E.TorchEngine(m, tok, max_batch=len(prompts), max_seq_len=max_len, stop_ids=set(),
-                      speculate_max_batch=4 if speculate else 0)
+def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True):
+    """One TorchEngine(max_batch=batch) decoding `prompts` `batch` at a time, as an engine serves consecutive
+    requests (a later request reuses the cached K/V of the shared system prompt; HF generate recomputes it).
+    Returns (wall seconds, CPU seconds, token ids per prompt, (drafts kept, drafts fed))."""
+    eng = E.TorchEngine(m, tok, max_batch=batch, max_seq_len=max(map(len, prompts)) + new_tokens + 1, stop_ids=set(),
+                        speculate_max_batch=4 if speculate else 0)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
-        t0, c0 = time.perf_counter(), time.process_time()
-        outs = await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
+        t0, c0, outs = time.perf_counter(), time.process_time(), []
+        for i in range(0, len(prompts), batch):
+            outs += await asyncio.gather(*(eng.generate(p, sp) for p in prompts[i:i + batch]))
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         await eng.aclose()
         return dt, cpu, [o.token_ids for o in outs], (eng.accepted_drafts, eng.drafted_tokens)
 
     return asyncio.run(go())
+
+
+def bench_hf_batches(hf, tok, prompts, batch: int, new_tokens: int):
+    """bench_hf on consecutive batches of `batch` prompts: (summed wall seconds, summed CPU seconds, token ids)."""
+    parts = [bench_hf(hf, tok, prompts[i:i + batch], new_tokens) for i in range(0, len(prompts), batch)]
+    return sum(p[0] for p in parts), sum(p[1] for p in parts), [t for p in parts for t in p[2]]
 
 
 @torch.no_grad()
@@ -191,7 +194,7 @@ def main() -> None:
     hf = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
     print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, "
           f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
-    bench_engine(ours, tok, prompts_for(tok, 2), 4)  # warm-up both
+    bench_engine(ours, tok, prompts_for(tok, 2), 2, 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
     if args.batches:
         print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
@@ -203,16 +206,16 @@ def main() -> None:
         load0 = os.getloadavg()[0]
         t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
         for _ in range(args.pairs):
-            dt_hf, cpu_hf, toks_hf, _ = in_batches(lambda ps: bench_hf(hf, tok, ps, args.new_tokens), prompts, b)
-            dt_ours, cpu_ours, toks_ours, drafts = in_batches(
-                lambda ps: bench_engine(ours, tok, ps, args.new_tokens, not args.no_speculate), prompts, b)
+            dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
+            dt_ours, cpu_ours, toks_ours, drafts = bench_engine(ours, tok, prompts, b, args.new_tokens,
+                                                                not args.no_speculate)
             t_hf.append(dt_hf)
             t_ours.append(dt_ours)
             ratios.append(dt_hf / dt_ours)
             cpu_ratios.append(cpu_hf / cpu_ours)
         same = sum(a == h for a, h in zip(toks_ours, toks_hf))
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
-        drafts = f"{sum(k for k, _ in drafts)}/{sum(f for _, f in drafts)}"
+        drafts = f"{drafts[0]}/{drafts[1]}"
         print(f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
               f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
               f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "

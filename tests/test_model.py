@@ -1,6 +1,7 @@
 """model.py against transformers (the reference implementation) on tiny real models and the real
 embedded SmolLM2-135M-Instruct imported from its GGUF."""
 
+import copy
 import json
 import os
 import socket
@@ -351,10 +352,13 @@ def test_fused_projections_follow_parameter_updates(tmp_path, family):
     with torch.no_grad():  # as TorchEngine.load_weights or an optimizer step writes into the parameters
         attn.k_proj.weight.mul_(1.5)
         mlp.up_proj.weight.add_(0.05)
+        attn.o_proj.weight.mul_(1.1)  # o_proj, down_proj and lm_head are packed as they are, not fused
+        model.lm_head.weight.add_(0.01)
         full = model(ids[None])[0, -1]
     after = D.prefill(model, ids, slot=0, start_pos=0)
     assert (after - full).abs().max().item() <= 1e-5  # the fused weights saw the update
     assert D.packed_weights(model) is not packed  # and the packed copies were rebuilt from them
+    assert copy.deepcopy(model).lm_head.weight.shape == model.lm_head.weight.shape  # they live outside the model
     assert (after - before).abs().max().item() > 1e-2  # and the update changed the logits
     D.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
     assert attn.k_proj.weight.data_ptr() == attn.qkv_weight[attn.q_proj.weight.shape[0]].data_ptr()

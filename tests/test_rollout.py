@@ -338,12 +338,14 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
         slot, cached = eng._pick_slot(turn2)
         reused = await eng.generate(turn2, sp)
         await eng.aclose()
+        kept = eng.accepted_drafts
         fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
         fresh = await fresh_eng.generate(turn2, sp)
         await fresh_eng.aclose()
-        return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh
+        return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh, kept
 
-    expected_cached, cached, reused, fresh = asyncio.run(go())
+    expected_cached, cached, reused, fresh, kept = asyncio.run(go())
+    assert kept > 0  # drafts were kept in both turns' decoding: the slot's token list must still match its K/V
     assert cached == expected_cached  # prompt + all generated tokens but the last (never fed back) are reused
     assert reused.token_ids == fresh.token_ids
     assert max(abs(x - y) for x, y in zip(reused.logprobs, fresh.logprobs)) < 1e-4
@@ -429,7 +431,7 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
     assert [len(c.token_ids) for c in spec] == [16, 16, 9]
 
 
-def test_torch_engine_speculation_stops_exactly_at_max_tokens_and_stop_check(tok, smol):
+def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_check(tok, smol):
     _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
     async def go():
@@ -437,17 +439,22 @@ def test_torch_engine_speculation_stops_exactly_at_max_tokens_and_stop_check(tok
         full = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=16))
         kept = _drafts(prompt, full.token_ids, 16)[0]
         cut = {}
-        for i in kept[:3]:  # the draft is the last token wanted: the token after it must not be sampled
+        for i in kept[:3]:  # token i is an accepted draft: the token after it must not be sampled
+            # max_tokens = i + 1: no draft is fed for the last allowed token
             cut[i, "length"] = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=i + 1))
             cut[i, "stop"] = await eng.generate(prompt, E.SamplingParams(
                 temperature=0.0, max_tokens=16, stop_check=lambda ids, n=i + 1: len(ids) >= n))
         await eng.aclose()
+        first = next(i for i in kept if full.token_ids[i] not in full.token_ids[:i])  # a new token, kept as a draft
+        stopping = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids={full.token_ids[first]})
+        cut[first, "stop id"] = await stopping.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=16))
+        await stopping.aclose()
         return full, kept, cut
 
     full, kept, cut = asyncio.run(go())
-    assert len(kept) >= 3
+    assert len(kept) >= 3 and len(cut) == 7
     for (i, reason), c in cut.items():
-        assert (c.token_ids, c.finish_reason, len(c.logprobs)) == (full.token_ids[:i + 1], reason, i + 1)
+        assert (c.token_ids, c.finish_reason, len(c.logprobs)) == (full.token_ids[:i + 1], reason.split()[0], i + 1)
 
 
 def test_prompt_lookup_drafts_the_follower_of_the_longest_latest_suffix():
