@@ -1,7 +1,7 @@
 """TorchEngine decoding throughput vs transformers' `generate`, same model, same prompts, same process.
 
-Both decode greedily exactly `--new-tokens` tokens for each of the 8 chat prompts below (stop tokens disabled
-so every sequence runs the full length), B at a time: batch 1 is 8 generations one after another, batch 8 one
+Both decode greedily exactly `--new-tokens` tokens for each of the 8 chat prompts below (no stop token on either
+side, and nothing forbidden: every sequence runs the full length), B at a time: batch 1 is 8 generations one after another, batch 8 one
 generation of 8. TorchEngine is one engine for the 8 (as it serves a rollout: a later request reuses the K/V of
 the shared 113-token system prompt; inside a batch, requests share it too); HF generate has no such cache. Throughput = 8 * new_tokens / wall seconds, prefill included for both. Baseline: transformers' LlamaForCausalLM.generate with left padding and its default
 dynamic KV cache, loaded from the same HF folder in fp32.
@@ -93,8 +93,7 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
     ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
     t0, c0 = time.perf_counter(), time.process_time()
-    out = hf.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                      do_sample=False, pad_token_id=pad)
+    out = hf.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, do_sample=False, pad_token_id=pad)
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     return dt, cpu, out[:, width:].tolist()
 
@@ -192,6 +191,9 @@ def main() -> None:
     tok = weights.load_tokenizer(path)
     ours = weights.load_hf(path)
     hf = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
+    # No stop token on either side (TorchEngine: stop_ids=set()). min_new_tokens would instead forbid <|im_end|>
+    # (HF's min-length logits processor), so HF's tokens after a reply's end would not be the model's greedy ones.
+    hf.generation_config.eos_token_id = None
     print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, "
           f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
     bench_engine(ours, tok, prompts_for(tok, 2), 2, 4)  # warm-up both
