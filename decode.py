@@ -51,8 +51,7 @@ def fuse_projections(model: Transformer) -> None:
                 n = lin.weight.shape[0]
                 lin.weight.data = fused[row:row + n]
                 row += n
-            setattr(owner, name, fused)
-            forget_packed(model)  # packed copies of the old tensors are stale
+            setattr(owner, name, fused)  # the parameters' new data_ptrs make packed_weights pack again
 
 
 def _aliased(fused: torch.Tensor, linears) -> bool:
@@ -121,7 +120,7 @@ def _linear(x: torch.Tensor, w: torch.Tensor, packed: dict[int, torch.Tensor] | 
     pw = packed.get(id(w)) if packed is not None and n >= 3 else None
     if pw is not None:
         out = torch.ops.mkldnn._linear_pointwise(rows, pw, None, "none", [], "")
-    elif n <= 2 or n <= (8 if w.shape[0] >= 8192 else 5):
+    elif n <= (8 if w.shape[0] >= 8192 else 5):
         out = (w @ (rows.repeat(2, 1) if n == 1 else rows).t()).t()[:n].contiguous()  # a stride-0 expand is slow
     else:
         return F.linear(x, w)

@@ -349,8 +349,9 @@ class TorchEngine(Engine):
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         newest = [r.tokens[-1] for r in reqs]
         positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # the draft's p + 1 < max_seq_len: unfinished
-        drafts = [r.lookup.draft(r.prompt, r.tokens) if len(reqs) <= self.speculate_max_batch
-                  and len(r.tokens) < r.sampling.max_tokens - 1 else None for r in reqs]
+        speculate = len(reqs) <= self.speculate_max_batch
+        drafts = [r.lookup.draft(r.prompt, r.tokens) if speculate and len(r.tokens) < r.sampling.max_tokens - 1
+                  else None for r in reqs]
         slots = [r.slot for r in reqs]
         if all(d is None for d in drafts):
             logits = decode.decode_one_token(self.model, torch.tensor(newest, device=self.device), slots,
