@@ -55,6 +55,7 @@ class PolicyConfig:
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
     engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)
+    engine_speculate_tokens: int = 5  # torch engine: most draft tokens fed per sequence and step (fewer at 2+ sequences)
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
     vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
     vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
@@ -299,6 +300,7 @@ def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
     need(p.engine_speculate_max_batch >= 0, "policy.engine_speculate_max_batch", p.engine_speculate_max_batch, "must be >= 0")
+    need(p.engine_speculate_tokens >= 1, "policy.engine_speculate_tokens", p.engine_speculate_tokens, "must be >= 1")
     need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
          p.vllm_gpu_memory_utilization, "must be in (0, 1]")
     need(p.vllm_tensor_parallel_size >= 1, "policy.vllm_tensor_parallel_size", p.vllm_tensor_parallel_size, "must be >= 1")

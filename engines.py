@@ -24,7 +24,7 @@ import torch
 import decode
 import weights
 from configs import ConfigError, PolicyConfig
-from speculation import PromptLookup
+from speculation import NgramIndex, PromptLookup
 
 try:  # GPU-only engine
     import vllm
@@ -226,9 +226,11 @@ class TorchEngine(Engine):
     (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
     another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
     episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
-    are read from the cache as views. While at most speculate_max_batch sequences run, each step also feeds a
-    prompt-lookup draft per sequence (`_step`, speculation.py; 0 turns it off): the tokens of plain decoding
-    (up to the rounding of the model's dtype) in fewer steps. Measured on CPU only (bench_generate.py).
+    are read from the cache as views. While at most speculate_max_batch sequences run, each step also feeds up
+    to speculate_tokens prompt-lookup draft tokens per sequence (`_step`, speculation.py; speculate_max_batch 0
+    turns it off): the tokens of plain decoding (up to the rounding of the model's dtype) in fewer steps.
+    Measured on CPU only (bench_generate.py). Raises ValueError for speculate_max_batch < 0 or
+    speculate_tokens < 1.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -237,11 +239,18 @@ class TorchEngine(Engine):
     The KV cache lives on the model (decode.setup_cache), so use one TorchEngine per model at a time.
     """
 
+    DRAFT_ROWS = 6  # fed rows (sequences x (1 + draft tokens)) a speculating step may use
+    REPLIES_INDEXED = 1 << 15  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
+
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
-                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4):
+                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4, speculate_tokens: int = 5):
         self.model = model.eval()
         self.device = next(model.parameters()).device
+        if speculate_max_batch < 0 or speculate_tokens < 1:
+            raise ValueError(f"TorchEngine: speculate_max_batch={speculate_max_batch} must be >= 0 and "
+                             f"speculate_tokens={speculate_tokens} >= 1")
         self.max_batch, self.max_seq_len, self.speculate_max_batch = max_batch, max_seq_len, speculate_max_batch
+        self.speculate_tokens = speculate_tokens
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
         decode.setup_cache(self.model, max_batch, max_seq_len)
         self._rng = random.Random(seed)
@@ -252,7 +261,8 @@ class TorchEngine(Engine):
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
-        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup drafts fed / kept (_step)
+        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup draft tokens fed / kept (_step)
+        self._replies = NgramIndex()  # the finished replies' tokens, a second source of drafts (_draft)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -338,39 +348,53 @@ class TorchEngine(Engine):
 
     @torch.no_grad()
     def _step(self) -> None:
-        """One decode step for every running sequence. While at most speculate_max_batch run, each also feeds a
-        prompt-lookup draft (speculation.py): [newest token, draft] at positions p, p + 1 (a row without a draft
-        feeds its newest token twice and ignores the second column). The next token is sampled from the first
-        logits with the request's next uniform, exactly as without a draft; only if it equals the draft, and the
-        sequence goes on, is the token after it sampled from the second logits too. So tokens and log-probs are
-        those of plain decoding in fewer steps, up to rounding (the two-token step adds in another order: fp32
-        ~1e-5, bf16 more); on CPU fp32 a two-token step costs 1.0-1.2x a one-token step at 1-4 rows
-        (decode._linear), less than the 30-40% of drafts kept."""
+        """One decode step for every running sequence, each feeding [newest token, d1 .. dk] at positions p .. p + k:
+        its draft tokens (`_drafts`), padded with the newest token (their K/V are overwritten later). The next token
+        is sampled from the first logits with the request's next uniform, as without drafts; only while it equals
+        the draft at its place, and the sequence goes on, is the token after it sampled from the next column: the
+        tokens and log-probs of plain decoding in fewer steps, up to rounding (fp32 ~1e-5, bf16 more). On CPU fp32
+        a step over up to DRAFT_ROWS fed rows costs 1.0-1.15x a step over one (decode._linear)."""
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         newest = [r.tokens[-1] for r in reqs]
-        positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # the draft's p + 1 < max_seq_len: unfinished
-        speculate = len(reqs) <= self.speculate_max_batch
-        drafts = [r.lookup.draft(r.prompt, r.tokens) if speculate and len(r.tokens) < r.sampling.max_tokens - 1
-                  else None for r in reqs]
+        positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # < max_seq_len - 1: unfinished
+        drafts = self._drafts(reqs)
+        width = min(max(map(len, drafts)), self.max_seq_len - 1 - max(positions))  # every fed position fits
+        drafts = [d[:width] for d in drafts]
         slots = [r.slot for r in reqs]
-        if all(d is None for d in drafts):
+        if width <= 0:
             logits = decode.decode_one_token(self.model, torch.tensor(newest, device=self.device), slots,
                                              torch.tensor(positions, device=self.device))[:, None]
         else:
-            fed = torch.tensor([[t, t if d is None else d] for t, d in zip(newest, drafts)], device=self.device)
-            logits = decode.decode_tokens(self.model, fed, slots,
-                                          torch.tensor([[p, p + 1] for p in positions], device=self.device))
+            fed = [[t, *d] + [t] * (width - len(d)) for t, d in zip(newest, drafts)]
+            fed_positions = [range(p, p + width + 1) for p in positions]
+            logits = decode.decode_tokens(self.model, torch.tensor(fed, device=self.device), slots,
+                                          torch.tensor(fed_positions, device=self.device))
         for r, t in zip(reqs, newest):  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(t)
         self._sample(logits[:, 0], reqs)
-        kept = [i for i, (r, d) in enumerate(zip(reqs, drafts))
-                if d is not None and r.tokens[-1] == d and self._finish_reason(r) is None and not r.future.done()]
-        self.drafted_tokens += sum(d is not None for d in drafts)
-        self.accepted_drafts += len(kept)
-        if kept:
-            for i in kept:  # the draft's K/V, written above, is now the slot's
-                self._slot_tokens[reqs[i].slot].append(drafts[i])
-            self._sample(logits[kept, 1], [reqs[i] for i in kept])
+        self.drafted_tokens += sum(map(len, drafts))
+        rows = range(len(reqs))
+        for col in range(max(0, width)):
+            rows = [i for i in rows if col < len(drafts[i]) and reqs[i].tokens[-1] == drafts[i][col]
+                    and self._finish_reason(reqs[i]) is None and not reqs[i].future.done()]
+            if not rows:
+                break
+            self.accepted_drafts += len(rows)
+            for i in rows:  # the draft's K/V, written above, is now the slot's
+                self._slot_tokens[reqs[i].slot].append(drafts[i][col])
+            self._sample(logits[rows, col + 1], [reqs[i] for i in rows])
+
+    def _drafts(self, reqs: list[_Request]) -> list[list[int]]:
+        """Draft tokens per request: none above speculate_max_batch running, else up to speculate_tokens within
+        DRAFT_ROWS fed rows (at least 1), short of max_tokens; prompt lookup on the request's own context, else
+        on the replies this engine finished (speculation.py)."""
+        k = min(self.speculate_tokens, max(1, self.DRAFT_ROWS // len(reqs) - 1))
+        drafts = []
+        for r in reqs:
+            n = min(k, r.sampling.max_tokens - len(r.tokens) - 1) if len(reqs) <= self.speculate_max_batch else 0
+            own = r.lookup.draft(r.prompt, r.tokens, n) if n > 0 else []
+            drafts.append(own or (self._replies.propose(r.lookup.context, n) if n > 0 else []))
+        return drafts
 
     def _sample(self, logits: torch.Tensor, reqs: list[_Request]) -> None:
         dev = logits.device
@@ -409,6 +433,9 @@ class TorchEngine(Engine):
             reason = self._finish_reason(r)
             if reason:
                 r.future.set_result(Completion(r.tokens, r.logprobs, reason))
+                if len(self._replies.context) + len(r.tokens) > self.REPLIES_INDEXED:
+                    self._replies = NgramIndex()  # bounded memory: start over
+                self._replies.extend(r.tokens)
                 self._release(slot)
 
     def _release(self, slot: int) -> None:
@@ -776,4 +803,5 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
                           device=device, tp_group=tp_group)
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
     return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
-                       seed=seed, speculate_max_batch=policy.engine_speculate_max_batch)
+                       seed=seed, speculate_max_batch=policy.engine_speculate_max_batch,
+                       speculate_tokens=policy.engine_speculate_tokens)

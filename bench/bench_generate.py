@@ -15,10 +15,11 @@ its cores, wall time is mostly waiting for a turn on a core, and CPU time is the
 Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
-                                   [--no-speculate] [--linear] [--compile-step]
+                                   [--no-speculate] [--draft-tokens 5] [--linear] [--compile-step]
 
-TorchEngine runs as train.py builds it: while at most 4 sequences decode, each feeds a prompt-lookup draft token
-(speculation.py); the table's last column is drafts kept / drafts fed. --no-speculate turns that off.
+TorchEngine runs as train.py builds it: while at most 4 sequences decode, each feeds up to --draft-tokens (5)
+n-gram draft tokens, within 6 fed rows per step (speculation.py); the table's last column is draft tokens kept /
+fed. --no-speculate turns that off.
 
 --linear: the KV-cache decode step (decode_one_token) with decode._linear's few-row routing against plain
 F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
@@ -61,12 +62,12 @@ def prompts_for(tok, n: int) -> list[list[int]]:
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(n)]
 
 
-def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True):
+def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True, draft_tokens: int = 5):
     """One TorchEngine(max_batch=batch) decoding `prompts` `batch` at a time, as an engine serves consecutive
     requests (a later request reuses the cached K/V of the shared system prompt; HF generate recomputes it).
     Returns (wall seconds, CPU seconds, token ids per prompt, (drafts kept, drafts fed))."""
     eng = E.TorchEngine(m, tok, max_batch=batch, max_seq_len=max(map(len, prompts)) + new_tokens + 1, stop_ids=set(),
-                        speculate_max_batch=4 if speculate else 0)
+                        speculate_max_batch=4 if speculate else 0, speculate_tokens=draft_tokens)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
@@ -179,6 +180,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
     ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
+    ap.add_argument("--draft-tokens", type=int, default=5, help="TorchEngine speculate_tokens: most draft tokens per sequence and step")
     ap.add_argument("--linear", action="store_true", help="also time the decode step with and without decode._linear")
     ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
@@ -210,7 +212,7 @@ def main() -> None:
         for _ in range(args.pairs):
             dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
             dt_ours, cpu_ours, toks_ours, drafts = bench_engine(ours, tok, prompts, b, args.new_tokens,
-                                                                not args.no_speculate)
+                                                                not args.no_speculate, args.draft_tokens)
             t_hf.append(dt_hf)
             t_ours.append(dt_ours)
             ratios.append(dt_hf / dt_ours)

@@ -25,7 +25,7 @@ import rollout as R
 import weights
 from configs import RolloutConfig
 from openai_engine import OpenAIEngine
-from speculation import PromptLookup
+from speculation import NgramIndex, PromptLookup
 from tasks import load_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -371,18 +371,22 @@ def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(t
         assert max(abs(x - y) for x, y in zip(c.logprobs, ref.logprobs)) < 1e-4
 
 
-def _drafts(prompt, tokens, max_tokens):
-    """(indices i of `tokens` that TorchEngine alone decodes as an accepted prompt-lookup draft, so i + 1 comes
-    from the same step; number of drafts fed): TorchEngine._step replayed on known tokens."""
-    lookup, i, accepted, fed = PromptLookup(), 1, [], 0
+def _drafts(prompt, tokens, max_tokens, k=5, replies=()):
+    """(indices i of `tokens` that TorchEngine alone (one sequence, speculate_tokens k) decodes as accepted draft
+    tokens, so i + 1 comes from the same step; number of draft tokens fed): TorchEngine._step replayed on known
+    tokens, with the replies the engine finished before (`replies`, oldest first) as the second draft source."""
+    lookup, index, i, accepted, fed = PromptLookup(), NgramIndex(), 1, [], 0
+    for reply in replies:
+        index.extend(reply)
     while i < len(tokens):
-        draft = lookup.draft(prompt, tokens[:i]) if i < max_tokens - 1 else None
-        fed += draft is not None
-        if draft == tokens[i]:
-            accepted.append(i)
-            i += 2
-        else:
-            i += 1
+        n = min(k, max_tokens - i - 1)
+        draft = (lookup.draft(prompt, tokens[:i], n) or index.propose(lookup.context, n)) if n >= 1 else []
+        fed += len(draft)
+        n = 0
+        while n < len(draft) and draft[n] == tokens[i + n]:
+            n += 1
+        accepted += range(i, i + n)
+        i += 1 + n
     return accepted, fed
 
 
@@ -404,9 +408,12 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
     for a, b in zip(plain, spec):
         assert (b.token_ids, b.finish_reason) == (a.token_ids, "length") and len(a.token_ids) == 24
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
-    # every draft kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences
-    (kept, fed), (kept2, fed2) = (_drafts(prompt, c.token_ids, 24) for c in plain)
+    # every draft token kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences;
+    # the sampled reply also draws drafts from the greedy one, finished before it
+    kept, fed = _drafts(prompt, plain[0].token_ids, 24)
+    kept2, fed2 = _drafts(prompt, plain[1].token_ids, 24, replies=[plain[0].token_ids])
     assert len(kept) >= 8 and (eng1.accepted_drafts, eng1.drafted_tokens) == (len(kept) + len(kept2), fed + fed2)
+    assert any(j == i + 1 for i, j in zip(kept, kept[1:]))  # two draft tokens kept in one step: a chain
 
 
 def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
@@ -457,16 +464,53 @@ def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_
         assert (c.token_ids, c.finish_reason, len(c.logprobs)) == (full.token_ids[:i + 1], reason.split()[0], i + 1)
 
 
-def test_prompt_lookup_drafts_the_follower_of_the_longest_latest_suffix():
-    assert PromptLookup(max_n=3).draft([5], []) is None  # nothing before the suffix
+def test_torch_engine_speculation_near_max_seq_len_and_the_bounded_replies_index(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    sp = E.SamplingParams(temperature=0.0, max_tokens=64)
+
+    async def go(speculate_max_batch):  # the cache ends 12 tokens after the prompt: drafts must not pass it
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=len(prompt) + 12, stop_ids=set(),
+                            speculate_max_batch=speculate_max_batch)
+        eng.REPLIES_INDEXED = 20
+        outs = [await eng.generate(prompt, sp) for _ in range(3)]
+        await eng.aclose()
+        return outs, eng
+
+    plain, _ = asyncio.run(go(0))
+    spec, eng = asyncio.run(go(1))
+    for a, b in zip(plain, spec):
+        assert (b.token_ids, b.finish_reason) == (a.token_ids, "length") and len(a.token_ids) == 12
+    assert eng.accepted_drafts > 0
+    assert eng._replies.context == spec[2].token_ids  # 12 + 12 > 20 tokens: the index restarted with the last reply
+    with pytest.raises(ValueError, match="speculate_tokens=0"):
+        E.TorchEngine(smol, tok, max_batch=1, max_seq_len=64, speculate_tokens=0)
+
+
+def test_prompt_lookup_drafts_the_followers_of_the_longest_latest_suffix():
+    assert PromptLookup(max_n=3).draft([5], []) == []  # nothing before the suffix
     lookup, prompt = PromptLookup(max_n=3), [1, 2, 3, 9, 2, 4, 8]
-    assert lookup.draft(prompt, [1, 2]) == 3  # 2-gram (1, 2) -> 3 beats the later 1-gram (2,) -> 4
-    assert lookup.draft(prompt, [1, 2, 4, 1, 2]) == 4  # (1, 2) was last followed by 4
-    assert lookup.draft(prompt, [1, 2, 4, 1, 2, 7]) is None  # 7 never occurred before
+    assert lookup.draft(prompt, [1, 2]) == [3]  # 2-gram (1, 2) -> 3 beats the later 1-gram (2,) -> 4
+    assert lookup.draft(prompt, [1, 2], k=4) == [3, 9, 2, 4]  # the tokens after that occurrence
+    assert lookup.draft(prompt, [1, 2, 4, 1, 2], k=4) == [4, 1, 2]  # (1, 2) was last followed by 4: the context ends
+    assert lookup.draft(prompt, [1, 2, 4, 1, 2, 7], k=2) == []  # 7 never occurred before
     with pytest.raises(ValueError, match="context shrank from 13 to 8 tokens"):
         lookup.draft(prompt, [1])
     with pytest.raises(ValueError, match="max_n=0"):
         PromptLookup(max_n=0)
+    with pytest.raises(ValueError, match="k=0"):
+        PromptLookup().draft(prompt, [], k=0)
+
+
+def test_ngram_index_proposes_from_other_texts():
+    index = NgramIndex(max_n=2)
+    index.extend([7, 8, 9])
+    index.extend([5, 8, 6, 1])  # the latest 8 is followed by 6
+    assert index.context == [7, 8, 9, 5, 8, 6, 1]
+    assert index.propose([3, 7, 8], k=3) == [9, 5, 8]  # 2-gram (7, 8) beats the 1-gram (8,)
+    assert index.propose([4, 8], k=3) == [6, 1]
+    assert index.propose([4], k=3) == []
+    with pytest.raises(ValueError, match="k=-1"):
+        index.propose([8], k=-1)
 
 
 def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_truncation():
