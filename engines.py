@@ -89,33 +89,31 @@ def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.
     greedy = temperature <= 0
     t = torch.where(greedy, torch.ones_like(temperature), temperature)
     logp = torch.log_softmax(logits / t[:, None], dim=-1)
-    if bool(greedy.all()):  # nothing to sample
-        tokens = logits.argmax(-1)
-        return tokens, logp.gather(1, tokens[:, None])[:, 0]
-    truncated = bool(((top_k > 0) | (top_p < 1)).any())
-    if truncated:
-        # Only the max(top_k) most likely tokens can be kept when every row has a top-k: sort just those
-        # (topk is O(V); a full sort of the vocabulary per row cost ~10% of a decode step).
-        n = min(V, int(top_k.max())) if bool((top_k > 0).all()) else V
+    tokens = logits.argmax(-1)
+    logprobs = logp.gather(1, tokens[:, None])[:, 0]
+    # Each row by its own parameters only, so a request samples the same tokens whatever it is batched with:
+    # untruncated rows invert the CDF in vocabulary order, truncated ones in sorted order.
+    cut = ~greedy & ((top_k > 0) | (top_p < 1))
+    full = ~greedy & ~cut
+    if bool(full.any()):
+        cdf = logp.exp().cumsum(-1)
+        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)[:, 0]
+        tokens = torch.where(full, choice, tokens)
+        logprobs = torch.where(full, logp.gather(1, choice[:, None])[:, 0], logprobs)
+    if bool(cut.any()):
+        # Only the max(top_k) most likely tokens can be kept when every truncated row has a top-k: sort just
+        # those (topk is O(V); a full sort of the vocabulary per row cost ~10% of a decode step).
+        n = min(V, int(top_k[cut].max())) if bool((top_k[cut] > 0).all()) else V
         sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
         probs = sorted_logp.exp()
         rank = torch.arange(n, device=logits.device)[None]
         keep = (top_k[:, None] <= 0) | (rank < top_k[:, None])
         keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
-        probs = torch.where(keep, probs, torch.zeros_like(probs))
-    else:
-        probs = logp.exp()
-    cdf = probs.cumsum(-1)
-    choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=probs.shape[1] - 1)
-    if truncated:  # log q = log p - log(kept mass), read in sorted order
-        tokens = order.gather(1, choice)[:, 0]
-        logprobs = sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log()
-    else:
-        tokens = choice[:, 0]
-        logprobs = logp.gather(1, tokens[:, None])[:, 0]
-    argmax = logits.argmax(-1)
-    tokens = torch.where(greedy, argmax, tokens)
-    logprobs = torch.where(greedy, logp.gather(1, argmax[:, None])[:, 0], logprobs)
+        cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
+        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)
+        tokens = torch.where(cut, order.gather(1, choice)[:, 0], tokens)
+        # log q = log p - log(kept mass), read in sorted order
+        logprobs = torch.where(cut, sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log(), logprobs)
     return tokens, logprobs
 
 
@@ -262,7 +260,7 @@ class TorchEngine(Engine):
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
         self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup draft tokens fed / kept (_step)
-        self._replies = NgramIndex()  # the finished replies' tokens, a second source of drafts (_draft)
+        self._replies = NgramIndex()  # the finished replies' tokens, a second source of drafts (_drafts)
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
                        messages: list[dict] | None = None) -> Completion:
@@ -358,7 +356,7 @@ class TorchEngine(Engine):
         newest = [r.tokens[-1] for r in reqs]
         positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # < max_seq_len - 1: unfinished
         drafts = self._drafts(reqs)
-        width = min(max(map(len, drafts)), self.max_seq_len - 1 - max(positions))  # every fed position fits
+        width = min(max(map(len, drafts)), self.max_seq_len - 1 - max(positions))  # padded positions fit too
         drafts = [d[:width] for d in drafts]
         slots = [r.slot for r in reqs]
         if width <= 0:
@@ -385,13 +383,15 @@ class TorchEngine(Engine):
             self._sample(logits[rows, col + 1], [reqs[i] for i in rows])
 
     def _drafts(self, reqs: list[_Request]) -> list[list[int]]:
-        """Draft tokens per request: none above speculate_max_batch running, else up to speculate_tokens within
-        DRAFT_ROWS fed rows (at least 1), short of max_tokens; prompt lookup on the request's own context, else
-        on the replies this engine finished (speculation.py)."""
+        """Draft tokens per request: none above speculate_max_batch running, else up to speculate_tokens and
+        DRAFT_ROWS // running - 1 (at least 1), and only as many as could be kept before max_tokens or max_seq_len
+        ends the sequence; prompt lookup on the request's own context, else on the replies this engine finished."""
         k = min(self.speculate_tokens, max(1, self.DRAFT_ROWS // len(reqs) - 1))
         drafts = []
         for r in reqs:
-            n = min(k, r.sampling.max_tokens - len(r.tokens) - 1) if len(reqs) <= self.speculate_max_batch else 0
+            # a draft token can only be kept if the sequence goes on after it: within max_tokens and max_seq_len
+            left = min(r.sampling.max_tokens - len(r.tokens), self.max_seq_len - len(r.prompt) - len(r.tokens)) - 1
+            n = min(k, left) if len(reqs) <= self.speculate_max_batch else 0
             own = r.lookup.draft(r.prompt, r.tokens, n) if n > 0 else []
             drafts.append(own or (self._replies.propose(r.lookup.context, n) if n > 0 else []))
         return drafts

@@ -714,7 +714,10 @@ def main(argv: list[str] | None = None) -> int:
                      "step_s": time.perf_counter() - t_step}
             log_step(run, episodes, counts, judge_metrics, metrics, times)     # 6. log
             checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)  # 7. checkpoint
-        return finish(run)
+        result = finish(run)
+        if dist.is_initialized():
+            dist.barrier()  # no rank tears gloo down while rank 0 still writes the export (an abort at exit otherwise)
+        return result
     finally:
         teardown(run)
 

@@ -387,6 +387,7 @@ FSDP_WORKER = textwrap.dedent("""
     M.apply_fsdp2(net, init_device_mesh("cpu", (world,)), activation_checkpointing=True)
     step(net, rank, world)
     weights.save_hf(net, sys.argv[3])  # gathers the DTensor shards; rank 0 writes
+    dist.barrier()  # no rank tears gloo down while rank 0 still writes (rank 1 aborted at exit otherwise)
     dist.destroy_process_group()
 """)
 

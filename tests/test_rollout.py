@@ -371,7 +371,7 @@ def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(t
         assert max(abs(x - y) for x, y in zip(c.logprobs, ref.logprobs)) < 1e-4
 
 
-def _drafts(prompt, tokens, max_tokens, k=5, replies=()):
+def _drafts(prompt, tokens, max_tokens, k=5, replies=(), max_seq_len=1 << 30):
     """(indices i of `tokens` that TorchEngine alone (one sequence, speculate_tokens k) decodes as accepted draft
     tokens, so i + 1 comes from the same step; number of draft tokens fed): TorchEngine._step replayed on known
     tokens, with the replies the engine finished before (`replies`, oldest first) as the second draft source."""
@@ -379,11 +379,11 @@ def _drafts(prompt, tokens, max_tokens, k=5, replies=()):
     for reply in replies:
         index.extend(reply)
     while i < len(tokens):
-        n = min(k, max_tokens - i - 1)
+        n = min(k, max_tokens - i - 1, max_seq_len - len(prompt) - i - 1)
         draft = (lookup.draft(prompt, tokens[:i], n) or index.propose(lookup.context, n)) if n >= 1 else []
         fed += len(draft)
         n = 0
-        while n < len(draft) and draft[n] == tokens[i + n]:
+        while n < len(draft) and i + n < len(tokens) and draft[n] == tokens[i + n]:
             n += 1
         accepted += range(i, i + n)
         i += 1 + n
@@ -408,12 +408,32 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
     for a, b in zip(plain, spec):
         assert (b.token_ids, b.finish_reason) == (a.token_ids, "length") and len(a.token_ids) == 24
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
-    # every draft token kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences;
-    # the sampled reply also draws drafts from the greedy one, finished before it
+    # every draft token kept is one decode step saved: the greedy reply copies "/app/hello.txt" and its own fences
     kept, fed = _drafts(prompt, plain[0].token_ids, 24)
     kept2, fed2 = _drafts(prompt, plain[1].token_ids, 24, replies=[plain[0].token_ids])
     assert len(kept) >= 8 and (eng1.accepted_drafts, eng1.drafted_tokens) == (len(kept) + len(kept2), fed + fed2)
     assert any(j == i + 1 for i, j in zip(kept, kept[1:]))  # two draft tokens kept in one step: a chain
+
+
+def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_none(tok, smol):
+    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("What is the capital of France?")  # "Paris" is new
+    sp = E.SamplingParams(temperature=0.0, max_tokens=24)
+
+    async def go():
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set())
+        first = await eng.generate(prompt, sp)
+        counts = eng.accepted_drafts, eng.drafted_tokens
+        second = await eng.generate(prompt, sp)  # the same reply; its new tokens occurred in the first reply
+        await eng.aclose()
+        return first, second, counts, (eng.accepted_drafts - counts[0], eng.drafted_tokens - counts[1])
+
+    first, second, counts, second_counts = asyncio.run(go())
+    assert second.token_ids == first.token_ids
+    own_only = _drafts(prompt, second.token_ids, 24)
+    with_replies = _drafts(prompt, second.token_ids, 24, replies=[first.token_ids])
+    assert counts == (len(own_only[0]), own_only[1])
+    assert second_counts == (len(with_replies[0]), with_replies[1])
+    assert len(with_replies[0]) > len(own_only[0])  # the fallback kept more draft tokens than own lookup alone
 
 
 def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
@@ -436,26 +456,30 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
         assert (b.token_ids, b.finish_reason) == (a.token_ids, "length")
         assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
     assert [len(c.token_ids) for c in spec] == [16, 16, 9]
+    # after steps with padded drafts of different lengths, each slot holds the K/V of exactly its tokens
+    assert sorted(eng._slot_tokens) == sorted(p + c.token_ids[:-1] for p, c in zip(prompts, spec))
 
 
 def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_check(tok, smol):
     _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
+    async def fresh(sp, stop_ids=frozenset()):  # an engine without earlier replies: drafts as _drafts replays them
+        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(stop_ids))
+        out = await eng.generate(prompt, sp)
+        await eng.aclose()
+        return out
+
     async def go():
-        eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set())
-        full = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=16))
+        full = await fresh(E.SamplingParams(temperature=0.0, max_tokens=16))
         kept = _drafts(prompt, full.token_ids, 16)[0]
         cut = {}
         for i in kept[:3]:  # token i is an accepted draft: the token after it must not be sampled
             # max_tokens = i + 1: no draft is fed for the last allowed token
-            cut[i, "length"] = await eng.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=i + 1))
-            cut[i, "stop"] = await eng.generate(prompt, E.SamplingParams(
+            cut[i, "length"] = await fresh(E.SamplingParams(temperature=0.0, max_tokens=i + 1))
+            cut[i, "stop"] = await fresh(E.SamplingParams(
                 temperature=0.0, max_tokens=16, stop_check=lambda ids, n=i + 1: len(ids) >= n))
-        await eng.aclose()
         first = next(i for i in kept if full.token_ids[i] not in full.token_ids[:i])  # a new token, kept as a draft
-        stopping = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids={full.token_ids[first]})
-        cut[first, "stop id"] = await stopping.generate(prompt, E.SamplingParams(temperature=0.0, max_tokens=16))
-        await stopping.aclose()
+        cut[first, "stop id"] = await fresh(E.SamplingParams(temperature=0.0, max_tokens=16), {full.token_ids[first]})
         return full, kept, cut
 
     full, kept, cut = asyncio.run(go())
@@ -471,17 +495,24 @@ def test_torch_engine_speculation_near_max_seq_len_and_the_bounded_replies_index
     async def go(speculate_max_batch):  # the cache ends 12 tokens after the prompt: drafts must not pass it
         eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=len(prompt) + 12, stop_ids=set(),
                             speculate_max_batch=speculate_max_batch)
-        eng.REPLIES_INDEXED = 20
-        outs = [await eng.generate(prompt, sp) for _ in range(3)]
+        eng.REPLIES_INDEXED = 24
+        outs, indexed = [], []
+        for _ in range(3):
+            outs.append(await eng.generate(prompt, sp))
+            indexed.append(len(eng._replies.context))
+            if len(outs) == 1:
+                first_counts = eng.accepted_drafts, eng.drafted_tokens
         await eng.aclose()
-        return outs, eng
+        return outs, first_counts, indexed
 
-    plain, _ = asyncio.run(go(0))
-    spec, eng = asyncio.run(go(1))
+    plain, _, _ = asyncio.run(go(0))
+    spec, first_counts, indexed = asyncio.run(go(1))
     for a, b in zip(plain, spec):
         assert (b.token_ids, b.finish_reason) == (a.token_ids, "length") and len(a.token_ids) == 12
-    assert eng.accepted_drafts > 0
-    assert eng._replies.context == spec[2].token_ids  # 12 + 12 > 20 tokens: the index restarted with the last reply
+    # no draft token is fed that could only be kept past the cache's end
+    kept, fed = _drafts(prompt, spec[0].token_ids, 64, max_seq_len=len(prompt) + 12)
+    assert len(kept) > 0 and first_counts == (len(kept), fed)
+    assert indexed == [12, 24, 12]  # 24 + 12 > 24 tokens: the index restarted with the third reply
     with pytest.raises(ValueError, match="speculate_tokens=0"):
         E.TorchEngine(smol, tok, max_batch=1, max_seq_len=64, speculate_tokens=0)
 
@@ -529,6 +560,18 @@ def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_tr
     tok, _ = E.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
                              torch.tensor([0.05, 0.25, 0.55, 0.95]))
     assert tok.tolist() == [0, 1, 2, 3]
+
+
+def test_sample_tokens_row_does_not_depend_on_its_batch_mates():
+    # an untruncated row draws in vocabulary order: p = [0.1, 0.2, 0.3, 0.4], u = 0.25 -> token 1; sorted
+    # order (what a truncated batch-mate used to impose on it) would give token 3 (0.4 > 0.25)
+    logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 2))
+    ones, none = torch.ones(2), torch.zeros(2, dtype=torch.long)
+    alone, lp_alone = E.sample_tokens(logits[:1], ones[:1], ones[:1], none[:1], torch.tensor([0.25]))
+    mixed, lp_mixed = E.sample_tokens(logits, ones, ones, torch.tensor([0, 2]), torch.tensor([0.25, 0.25]))
+    assert alone.tolist() == [1] and mixed.tolist() == [1, 3]  # the top-2 row: q = [4/7, 3/7] over [3, 2]
+    assert lp_mixed[0].item() == lp_alone[0].item() == pytest.approx(math.log(0.2))
+    assert lp_mixed[1].item() == pytest.approx(math.log(4 / 7))
 
 
 def test_sample_tokens_logprobs_match_sampling_frequencies_with_top_k_and_top_p():
