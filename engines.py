@@ -225,10 +225,11 @@ class TorchEngine(Engine):
     another slot (running or free) holds a longer prefix, its K/V are copied (`copy_prefix`): a GRPO group's
     episodes compute their common prompt once. Decoding steps pass the slots in order, so consecutive slots
     are read from the cache as views. While at most speculate_max_batch sequences run, each step also feeds up
-    to speculate_tokens prompt-lookup draft tokens per sequence (`_step`, speculation.py; speculate_max_batch 0
-    turns it off): the tokens of plain decoding (up to the rounding of the model's dtype) in fewer steps.
-    Measured on CPU only (bench_generate.py). Raises ValueError for speculate_max_batch < 0 or
-    speculate_tokens < 1.
+    to speculate_tokens n-gram draft tokens per sequence (`_step`, `_drafts`, speculation.py: prompt lookup in
+    the sequence's context, else in the replies this engine finished; within DRAFT_ROWS fed tokens per step, yet
+    at least 1 per sequence; speculate_max_batch 0 turns it off): the tokens of plain decoding (up to the
+    rounding of the model's dtype) in fewer steps. Measured on CPU only (bench_generate.py). Raises ValueError
+    for speculate_max_batch < 0 or speculate_tokens < 1.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -237,16 +238,17 @@ class TorchEngine(Engine):
     The KV cache lives on the model (decode.setup_cache), so use one TorchEngine per model at a time.
     """
 
-    DRAFT_ROWS = 6  # fed rows (sequences x (1 + draft tokens)) a speculating step may use
+    DRAFT_ROWS = 6  # budget of fed tokens (sequences x (1 + draft tokens)) per step, yet >= 1 draft per sequence
     REPLIES_INDEXED = 1 << 15  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
 
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
                  stop_ids: set[int] | None = None, speculate_max_batch: int = 4, speculate_tokens: int = 5):
         self.model = model.eval()
         self.device = next(model.parameters()).device
-        if speculate_max_batch < 0 or speculate_tokens < 1:
-            raise ValueError(f"TorchEngine: speculate_max_batch={speculate_max_batch} must be >= 0 and "
-                             f"speculate_tokens={speculate_tokens} >= 1")
+        if speculate_max_batch < 0:
+            raise ValueError(f"TorchEngine: speculate_max_batch={speculate_max_batch}: must be >= 0")
+        if speculate_tokens < 1:
+            raise ValueError(f"TorchEngine: speculate_tokens={speculate_tokens}: must be >= 1")
         self.max_batch, self.max_seq_len, self.speculate_max_batch = max_batch, max_seq_len, speculate_max_batch
         self.speculate_tokens = speculate_tokens
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)

@@ -174,16 +174,20 @@ def compare_compiled_step(m, pairs: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, nargs="*", default=[1, 8])
-    ap.add_argument("--new-tokens", type=int, default=32)
+    ap.add_argument("--batches", type=int, nargs="*", default=[1, 8],
+                    help="batch sizes for the table (default 1 8; none: skip the table)")
+    ap.add_argument("--new-tokens", type=int, default=32, help="greedy tokens per prompt (default 32)")
     ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
     ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
     ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
-    ap.add_argument("--draft-tokens", type=int, default=5, help="TorchEngine speculate_tokens: most draft tokens per sequence and step")
+    ap.add_argument("--draft-tokens", type=int, default=5,
+                    help="TorchEngine speculate_tokens: most draft tokens per sequence and step (default 5, >= 1)")
     ap.add_argument("--linear", action="store_true", help="also time the decode step with and without decode._linear")
     ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
+    if args.draft_tokens < 1:
+        ap.error(f"--draft-tokens {args.draft_tokens}: must be >= 1")
 
     from transformers import AutoModelForCausalLM
 

@@ -513,7 +513,7 @@ def test_torch_engine_speculation_near_max_seq_len_and_the_bounded_replies_index
     kept, fed = _drafts(prompt, spec[0].token_ids, 64, max_seq_len=len(prompt) + 12)
     assert len(kept) > 0 and first_counts == (len(kept), fed)
     assert indexed == [12, 24, 12]  # 24 + 12 > 24 tokens: the index restarted with the third reply
-    with pytest.raises(ValueError, match="speculate_tokens=0"):
+    with pytest.raises(ValueError, match="speculate_tokens=0: must be >= 1"):
         E.TorchEngine(smol, tok, max_batch=1, max_seq_len=64, speculate_tokens=0)
 
 
