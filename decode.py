@@ -1,7 +1,8 @@
 """KV-cache decoding for model.py's Transformer (gpt-fast style): the generation engine's side of the model.
 
 setup_cache gives every attention layer a preallocated KVCache; prefill writes a prompt's K/V into a cache slot;
-decode_one_token / decode_tokens step many slots at once. The step reads every weight once, so on CPU its speed
+decode_one_token / decode_tokens step many slots at once; sample_tokens draws the next token from their logits
+(the sampling convention every engine follows). The step reads every weight once, so on CPU its speed
 is the speed of the weight matmuls at a handful of rows: `_linear` picks the fastest layout per row count
 (measured in bench/bench_generate.py --linear). Training never comes here: it uses Transformer.forward.
 """
@@ -239,3 +240,50 @@ def decode_tokens(model: Transformer, tokens: torch.Tensor, slots: torch.Tensor 
     packed = packed_weights(model)
     h = _cache_hidden(model, tokens.to(device), positions, ctx, packed)
     return _linear(h, model.lm_head.weight, packed).float()
+
+
+def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.Tensor, top_k: torch.Tensor,
+                  uniforms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample one token per row by inverse-CDF with the given uniforms.
+
+    logits fp32 [B, V]; temperature fp32 [B] (0 = greedy); top_p fp32 [B]; top_k int64 [B] (0 = off);
+    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]).
+
+    The sampling distribution of a row (the convention every engine follows; vLLM's "processed_logprobs"):
+        p = softmax(logits / T);  keep the top_k most likely tokens and, in that order, each token whose
+        preceding mass is < top_p (nucleus, Holtzman et al. 2020);  q = p * keep / sum(p * keep).
+    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn from, so
+    importance ratios pi_train / pi_engine compare the same distribution (equal to the learner's
+    log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0) return the argmax
+    and log_softmax(logits)[token] (temperature 1, no truncation).
+    """
+    B, V = logits.shape
+    greedy = temperature <= 0
+    t = torch.where(greedy, torch.ones_like(temperature), temperature)
+    logp = torch.log_softmax(logits / t[:, None], dim=-1)
+    tokens = logits.argmax(-1)
+    logprobs = logp.gather(1, tokens[:, None])[:, 0]
+    # Each row by its own parameters only, so a request samples the same tokens whatever it is batched with:
+    # untruncated rows invert the CDF in vocabulary order, truncated ones in sorted order.
+    cut = ~greedy & ((top_k > 0) | (top_p < 1))
+    full = ~greedy & ~cut
+    if bool(full.any()):
+        cdf = logp.exp().cumsum(-1)
+        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)[:, 0]
+        tokens = torch.where(full, choice, tokens)
+        logprobs = torch.where(full, logp.gather(1, choice[:, None])[:, 0], logprobs)
+    if bool(cut.any()):
+        # Only the max(top_k) most likely tokens can be kept when every truncated row has a top-k: sort just
+        # those (topk is O(V); a full sort of the vocabulary per row cost ~10% of a decode step).
+        n = min(V, int(top_k[cut].max())) if bool((top_k[cut] > 0).all()) else V
+        sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
+        probs = sorted_logp.exp()
+        rank = torch.arange(n, device=logits.device)[None]
+        keep = (top_k[:, None] <= 0) | (rank < top_k[:, None])
+        keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
+        cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
+        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)
+        tokens = torch.where(cut, order.gather(1, choice)[:, 0], tokens)
+        # log q = log p - log(kept mass), read in sorted order
+        logprobs = torch.where(cut, sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log(), logprobs)
+    return tokens, logprobs

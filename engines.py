@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Literal
 import torch
 
 import decode
+from decode import sample_tokens
 import weights
 from configs import ConfigError, PolicyConfig
 from speculation import NgramIndex, PromptLookup
@@ -59,7 +60,7 @@ class SamplingParams:
 class Completion:
     """token_ids: generated ids as sampled, ending with the stop token when finish_reason == "stop".
     logprobs: per generated token, its log-prob under the distribution it was sampled from: softmax(logits / T)
-    with top-k and top-p applied and renormalised (`sample_tokens`; vLLM's processed_logprobs); for greedy
+    with top-k and top-p applied and renormalised (`decode.sample_tokens`; vLLM's processed_logprobs); for greedy
     requests (temperature 0) log_softmax(logits)[token].
     finish_reason: "stop" (a stop token, or sampling.stop_check) or "length" (max_tokens or the engine's max_seq_len).
     exact: False when the engine could not return the sampled ids (OpenAIEngine in chat mode)."""
@@ -68,53 +69,6 @@ class Completion:
     logprobs: list[float]
     finish_reason: str
     exact: bool = True
-
-
-def sample_tokens(logits: torch.Tensor, temperature: torch.Tensor, top_p: torch.Tensor, top_k: torch.Tensor,
-                  uniforms: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sample one token per row by inverse-CDF with the given uniforms.
-
-    logits fp32 [B, V]; temperature fp32 [B] (0 = greedy); top_p fp32 [B]; top_k int64 [B] (0 = off);
-    uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]).
-
-    The sampling distribution of a row (the convention every engine follows; vLLM's "processed_logprobs"):
-        p = softmax(logits / T);  keep the top_k most likely tokens and, in that order, each token whose
-        preceding mass is < top_p (nucleus, Holtzman et al. 2020);  q = p * keep / sum(p * keep).
-    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn from, so
-    importance ratios pi_train / pi_engine compare the same distribution (equal to the learner's
-    log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0) return the argmax
-    and log_softmax(logits)[token] (temperature 1, no truncation).
-    """
-    B, V = logits.shape
-    greedy = temperature <= 0
-    t = torch.where(greedy, torch.ones_like(temperature), temperature)
-    logp = torch.log_softmax(logits / t[:, None], dim=-1)
-    tokens = logits.argmax(-1)
-    logprobs = logp.gather(1, tokens[:, None])[:, 0]
-    # Each row by its own parameters only, so a request samples the same tokens whatever it is batched with:
-    # untruncated rows invert the CDF in vocabulary order, truncated ones in sorted order.
-    cut = ~greedy & ((top_k > 0) | (top_p < 1))
-    full = ~greedy & ~cut
-    if bool(full.any()):
-        cdf = logp.exp().cumsum(-1)
-        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=V - 1)[:, 0]
-        tokens = torch.where(full, choice, tokens)
-        logprobs = torch.where(full, logp.gather(1, choice[:, None])[:, 0], logprobs)
-    if bool(cut.any()):
-        # Only the max(top_k) most likely tokens can be kept when every truncated row has a top-k: sort just
-        # those (topk is O(V); a full sort of the vocabulary per row cost ~10% of a decode step).
-        n = min(V, int(top_k[cut].max())) if bool((top_k[cut] > 0).all()) else V
-        sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
-        probs = sorted_logp.exp()
-        rank = torch.arange(n, device=logits.device)[None]
-        keep = (top_k[:, None] <= 0) | (rank < top_k[:, None])
-        keep &= (probs.cumsum(-1) - probs) < top_p[:, None]  # nucleus: mass before this token < top_p
-        cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
-        choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)
-        tokens = torch.where(cut, order.gather(1, choice)[:, 0], tokens)
-        # log q = log p - log(kept mass), read in sorted order
-        logprobs = torch.where(cut, sorted_logp.gather(1, choice)[:, 0] - cdf[:, -1].log(), logprobs)
-    return tokens, logprobs
 
 
 # ----------------------------------------------------------------------------- engines
@@ -132,7 +86,7 @@ class Engine:
         """Generate one completion of prompt_ids (list of token ids). `messages` is the same conversation as
         chat messages, for engines that can only take text (OpenAIEngine in chat mode); others ignore it.
         Completion.logprobs: each sampled token's log-prob under the distribution it was sampled from
-        (softmax(logits / T), top-k and top-p applied, renormalised), as `sample_tokens` defines it.
+        (softmax(logits / T), top-k and top-p applied, renormalised), as `decode.sample_tokens` defines it.
         Raises ValueError if the prompt does not leave room for one token within max_seq_len."""
         raise NotImplementedError
 
@@ -218,7 +172,7 @@ class TorchEngine(Engine):
     """Continuous batching on decode.py's KV cache (gpt-fast style), CPU or GPU.
 
     Requests wait in an asyncio queue; a background task admits them into free cache slots (prefill) and
-    steps all active sequences together with `decode_one_token`. A finished sequence frees its slot at
+    steps all active sequences together with `decode_tokens`. A finished sequence frees its slot at
     once, so a new agent can join mid-batch. Each slot remembers the tokens whose K/V it holds; a request
     is placed in the free slot sharing the longest prefix with its prompt and prefills only the rest
     (`prefill(..., start_pos)`), so an agent's next turn usually recomputes only its new observation. When
@@ -232,7 +186,7 @@ class TorchEngine(Engine):
     for speculate_max_batch < 0 or speculate_tokens < 1.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
-    applied, renormalised; see `sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
+    applied, renormalised; see `decode.sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
 
     Model calls run in a worker thread (torch releases the GIL) so the event loop keeps serving containers.
     The KV cache lives on the model (decode.setup_cache), so use one TorchEngine per model at a time.
@@ -360,21 +314,16 @@ class TorchEngine(Engine):
         drafts = self._drafts(reqs)
         width = min(max(map(len, drafts)), self.max_seq_len - 1 - max(positions))  # padded positions fit too
         drafts = [d[:width] for d in drafts]
-        slots = [r.slot for r in reqs]
-        if width <= 0:
-            logits = decode.decode_one_token(self.model, torch.tensor(newest, device=self.device), slots,
-                                             torch.tensor(positions, device=self.device))[:, None]
-        else:
-            fed = [[t, *d] + [t] * (width - len(d)) for t, d in zip(newest, drafts)]
-            fed_positions = [range(p, p + width + 1) for p in positions]
-            logits = decode.decode_tokens(self.model, torch.tensor(fed, device=self.device), slots,
-                                          torch.tensor(fed_positions, device=self.device))
+        fed = [[t, *d] + [t] * (width - len(d)) for t, d in zip(newest, drafts)]  # [B, 1 + width]
+        fed_positions = [range(p, p + width + 1) for p in positions]
+        logits = decode.decode_tokens(self.model, torch.tensor(fed, device=self.device), [r.slot for r in reqs],
+                                      torch.tensor(fed_positions, device=self.device))
         for r, t in zip(reqs, newest):  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(t)
         self._sample(logits[:, 0], reqs)
         self.drafted_tokens += sum(map(len, drafts))
         rows = range(len(reqs))
-        for col in range(max(0, width)):
+        for col in range(width):
             rows = [i for i in rows if col < len(drafts[i]) and reqs[i].tokens[-1] == drafts[i][col]
                     and self._finish_reason(reqs[i]) is None and not reqs[i].future.done()]
             if not rows:
@@ -388,14 +337,16 @@ class TorchEngine(Engine):
         """Draft tokens per request: none above speculate_max_batch running, else up to speculate_tokens and
         DRAFT_ROWS // running - 1 (at least 1), and only as many as could be kept before max_tokens or max_seq_len
         ends the sequence; prompt lookup on the request's own context, else on the replies this engine finished."""
+        if len(reqs) > self.speculate_max_batch:
+            return [[] for _ in reqs]
         k = min(self.speculate_tokens, max(1, self.DRAFT_ROWS // len(reqs) - 1))
         drafts = []
         for r in reqs:
             # a draft token can only be kept if the sequence goes on after it: within max_tokens and max_seq_len
             left = min(r.sampling.max_tokens - len(r.tokens), self.max_seq_len - len(r.prompt) - len(r.tokens)) - 1
-            n = min(k, left) if len(reqs) <= self.speculate_max_batch else 0
-            own = r.lookup.draft(r.prompt, r.tokens, n) if n > 0 else []
-            drafts.append(own or (self._replies.propose(r.lookup.context, n) if n > 0 else []))
+            n = min(k, left)
+            drafts.append((r.lookup.draft(r.prompt, r.tokens, n) or self._replies.propose(r.lookup.context, n))
+                          if n > 0 else [])
         return drafts
 
     def _sample(self, logits: torch.Tensor, reqs: list[_Request]) -> None:

@@ -18,8 +18,8 @@ Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy
                                    [--no-speculate] [--draft-tokens 5] [--linear] [--compile-step]
 
 TorchEngine runs as train.py builds it: while at most 4 sequences decode, each feeds up to --draft-tokens (5)
-n-gram draft tokens, within 6 fed rows per step (speculation.py); the table's last column is draft tokens kept /
-fed. --no-speculate turns that off.
+n-gram draft tokens, within a budget of 6 fed tokens per step yet at least 1 per sequence (speculation.py); the
+table's last column is draft tokens kept / fed. --no-speculate turns that off.
 
 --linear: the KV-cache decode step (decode_one_token) with decode._linear's few-row routing against plain
 F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
@@ -65,7 +65,7 @@ def prompts_for(tok, n: int) -> list[list[int]]:
 def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True, draft_tokens: int = 5):
     """One TorchEngine(max_batch=batch) decoding `prompts` `batch` at a time, as an engine serves consecutive
     requests (a later request reuses the cached K/V of the shared system prompt; HF generate recomputes it).
-    Returns (wall seconds, CPU seconds, token ids per prompt, (drafts kept, drafts fed))."""
+    Returns (wall seconds, CPU seconds, token ids per prompt, (draft tokens kept, draft tokens fed))."""
     eng = E.TorchEngine(m, tok, max_batch=batch, max_seq_len=max(map(len, prompts)) + new_tokens + 1, stop_ids=set(),
                         speculate_max_batch=4 if speculate else 0, speculate_tokens=draft_tokens)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
