@@ -17,13 +17,13 @@ train: setup
 
 # train the CPU default (preset cpu-learn), evaluate base vs trained: runs/learn/learning.json, learning.png, a verdict
 learn: setup
-	$(PYTHON) learn.py --nproc $(NPROC) $(ARGS)
+	$(PYTHON) -m experiments.learn --nproc $(NPROC) $(ARGS)
 
 test: setup
 	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS)
 
 validate-tasks: setup
-	$(PYTHON) -m tasks validate --tasks tasks/data $(ARGS)
+	$(PYTHON) -m tasks validate --tasks data/tasks $(ARGS)
 
 bench: setup
 	$(PYTHON) bench/bench_sandbox.py

@@ -150,7 +150,7 @@ class TrainConfig:
     reward: RewardConfig = field(default_factory=RewardConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
 
-    tasks: str = "tasks/data"  # task folder, Terminal-Bench folder or CSV
+    tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
     task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
     steps: int = 100  # optimizer steps
@@ -249,7 +249,7 @@ class EvalConfig:
     policy: PolicyConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy))
     model: str = ""  # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
     engine: Literal["policy", "openai", "scripted"] = "policy"  # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
-    tasks: str = "tasks/data"  # task folder, Terminal-Bench folder or CSV
+    tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
     task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
     k: int = 4  # episodes per task; pass@k uses all of them

@@ -1,6 +1,6 @@
 """The evaluation command: k episodes per task, resolved rate, pass@1 and unbiased pass@k, summaries.
 
-    python evaluate.py --model DIR --tasks tasks/data --k 4 [--policy.engine torch|vllm] [--engine openai|scripted]
+    python evaluate.py --model DIR --tasks data/tasks --k 4 [--policy.engine torch|vllm] [--engine openai|scripted]
                        [--oracle] [--out DIR]                    # every knob: python evaluate.py --help
 
 The knobs are configs.EvalConfig (policy, rollout, sandbox and reward sections as in training),
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import torch
 
-import judge as judge_lib
+from judging import judge as judge_lib
 import sandbox as sandbox_lib
-import weights
+from hf import weights
 from configs import EvalConfig, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
-from openai_engine import OpenAIEngine
+from engines.openai_engine import OpenAIEngine
 from rollout import Trajectory, run_episodes
-from stop import StopFlag
+from bookkeeping.stop import StopFlag
 from tasks import select_tasks
 
 

@@ -53,7 +53,6 @@ evaluate.py.
 
 import asyncio
 import dataclasses
-import json
 import logging
 import sys
 import time
@@ -63,77 +62,13 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-import images as images_lib
+from sandboxing import images as images_lib
 import reward as reward_lib
 import sandbox as sandbox_lib
-from actions import FormatError, ToolCall, markdown_stop_check, parse_actions
+from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_actions
 from configs import RewardConfig, RolloutConfig, SandboxConfig
-from engines import (
-    BASE_CONVERSATION,
-    Completion,
-    Engine,
-    SamplingParams,
-    end_of_turn,
-    render_ids,
-    stop_ids_of,
-)
-
-# ----------------------------------------------------------------------------- tool schemas and system prompts
-
-TOOL_SCHEMAS = [
-    {"type": "function", "function": {"name": "bash", "description": "Run a bash command in the container's persistent shell (cwd and exported variables persist). Returns the exit code and the output (stdout and stderr interleaved, long output cut in the middle).",
-     "parameters": {"type": "object", "properties": {"command": {"type": "string"}, "timeout_s": {"type": "number", "description": "seconds before the command is killed"}}, "required": ["command"]}}},
-    {"type": "function", "function": {"name": "read_file", "description": "Read a text file, optionally lines offset..offset+limit-1 (1-based).",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}}, "required": ["path"]}}},
-    {"type": "function", "function": {"name": "write_file", "description": "Create or overwrite a file with the given content.",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}}},
-    {"type": "function", "function": {"name": "edit_file", "description": "Replace the exact text `old` with `new` in a file. `old` must occur exactly once unless replace_all is true. Multi-line text is fine.",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "old": {"type": "string"}, "new": {"type": "string"}, "replace_all": {"type": "boolean"}}, "required": ["path", "old", "new"]}}},
-    {"type": "function", "function": {"name": "finish", "description": "End the episode when the task is done.",
-     "parameters": {"type": "object", "properties": {"message": {"type": "string", "description": "what you did"}}, "required": ["message"]}}},
-]
-
-HERMES_SYSTEM = """You are an agent solving a task in a Linux terminal inside a Docker container. The working directory is /app. There is no network.
-You may think inside <think></think> before acting.
-
-# Tools
-
-You may call one or more functions to assist with the user query.
-
-You are provided with function signatures within <tools></tools> XML tags:
-<tools>
-{tools}
-</tools>
-
-For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
-<tool_call>
-{{"name": <function-name>, "arguments": <args-json-object>}}
-</tool_call>
-Several calls in one reply run in order. Their results come back in the next message. When the task is done, call finish."""
-
-# Short and concrete for a 135M model: one command per reply, one worked example (a made-up task, none of
-# the task set), then DONE. Every reply stops after its first bash block (markdown_action_done).
-MARKDOWN_SYSTEM = """You are a Linux terminal agent. The working directory is /app.
-Reply with one shell command in a bash block. You then see its output. When the task is done, reply DONE.
-
-Example task: Create the file /app/notes.txt containing hi
-Your reply:
-```bash
-echo hi > /app/notes.txt
-```
-Output:
-$ echo hi > /app/notes.txt
-exit code: 0
-Your reply:
-DONE"""
-
-def system_prompt(action_format: str) -> str:
-    """The system prompt for an action format ('hermes' or 'markdown'). Raises ValueError for another name."""
-    if action_format == "hermes":
-        return HERMES_SYSTEM.format(tools="\n".join(json.dumps(s) for s in TOOL_SCHEMAS))
-    if action_format == "markdown":
-        return MARKDOWN_SYSTEM
-    raise ValueError(f"action_format = {action_format!r}: must be 'hermes' or 'markdown'")
+from agent.chat import ChatFormat
+from engines import Completion, Engine, SamplingParams
 
 
 def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
@@ -148,76 +83,6 @@ def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -
                 return c
             return Completion(c.token_ids[:n], c.logprobs[:n], "stop", c.exact)
     return c
-
-
-# ----------------------------------------------------------------------------- chat template rendering
-
-
-def generation_opens_think(tokenizer) -> bool:
-    """True when the chat template's generation prompt leaves a `<think>` open: its last `<think>` has no
-    `</think>` after it (Qwen3-style thinking templates render "<|im_start|>assistant\\n<think>\\n"; with
-    thinking switched off Qwen3 renders "<think>\\n\\n</think>\\n\\n", which is closed)."""
-    msgs = [{"role": m["role"], "content": m["content"]} for m in BASE_CONVERSATION[:2]]
-    head = tokenizer.apply_chat_template(msgs, tokenize=False)
-    full = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-    prompt = full.removeprefix(head)
-    return prompt.rfind("<think>") > prompt.rfind("</think>")
-
-
-class ChatFormat:
-    """Token-level chat rendering for one tokenizer and action format.
-
-    opens_think: the template's generation prompt leaves a `<think>` open (Qwen3-style thinking templates), so
-    a reply starts inside its reasoning; the parsers then take the reply up to its first `</think>` as
-    reasoning (`split_reasoning`). stop_ids: `stop_ids_of(tokenizer)`, the ids every engine stops at.
-
-    Observation tokens are the template's own: render BASE (system, user, assistant with a <think> block, so
-    templates that strip reasoning from non-final turns render it the same either way) with and without the
-    new observation message(s) appended, take the suffix, and prepend the tokens the template puts after the
-    assistant's end-of-turn token (SmolLM2/Qwen: "\\n"). Raises ValueError at construction if the template
-    does not render BASE as a prefix of BASE + observation.
-    """
-
-    BASE = BASE_CONVERSATION
-
-    def __init__(self, tokenizer, action_format: str = "markdown"):
-        system_prompt(action_format)  # validates the name
-        self.tokenizer, self.action_format = tokenizer, action_format
-        self.observation_role = "tool" if action_format == "hermes" else "user"
-        self.eot_id = end_of_turn(tokenizer)
-        self.stop_ids = stop_ids_of(tokenizer)
-        self.opens_think = generation_opens_think(tokenizer)
-        base = self.render(self.BASE)
-        i = len(base) - 1 - base[::-1].index(self.eot_id)
-        self._base, self._after_eot = base, base[i + 1:]
-        probe = self.render(self.BASE + [{"role": self.observation_role, "content": "O"}], add_generation_prompt=True)
-        if probe[:len(base)] != base:
-            raise ValueError(f"tokenizer chat_template: rendering of a conversation is not a prefix of its rendering "
-                             f"with one more {self.observation_role!r} message; observations cannot be tokenised by suffix")
-        self._cache: dict[str, list[int]] = {}
-
-    def render(self, messages: list[dict], add_generation_prompt: bool = False) -> list[int]:
-        """Token ids of the template applied to messages (only their role and content)."""
-        return render_ids(self.tokenizer, messages, add_generation_prompt)
-
-    def prompt_ids(self, instruction: str) -> tuple[list[dict], list[int]]:
-        """(messages, token ids) of an episode's start: system prompt, the instruction, the generation prompt."""
-        messages = [{"role": "system", "content": system_prompt(self.action_format)}, {"role": "user", "content": instruction}]
-        return messages, self.render(messages, add_generation_prompt=True)
-
-    def observation_ids(self, observations: list[dict], closed: bool = True) -> list[int]:
-        """Tokens that follow an assistant turn: [eot if not closed] + after-eot + observation message(s) +
-        the next generation prompt. closed: the generated tokens already end with the end-of-turn token."""
-        full = self.render(self.BASE + observations, add_generation_prompt=True)
-        seg = self._after_eot + full[len(self._base):]
-        return seg if closed else [self.eot_id] + seg
-
-    def decode(self, token_ids: list[int]) -> str:
-        """Assistant text of generated ids, without a trailing stop token (the end-of-turn token or an eos id of
-        `stop_ids_of`; special tokens such as <think> kept)."""
-        if token_ids and token_ids[-1] in self.stop_ids:
-            token_ids = token_ids[:-1]
-        return self.tokenizer.decode(token_ids, skip_special_tokens=False)
 
 
 # ----------------------------------------------------------------------------- trajectories and the agent loop

@@ -49,10 +49,10 @@ import docker
 import docker.errors
 import docker.types
 
-import verifier
-from verifier import TestReport, parse_junit  # noqa: F401 - re-exported
-from sandbox_shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
-from sandbox_shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
+from sandboxing import verifier
+from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
+from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
+from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
 
 
 log = logging.getLogger("termrl.sandbox")

@@ -43,15 +43,15 @@ from torch.distributed.tensor import DTensor
 import configs
 import engines
 import grpo
-import judge as judge_lib
+from judging import judge as judge_lib
 import model as modeling
 import reward
 import rollout
 import sandbox
-import weights
-from checkpoints import checkpoint_dir, latest_checkpoint, load_checkpoint, save_checkpoint
-from logs import append_jsonl, format_step_line, open_logger, plot_reward_curve, step_record, truncate_metrics
-from stop import StopFlag
+from hf import weights
+from bookkeeping.checkpoints import checkpoint_dir, latest_checkpoint, load_checkpoint, save_checkpoint
+from bookkeeping.logs import append_jsonl, format_step_line, open_logger, plot_reward_curve, step_record, truncate_metrics
+from bookkeeping.stop import StopFlag
 from tasks import select_tasks
 from tasks.sampler import TaskSampler
 

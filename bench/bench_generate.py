@@ -40,10 +40,10 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import decode  # noqa: E402
+from engines import decode  # noqa: E402
 import engines as E  # noqa: E402
 import rollout  # noqa: E402
-import weights  # noqa: E402
+from hf import weights  # noqa: E402
 
 QUESTIONS = [
     "Create /app/hello.txt containing hello.",

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import model as M  # noqa: E402
-import weights  # noqa: E402
+from hf import weights  # noqa: E402
 
 LENGTHS = [24, 40, 64, 96, 128, 160, 200, 256]  # ragged batch: 968 real tokens, 2048 when padded
 # SmolLM2-135M's layer shapes (hidden 576, 9/3 heads of 64, SwiGLU 1536, vocab 49,152, tied) with q/k norm

@@ -23,10 +23,11 @@ sys.path.insert(0, sys.argv[1])
 torch.set_num_threads(int(sys.argv[2]))
 import engines as E, rollout as R, weights
 from tasks import load_tasks
+from agent.chat import ChatFormat
 path = weights.default_model_dir()
 tok, m = weights.load_tokenizer(path), weights.load_hf(path)
-tasks = {t: load_tasks(sys.argv[1] + "/tasks/data/" + t)[0] for t in ("write-hello-file", "count-lines")}
-chat = R.ChatFormat(tok, "markdown")
+tasks = {t: load_tasks(sys.argv[1] + "/data/tasks/" + t)[0] for t in ("write-hello-file", "count-lines")}
+chat = ChatFormat(tok, "markdown")
 prompts = [chat.prompt_ids(tasks[t].instruction)[1] for t in ("write-hello-file", "count-lines")]
 async def go():
     eng = E.TorchEngine(m, tok, max_batch=8, max_seq_len=2048, seed=0)

@@ -28,7 +28,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import images  # noqa: E402
+from sandboxing import images  # noqa: E402
 import sandbox  # noqa: E402
 
 CLI_FLAGS = ["--init", "--network", "none", "--memory", "1g", "--memory-swap", "1g", "--cpus", "1",

@@ -30,11 +30,11 @@ from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 
 import configs  # noqa: E402
 import engines  # noqa: E402
-import judge as judge_lib  # noqa: E402
+from judging import judge as judge_lib  # noqa: E402
 import rollout  # noqa: E402
 import sandbox  # noqa: E402
 import train  # noqa: E402
-import weights  # noqa: E402
+from hf import weights  # noqa: E402
 from tasks import select_tasks  # noqa: E402
 from tasks.sampler import TaskSampler  # noqa: E402
 

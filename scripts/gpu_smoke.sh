@@ -38,7 +38,8 @@ run() { timeout "$1" python -m torch.distributed.run --standalone --nproc_per_no
 cat > "$tmp/master.py" <<'EOF'
 import os, torch, torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
-import model, weights
+import model
+from hf import weights
 rank = int(os.environ["LOCAL_RANK"]); torch.cuda.set_device(rank)
 dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
 mesh = init_device_mesh("cuda", (dist.get_world_size(),))
@@ -64,7 +65,8 @@ run 180 "$TP" "$tmp/master.py"
 
 # ---- 2. flash-attn packed path of model.py (optional package)
 timeout 120 python - <<'EOF'
-import torch, model, weights
+import torch, model
+from hf import weights
 try:
     import flash_attn  # noqa: F401
 except ImportError:
@@ -90,7 +92,8 @@ EOF
 # ---- 3. VLLMEngine: device per thread, tensor parallel, log-prob convention, sleep level 2 + weight sync
 cat > "$tmp/vllm_smoke.py" <<'EOF'
 import asyncio, os, torch, torch.distributed as dist
-import engines, weights
+import engines
+from hf import weights
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 device = torch.device("cuda", int(os.environ["LOCAL_RANK"])); torch.cuda.set_device(device)
 dist.init_process_group("nccl", device_id=device)

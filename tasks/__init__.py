@@ -1,7 +1,7 @@
 """termrl tasks: the Task record, loaders for native / Terminal-Bench / terminal-bench-rl CSV tasks.
 
     from tasks import load_tasks
-    tasks = load_tasks("tasks/data")            # a folder of task folders, one task folder, or a .csv
+    tasks = load_tasks("data/tasks")            # a folder of task folders, one task folder, or a .csv
 
 Validation (`tasks.validate`) needs Docker and synthetic generation (`tasks.generate`) an LLM; neither is
 imported by `import tasks`. The CLI is `python -m tasks {validate,import-csv,generate}`.

@@ -1,10 +1,10 @@
 """CLI: python -m tasks {validate, stats, import-csv, generate} (tyro).
 
-  python -m tasks validate [IDS ...] [--tasks tasks/data] [--jobs 4] [--sample N --seed S] [--normalize-weights]
+  python -m tasks validate [IDS ...] [--tasks data/tasks] [--jobs 4] [--sample N --seed S] [--normalize-weights]
                            [--strict]
-  python -m tasks stats [--tasks tasks/data]     counts by category and difficulty (a Markdown table)
+  python -m tasks stats [--tasks data/tasks]     counts by category and difficulty (a Markdown table)
   python -m tasks import-csv CSV OUT_DIR [--normalize-weights] [--strict]
-  python -m tasks generate --seed-tasks tasks/data --n 20 --model M [--backend anthropic|openai]
+  python -m tasks generate --seed-tasks data/tasks --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
 A refused task (bad field, unbuildable image, failed validation) is reported in one line (id, field,
 reason) and the rest go on. Exit status: 0 when some task could be used (imported; valid or "fails
@@ -59,7 +59,7 @@ def _load(path: str, normalize_weights: bool, strict: bool = False, refused: lis
         return None
 
 
-def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "tasks/data", jobs: int = 4,
+def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "data/tasks", jobs: int = 4,
              sample: int | None = None, seed: int = 0, normalize_weights: bool = False, base_image: str | None = None,
              strict: bool = False) -> int:
     """Prove tasks valid: weighted tests fail on the untouched container and after `rm -rf /app`, all pass
@@ -129,7 +129,7 @@ def sample_tasks(tasks: list, n: int, seed: int) -> list:
     return sorted(random.Random(seed).sample(ordered, n), key=lambda t: t.id)
 
 
-def stats(tasks: str = "tasks/data") -> int:
+def stats(tasks: str = "data/tasks") -> int:
     """Print a Markdown table of task counts by category (rows, most tasks first) and difficulty (columns),
     with totals: the table the README shows. Refused tasks are reported and left out of the counts.
 

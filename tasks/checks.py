@@ -14,7 +14,7 @@ import math
 import posixpath
 from pathlib import Path
 
-from tasks.dockerfile import copy_sources, parse as parse_dockerfile
+from sandboxing.dockerfile import copy_sources, parse as parse_dockerfile
 from tasks.task import TaskError
 
 log = logging.getLogger("termrl.tasks")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from rich.table import Table
 
-import images
+from sandboxing import images
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
 from tasks.task import Task

@@ -23,7 +23,7 @@ def test_presets_are_the_five_named_ones():
 def test_default_preset_is_two_cpu_ranks_on_the_embedded_model():
     cfg = parse_cli([])
     assert (cfg.policy.path, cfg.policy.engine, cfg.policy.action_format) == ("default", "torch", "markdown")
-    assert cfg.nproc_per_node == 2 and cfg.tasks == "tasks/data"
+    assert cfg.nproc_per_node == 2 and cfg.tasks == "data/tasks"
 
 
 def test_multinode_preset_is_four_nodes_of_eight():
@@ -230,7 +230,7 @@ def test_every_entry_point_stops_on_a_bad_knob_with_one_line_before_any_work(cmd
 
 
 def test_base_image_env_reaches_training_evaluation_and_image_builds():
-    code = ("import configs, images; print(configs.parse_cli([]).sandbox.base_image, "
+    code = ("import configs; from sandboxing import images; print(configs.parse_cli([]).sandbox.base_image, "
             "configs.parse_eval_cli([]).sandbox.base_image, images.BASE_IMAGE)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                        env={**os.environ, "BASE_IMAGE": "local/debian:test"})

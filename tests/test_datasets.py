@@ -12,10 +12,10 @@ from pathlib import Path
 import docker
 import pytest
 
-import images
+from sandboxing import images
 import sandbox
 from tasks import import_csv, load_tasks
-from tasks.dockerfile import expand_heredocs, parse, rewrite_from
+from sandboxing.dockerfile import expand_heredocs, parse, rewrite_from
 from tasks.terminal_bench import split_run_tests
 from tasks.validate import validate_task
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import configs
-import weights
+from hf import weights
 from model import ModelConfig, Transformer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,7 +45,8 @@ def torchrun(tmp_path, script: str, nproc: int, *args: str, timeout: int = 600) 
 MASTER_WORKER = """
     import json, sys, torch, torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
-    import model as M, weights
+    import model as M
+    from hf import weights
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     mesh = init_device_mesh("cpu", (1,))
@@ -159,7 +160,8 @@ def test_sleep_level_and_tp_knobs_are_validated():
 MEMORY_WORKER = """
     import json, resource, sys, torch, torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
-    import model as M, weights
+    import model as M
+    from hf import weights
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     mesh = init_device_mesh("cpu", (dist.get_world_size(),))

@@ -13,20 +13,13 @@ import socket
 import pytest
 from judge_server import REFUSAL, JudgeServer
 
-import judge as judge_lib
+from judging import judge as judge_lib
 from configs import ConfigError, RewardConfig
-from judge import (
-    RUBRIC,
-    MalformedReply,
-    build_judge,
-    build_prompt,
-    cut_middle,
-    parse_backend_spec,
-    parse_reply,
-    price_of,
-)
+from judging.backends import parse_backend_spec, price_of
+from judging.judge import build_judge
+from judging.prompt import RUBRIC, MalformedReply, build_prompt, cut_middle, parse_reply
 from reward import combine, verify
-from verifier import (
+from sandboxing.verifier import (
     TestReport as Report,  # aliased so pytest does not try to collect it as a test class
 )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import configs
-import learn
+from experiments import learn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +94,7 @@ def test_held_out_tasks_that_are_training_tasks_are_refused():
 
 def test_tiny_learn_run_writes_learning_json_png_and_a_verdict(tmp_path):
     out = tmp_path / "learn"
-    cmd = [sys.executable, "learn.py", "--out", str(out), "--nproc", "1", "--k", "2", "--heldout-task-ids",
+    cmd = [sys.executable, "-m", "experiments.learn", "--out", str(out), "--nproc", "1", "--k", "2", "--heldout-task-ids",
            "create-empty-file", "--heldout-k", "2", "--bootstrap-resamples", "200", "--",
            "--policy.path", "tiny-random-qwen3", "--steps", "1", "--task-ids", "write-hello-file", "append-line",
            "--tasks-per-step", "2", "--grpo.group-size", "2", "--rollout.max-tokens-per-turn", "16",

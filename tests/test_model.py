@@ -13,9 +13,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import decode as D
+from engines import decode as D
 import model as M
-import weights
+from hf import weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -200,7 +200,7 @@ def test_imported_tokenizer_matches_chat_template_and_specials(smol_dir):
 
 
 def test_default_model_dir_is_cached_and_safe_under_concurrent_imports(tmp_path, monkeypatch):
-    code = "import weights; print(weights.default_model_dir())"
+    code = "from hf import weights; print(weights.default_model_dir())"
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path), "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
              for _ in range(2)]
@@ -378,7 +378,7 @@ FSDP_WORKER = textwrap.dedent("""
     from torch.distributed.device_mesh import init_device_mesh
     sys.path.insert(0, sys.argv[1])
     import model as M
-    import weights
+    from hf import weights
     from fsdp_step import step
     torch.set_num_threads(1)
     dist.init_process_group("gloo")

@@ -19,11 +19,11 @@ import pytest
 
 import engines as E
 import evaluate as EV
-import weights
-from openai_engine import OpenAIEngine
+from hf import weights
+from engines.openai_engine import OpenAIEngine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASK = os.path.join(ROOT, "tasks", "data", "write-hello-file")
+TASK = os.path.join(ROOT, "data", "tasks", "write-hello-file")
 MODEL = str(weights.default_model_dir())
 SERVE = "import sys; from transformers.cli.transformers import main; sys.argv[0] = 'transformers'; sys.exit(main())"
 

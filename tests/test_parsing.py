@@ -13,13 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai_server import CompletionsServer
 
-import actions as A
+from agent import actions as A
 import engines as E
 import rollout as R
-import weights
+from hf import weights
 from configs import RolloutConfig
-from openai_engine import OpenAIEngine
+from engines.openai_engine import OpenAIEngine
 from tasks import load_tasks
+from agent.chat import ChatFormat
+from hf.chat import stop_ids_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=256, episode_timeout_s=120.0,
@@ -44,7 +46,7 @@ def think_tok():
 
 @pytest.fixture(scope="module")
 def hello_task():
-    return load_tasks(os.path.join(ROOT, "tasks", "data", "write-hello-file"))[0]
+    return load_tasks(os.path.join(ROOT, "data", "tasks", "write-hello-file"))[0]
 
 
 def call(name, **arguments):
@@ -105,8 +107,8 @@ def test_hermes_lone_surrogate_escape_is_a_format_error_with_ascii_text():
 
 
 def test_chat_format_detects_a_generation_prompt_that_opens_think(tok, think_tok):
-    assert R.ChatFormat(tok, "hermes").opens_think is False
-    assert R.ChatFormat(think_tok, "hermes").opens_think is True
+    assert ChatFormat(tok, "hermes").opens_think is False
+    assert ChatFormat(think_tok, "hermes").opens_think is True
 
 
 def test_tool_calls_inside_reasoning_are_not_run():
@@ -231,20 +233,20 @@ def _with_eos(model_dir, eos):
 
 def test_stop_ids_include_generation_config_eos_ids_int_or_list(tmp_path, tok):
     d = weights.save_tiny_random(tmp_path / "m")
-    assert E.stop_ids_of(weights.load_tokenizer(d)) == {2}
-    assert E.stop_ids_of(_with_eos(d, 7)) == {2, 7}
-    assert E.stop_ids_of(_with_eos(d, [2, 0, 9])) == {0, 2, 9}
-    assert E.stop_ids_of(tok, d) == {0, 2, 9}  # or from a given model dir
+    assert stop_ids_of(weights.load_tokenizer(d)) == {2}
+    assert stop_ids_of(_with_eos(d, 7)) == {2, 7}
+    assert stop_ids_of(_with_eos(d, [2, 0, 9])) == {0, 2, 9}
+    assert stop_ids_of(tok, d) == {0, 2, 9}  # or from a given model dir
     with pytest.raises(ValueError, match=r"generation_config.json: eos_token_id must be an int or a list of ints, "
                                          r"got 'x'"):
-        E.stop_ids_of(_with_eos(d, "x"))
+        stop_ids_of(_with_eos(d, "x"))
 
 
 def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
     d = weights.save_tiny_random(tmp_path / "m")
     tok0 = weights.load_tokenizer(d)
     model = weights.load_hf(d)
-    _, prompt = R.ChatFormat(tok0, "markdown").prompt_ids("say hi")
+    _, prompt = ChatFormat(tok0, "markdown").prompt_ids("say hi")
     greedy = E.SamplingParams(temperature=0.0, max_tokens=6)
 
     async def torch_first(tok, stop_ids=None):
@@ -255,7 +257,7 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
 
     free = asyncio.run(torch_first(tok0, stop_ids=set()))
     first = free.token_ids[0]
-    assert first not in E.stop_ids_of(tok0) and len(free.token_ids) == 6
+    assert first not in stop_ids_of(tok0) and len(free.token_ids) == 6
     tok = _with_eos(d, [2, first, 0])  # the model's own first greedy token becomes an eos id, and <|endoftext|>
     c = asyncio.run(torch_first(tok))
     assert (c.token_ids, c.finish_reason) == ([first], "stop")
@@ -278,7 +280,7 @@ def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
 def test_chat_decode_drops_a_trailing_generation_config_eos_token(tmp_path):
     d = weights.save_tiny_random(tmp_path / "m")
     tok = _with_eos(d, [2, 0])
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     ids = tok.encode("DONE", add_special_tokens=False)
     assert chat.decode(ids + [0]) == "DONE" and chat.decode(ids + [2]) == "DONE"
     assert A.parse_actions(chat.decode(ids + [0]), "markdown", 100) == [A.ToolCall("finish", {"message": "DONE"})]

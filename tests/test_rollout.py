@@ -18,18 +18,21 @@ import pytest
 import torch
 from openai_server import CompletionsServer
 
-import actions as A
+from agent import actions as A
 import engines as E
 import evaluate as EV
 import rollout as R
-import weights
+from hf import weights
 from configs import RolloutConfig
-from openai_engine import OpenAIEngine
-from speculation import NgramIndex, PromptLookup
+from engines.openai_engine import OpenAIEngine
+from engines.speculation import NgramIndex, PromptLookup
 from tasks import load_tasks
+from agent.chat import ChatFormat
+from hf.chat import end_of_turn, stop_ids_of
+from engines import decode as D
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TASKS = os.path.join(ROOT, "tasks", "data")
+TASKS = os.path.join(ROOT, "data", "tasks")
 CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=256, episode_timeout_s=120.0,
                     max_format_errors=3, max_concurrent_episodes=8)
 
@@ -105,7 +108,7 @@ def test_scripted_markdown_episode_solves_real_task_with_reward_1(tok, tasks):
     assert traj.error is None
     assert (traj.stop_reason, traj.reward, traj.resolved, traj.truncated, traj.num_turns) == ("finish", 1.0, True, False, 3)
     assert sorted(traj.verification.passed) == ["test_file_content", "test_file_exists"]
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     assert_aligned(traj, eng.completions, len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1]))
     assert traj.token_ids[-1] == chat.eot_id and traj.loss_mask[-1] == 1
     obs = observations(traj)
@@ -145,7 +148,7 @@ def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, 
         "hello\n",
         "exit code: 0\n1\n",
     ]
-    chat = R.ChatFormat(tok, "hermes")
+    chat = ChatFormat(tok, "hermes")
     assert_aligned(traj, eng.completions, len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1]))
     assert_matches_template(traj, chat)
 
@@ -179,7 +182,7 @@ def test_each_malformed_hermes_output_gets_its_exact_error_observation(tok, task
     assert traj.error is None and traj.stop_reason == "finish" and traj.format_errors == len(HERMES_BAD)
     assert observations(traj) == [obs + HERMES_HINT for _, obs in HERMES_BAD]
     assert traj.reward == 0.0 and traj.test_report is not None  # nothing ran, and it was still verified
-    chat = R.ChatFormat(tok, "hermes")
+    chat = ChatFormat(tok, "hermes")
     assert_matches_template(traj, chat)
 
 
@@ -237,7 +240,7 @@ def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
     [traj] = run([tasks["write-hello-file"]], eng, tok)
     assert traj.error is None
     assert (traj.stop_reason, traj.reward, traj.num_turns) == ("finish", 1.0, 2)  # rm never ran
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     p = len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1])
     kept = tok.encode(first, add_special_tokens=False)
     assert eng.completions[0].token_ids[:len(kept)] == kept and len(eng.completions[0].token_ids) > len(kept) + 1
@@ -254,7 +257,7 @@ def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
 
 
 def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
     async def go():
         eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
@@ -265,14 +268,14 @@ def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(to
         return full, cut
 
     full, cut = asyncio.run(go())
-    assert len(full.token_ids) > 5 and not set(full.token_ids[:5]) & E.stop_ids_of(tok)
+    assert len(full.token_ids) > 5 and not set(full.token_ids[:5]) & stop_ids_of(tok)
     assert (cut.token_ids, cut.finish_reason) == (full.token_ids[:5], "stop")
     assert max(abs(x - y) for x, y in zip(cut.logprobs, full.logprobs)) < 1e-4
     assert R.cut_at_stop(full, lambda ids: len(ids) >= 5).token_ids == cut.token_ids
 
 
 def test_max_context_stops_before_the_observation_overflows(tok, tasks):
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     prompt_len = len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1])
     eng = RecordingEngine(tok, ["```bash\nseq 1 200\n```"] * 3)
     [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_context_tokens=prompt_len + 40, max_tokens_per_turn=30))
@@ -299,7 +302,7 @@ def smol():
 
 
 def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "What is the capital of France?", "Rename /app/a.txt to /app/b.txt")]
     sp = E.SamplingParams(temperature=0.0, max_tokens=12)
@@ -326,7 +329,7 @@ def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
 
 
 def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     _, prompt = chat.prompt_ids("Create /app/hello.txt containing hello")
     sp = E.SamplingParams(temperature=0.0, max_tokens=8)
 
@@ -352,7 +355,7 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
 
 
 def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Count the lines of /app/a.txt")
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("Count the lines of /app/a.txt")
     sp = E.SamplingParams(temperature=0.0, max_tokens=8)
 
     async def go():
@@ -391,7 +394,7 @@ def _drafts(prompt, tokens, max_tokens, k=5, replies=(), max_seq_len=1 << 30):
 
 
 def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
     greedy = E.SamplingParams(temperature=0.0, max_tokens=24)
     sampled = E.SamplingParams(temperature=0.7, top_p=0.95, top_k=40, max_tokens=24, seed=11)
 
@@ -416,7 +419,7 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
 
 
 def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_none(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("What is the capital of France?")  # "Paris" is new
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("What is the capital of France?")  # "Paris" is new
     sp = E.SamplingParams(temperature=0.0, max_tokens=24)
 
     async def go():
@@ -437,7 +440,7 @@ def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_non
 
 
 def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
-    chat = R.ChatFormat(tok, "markdown")
+    chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "Rename /app/a.txt to /app/b.txt")]
     sps = [E.SamplingParams(temperature=0.0, max_tokens=16), E.SamplingParams(temperature=0.7, top_k=40, max_tokens=16,
@@ -461,7 +464,7 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
 
 
 def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_check(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
     async def fresh(sp, stop_ids=frozenset()):  # an engine without earlier replies: drafts as _drafts replays them
         eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(stop_ids))
@@ -489,7 +492,7 @@ def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_
 
 
 def test_torch_engine_speculation_near_max_seq_len_and_the_bounded_replies_index(tok, smol):
-    _, prompt = R.ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
+    _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
     sp = E.SamplingParams(temperature=0.0, max_tokens=64)
 
     async def go(speculate_max_batch):  # the cache ends 12 tokens after the prompt: drafts must not pass it
@@ -547,17 +550,17 @@ def test_ngram_index_proposes_from_other_texts():
 def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_truncation():
     logits = torch.tensor([[1.0, 3.0, 2.0, 0.0], [0.5, 0.1, 0.2, 2.0]])
     T = torch.tensor([2.0, 2.0])
-    tok, lp = E.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
+    tok, lp = D.sample_tokens(logits, T, torch.tensor([1.0, 1e-6]), torch.tensor([1, 0]), torch.tensor([0.99, 0.99]))
     assert tok.tolist() == [1, 3]
     assert lp.tolist() == [0.0, 0.0]  # one token kept: q = 1 under the truncated, renormalised distribution
     # no truncation: log_softmax(logits / T)[token]; greedy (T = 0): log_softmax(logits)[argmax]
-    tok, lp = E.sample_tokens(logits, torch.tensor([2.0, 0.0]), torch.ones(2), torch.zeros(2, dtype=torch.long),
+    tok, lp = D.sample_tokens(logits, torch.tensor([2.0, 0.0]), torch.ones(2), torch.zeros(2, dtype=torch.long),
                               torch.tensor([0.99, 0.5]))
     assert tok.tolist() == [3, 3]
     assert torch.allclose(lp, torch.stack([torch.log_softmax(logits[0] / 2.0, -1)[3], torch.log_softmax(logits[1], -1)[3]]))
     # inverse CDF at temperature 1 without truncation: probabilities [0.1, 0.2, 0.3, 0.4]
     logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 4))
-    tok, _ = E.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
+    tok, _ = D.sample_tokens(logits, torch.ones(4), torch.ones(4), torch.zeros(4, dtype=torch.long),
                              torch.tensor([0.05, 0.25, 0.55, 0.95]))
     assert tok.tolist() == [0, 1, 2, 3]
 
@@ -567,8 +570,8 @@ def test_sample_tokens_row_does_not_depend_on_its_batch_mates():
     # order (what a truncated batch-mate used to impose on it) would give token 3 (0.4 > 0.25)
     logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 2))
     ones, none = torch.ones(2), torch.zeros(2, dtype=torch.long)
-    alone, lp_alone = E.sample_tokens(logits[:1], ones[:1], ones[:1], none[:1], torch.tensor([0.25]))
-    mixed, lp_mixed = E.sample_tokens(logits, ones, ones, torch.tensor([0, 2]), torch.tensor([0.25, 0.25]))
+    alone, lp_alone = D.sample_tokens(logits[:1], ones[:1], ones[:1], none[:1], torch.tensor([0.25]))
+    mixed, lp_mixed = D.sample_tokens(logits, ones, ones, torch.tensor([0, 2]), torch.tensor([0.25, 0.25]))
     assert alone.tolist() == [1] and mixed.tolist() == [1, 3]  # the top-2 row: q = [4/7, 3/7] over [3, 2]
     assert lp_mixed[0].item() == lp_alone[0].item() == pytest.approx(math.log(0.2))
     assert lp_mixed[1].item() == pytest.approx(math.log(4 / 7))
@@ -580,7 +583,7 @@ def test_sample_tokens_logprobs_match_sampling_frequencies_with_top_k_and_top_p(
     logits = torch.tensor([2.0, 1.57, 1.15, 0.72, 0.29, 0.05, -0.15, -0.6])
     n = 40_000
     g = torch.Generator().manual_seed(0)
-    tok, lp = E.sample_tokens(logits.expand(n, -1), torch.full((n,), 0.7), torch.full((n,), 0.8),
+    tok, lp = D.sample_tokens(logits.expand(n, -1), torch.full((n,), 0.7), torch.full((n,), 0.8),
                               torch.full((n,), 5, dtype=torch.long), torch.rand(n, generator=g))
     counts = torch.bincount(tok, minlength=8)
     assert counts[3:].tolist() == [0] * 5  # outside top-p (3, 4) and outside top-k (5, 6, 7): never sampled
@@ -696,7 +699,7 @@ def test_ctrl_c_or_sigterm_during_eval_exits_130_with_no_summary_and_no_containe
 
 
 def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok):
-    reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
+    reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [end_of_turn(tok)]
     lps = [-0.5] * len(reply)
     srv = CompletionsServer(reply, lps)
 
@@ -720,7 +723,7 @@ def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok
     assert path == "/v1/completions"
     assert body == {"model": "smol", "prompt": [1, 2, 3], "max_tokens": 16, "temperature": 0.7, "top_p": 1.0, "top_k": 5,
                     "seed": 3, "logprobs": 1, "return_tokens_as_token_ids": True,
-                    "stop_token_ids": sorted(E.stop_ids_of(tok)), "skip_special_tokens": False}
+                    "stop_token_ids": sorted(stop_ids_of(tok)), "skip_special_tokens": False}
 
 
 def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
@@ -742,6 +745,6 @@ def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
     finally:
         srv.close()
     assert c.exact is False and c.finish_reason == "stop"
-    assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [E.end_of_turn(tok)]
+    assert c.token_ids == tok.encode("```bash\nls\n```", add_special_tokens=False) + [end_of_turn(tok)]
     assert srv.bodies[-1] == ("/v1/chat/completions", {"model": "smol", "max_tokens": 4, "temperature": 1.0, "top_p": 1.0,
                                                        "messages": [{"role": "user", "content": "hi"}]})

@@ -21,9 +21,9 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-import images
+from sandboxing import images
 import sandbox
-from images import ImageBuildError
+from sandboxing.images import ImageBuildError
 from sandbox import ExecResult, Limits, Sandbox, SandboxError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -472,7 +472,8 @@ def test_reap_by_run_id_and_age(docker_client):
 
 
 CHILD = """
-import sys, time, asyncio, images, sandbox
+import sys, time, asyncio, sandbox
+from sandboxing import images
 run_id, mode = sys.argv[1], sys.argv[2]
 box = asyncio.run(sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id))
 print(box.id, flush=True)
@@ -545,7 +546,8 @@ def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> FakeTas
 
 
 BUILD_CHILD = """
-import sys, logging, images
+import sys, logging
+from sandboxing import images
 from pathlib import Path
 from dataclasses import dataclass
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)

@@ -1,4 +1,4 @@
-"""The shipped dataset tasks/data (issue 15): every task loads, the set has the seed dataset's categories and
+"""The shipped dataset data/tasks (issue 15): every task loads, the set has the seed dataset's categories and
 the difficulty counts asked for, no task rewards an empty or destructive attempt by construction, no two
 tasks share a solution or an instruction template, the README's table matches, and a seeded random sample
 validates with real Docker (`python -m tasks validate --sample N --seed S`; `make validate-tasks` runs all)."""
@@ -17,7 +17,7 @@ from tasks.__main__ import sample_tasks, stats_table
 from tasks.validate import validate_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "tasks" / "data"
+DATA = ROOT / "data" / "tasks"
 # The seed dataset's (terminal-bench-rl) categories and shares: 97/331, 59, 42, 37, 28 of 331; the rest small.
 SHARES = {"software-engineering": 0.29, "system-administration": 0.18, "security": 0.13, "data-processing": 0.11,
           "debugging": 0.08}

@@ -12,15 +12,15 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-import checkpoints
+from bookkeeping import checkpoints
 import configs
 import grpo
-import logs
+from bookkeeping import logs
 import reward
 import rollout
 import train
 from tasks.sampler import TaskSampler
-import weights
+from hf import weights
 from judge_server import JudgeServer
 
 # -----------------------------------------------------------------------------

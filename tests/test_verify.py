@@ -11,9 +11,9 @@ import textwrap
 from pathlib import Path
 
 
-import images
+from sandboxing import images
 import reward
-import verifier
+from sandboxing import verifier
 from sandbox import Sandbox
 
 RUN_ID = f"test-verify-{os.getpid()}"

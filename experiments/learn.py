@@ -1,8 +1,8 @@
 """`make learn`: does training help? Train the CPU default, then evaluate the base and the trained policy.
 
-    python learn.py                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
-    python learn.py --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
-    python learn.py --no-train                   # evaluate <out>/train/hf again
+    python -m experiments.learn                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
+    python -m experiments.learn --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
+    python -m experiments.learn --no-train                   # evaluate <out>/train/hf again
 
 1. train: torchrun --nproc_per_node=NPROC train.py --preset PRESET --out-dir OUT/train [train.py flags]
 2. evaluate (evaluate.evaluate) the base policy (the preset's policy.path) and the trained one (OUT/train/hf),
@@ -35,7 +35,7 @@ import evaluate
 import sandbox
 from tasks import select_tasks
 
-ROOT = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 Z95 = 1.959963984540054  # standard normal 0.975 quantile
 
 # -----------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import httpx
 
-from engines import Completion, Engine, SamplingParams, _check_prompt, end_of_turn, stop_ids_of
+from engines.base import Completion, Engine, SamplingParams, check_prompt
+from hf.chat import end_of_turn, stop_ids_of
 
 log = logging.getLogger("termrl.engines")
 
@@ -128,7 +129,7 @@ class OpenAIEngine(Engine):
             return r.status_code, r.text
 
     async def generate(self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None) -> Completion:
-        _check_prompt(self, prompt_ids, sampling)
+        check_prompt(self, prompt_ids, sampling)
         if self.extensions is None:
             await self.probe()
         body: dict[str, Any] = {"model": self.model_name, "max_tokens": sampling.max_tokens,

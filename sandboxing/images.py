@@ -39,7 +39,7 @@ import httpx
 
 import configs
 from sandbox import docker_api
-from tasks.dockerfile import expand_heredocs, parse as parse_dockerfile, rewrite_from
+from sandboxing.dockerfile import expand_heredocs, parse as parse_dockerfile, rewrite_from
 
 log = logging.getLogger("termrl.images")
 

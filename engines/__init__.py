@@ -1,0 +1,58 @@
+"""Generation engines: one interface, `await engine.generate(prompt_ids, sampling) -> Completion`.
+
+Each engine batches the requests of many concurrent agents internally:
+- TorchEngine: decode.py's KV cache with continuous batching (CPU or GPU; the CPU default).
+- VLLMEngine: a colocated vllm.LLM in this process (torchrun `external_launcher`), sleep mode between
+  rollouts, weights pushed through `load_weights`, prefix cache reset after every sync.
+- OpenAIEngine (openai_engine.py): any OpenAI-compatible server over HTTP (evaluation of served models).
+- ScriptedEngine: replays fixed replies (demos and tests).
+
+`build_engine` turns a configs.PolicyConfig into the torch or vLLM engine, for training and evaluation alike.
+"""
+
+
+import torch
+from typing import Literal
+
+from configs import ConfigError, PolicyConfig
+from engines.base import Completion, Engine, SamplingParams, check_prompt
+from engines.scripted import ScriptedEngine
+from engines.torch_engine import TorchEngine
+from engines.vllm_engine import VLLMEngine, follow_async, split_for_tp, tp_groups, vllm
+from hf import weights
+
+__all__ = ["Completion", "Engine", "SamplingParams", "ScriptedEngine", "TorchEngine", "VLLMEngine", "build_engine",
+           "check_prompt", "engine_kind", "follow_async", "split_for_tp", "tp_groups"]
+
+# ----------------------------------------------------------------------------- the policy's engine
+
+
+def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", "vllm"]:
+    """policy.engine resolved on `device`: auto = vllm on CUDA when the vllm package is installed, else torch.
+    Raises ConfigError when vllm is asked for without CUDA or the package (checked before any model loads)."""
+    if policy.engine == "auto":
+        return "vllm" if device.type == "cuda" and vllm is not None else "torch"
+    if policy.engine == "vllm" and (device.type != "cuda" or vllm is None):
+        raise ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
+    return policy.engine
+
+
+def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.device, seed: int,
+                 tp_group=None) -> Engine:
+    """The policy's generation engine on `device` (train.py: one per rank; evaluate.py: one).
+
+    vLLM (engine_kind "vllm"): a colocated vllm.LLM on model_dir, policy.max_seq_len context,
+    policy.vllm_gpu_memory_utilization of the GPU, tensor-parallel over policy.vllm_tensor_parallel_size
+    consecutive ranks (tp_group from `tp_groups`; seed must be equal within the group), sleeping at
+    policy.vllm_sleep_level. torch: a full copy of the weights in policy.dtype on `device`, decoding up to
+    policy.engine_max_batch sequences together. Raises ConfigError as engine_kind.
+    """
+    if engine_kind(policy, device) == "vllm":
+        return VLLMEngine(str(model_dir), max_seq_len=policy.max_seq_len, dtype=policy.dtype, seed=seed,
+                          gpu_memory_utilization=policy.vllm_gpu_memory_utilization,
+                          tensor_parallel_size=policy.vllm_tensor_parallel_size, sleep_level=policy.vllm_sleep_level,
+                          device=device, tp_group=tp_group)
+    engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
+    return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
+                       seed=seed, speculate_max_batch=policy.engine_speculate_max_batch,
+                       speculate_tokens=policy.engine_speculate_tokens)
