@@ -208,12 +208,14 @@ def _materialise_row(row: dict[str, str], task_dir: Path, csv_path: Path, normal
 
 
 def _refuse(error: TaskError, refused: list | None, strict: bool) -> None:
-    """Log one line for a refused task and keep its error (or raise it when strict)."""
+    """Keep a refused task's error in `refused` for the caller to report, or log one line when the caller
+    collects nothing (raise it when strict). Never both: a CLI that reports `refused` would say it twice."""
     if strict:
         raise error
-    log.warning("refused %s", " ".join(str(error).split()))
     if refused is not None:
         refused.append(error)
+    else:
+        log.warning("refused %s", " ".join(str(error).split()))
 
 
 def _row_problem(row: dict[str, str], seen: dict[str, str], out_dir: Path, csv_path: Path) -> TaskError | None:

@@ -376,6 +376,7 @@ def test_import_csv_cli(tmp_path):
         f"refused csv-upper: task_id: a task folder of that name already exists [{tmp_path / 'out' / 'csv-upper'}]\n"
         f"error: task 'tbrl_tasks.csv', field 'rows': none of the 2 rows could be imported; first refusal: {first} "
         f"[{CSV_FIXTURE}]\n")
+    assert "refused" not in again.stderr  # each refusal said once, not again as a log line
 
 
 def test_csv_duplicate_ids(tmp_path):
