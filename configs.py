@@ -213,6 +213,20 @@ PRESETS: dict[str, TrainConfig] = {
         difficulties=("easy",), steps=8, tasks_per_step=2, lr=2e-6, micro_batch_tokens=4096,
         out_dir="runs/cpu-smollm2", save_every=4, nproc_per_node=2,
     ),
+    # 2 x A100 80GB: Qwen3-4B, the largest Qwen3 whose fp32 master weights and AdamW state (12P/2 = 22.5 GiB per
+    # GPU) leave room for a vLLM engine with 32k context (tests/test_gpu_paths.py has the numbers). On A100 40GB
+    # the same preset is refused at start-up: 22.5 GiB + half of 40 GiB exceeds 40 GiB.
+    "qwen3-4b-2xa100": _replace(
+        TrainConfig(),
+        policy=dict(path="checkpoints/Qwen3-4B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
+                    max_seq_len=32768, vllm_gpu_memory_utilization=0.5, vllm_tensor_parallel_size=1,
+                    vllm_sleep_level=2),
+        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
+                     max_concurrent_episodes=24),
+        grpo=dict(group_size=8),
+        steps=200, tasks_per_step=8, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
+        out_dir="runs/qwen3-4b-2xa100", save_every=25, nproc_per_node=2,
+    ),
     # 4 GPUs, not 2: on 2, the fp32 master weights and AdamW state alone take 46 GiB per GPU.
     "qwen3-8b-4xa100": _replace(
         TrainConfig(),
@@ -223,6 +237,19 @@ PRESETS: dict[str, TrainConfig] = {
         grpo=dict(group_size=8),
         steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
         out_dir="runs/qwen3-8b-4xa100", save_every=25, nproc_per_node=4,
+    ),
+    # One node of 8 x H100 80GB: Qwen3-14B, four vLLM engines of 2 GPUs each (tensor parallel 2 halves the
+    # engine's weights and KV cache per GPU), 32k context, groups of 16.
+    "qwen3-14b-8xh100": _replace(
+        TrainConfig(),
+        policy=dict(path="checkpoints/Qwen3-14B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
+                    max_seq_len=32768, vllm_gpu_memory_utilization=0.6, vllm_tensor_parallel_size=2,
+                    vllm_sleep_level=2),
+        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
+                     max_concurrent_episodes=40),
+        grpo=dict(group_size=16),
+        steps=300, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
+        out_dir="runs/qwen3-14b-8xh100", save_every=25, nproc_per_node=8,
     ),
     "qwen3-32b-16xh100": _QWEN3_32B_16XH100,
     # The same recipe on 4 nodes x 8 GPUs: 4x the tasks per step, larger groups.
@@ -502,6 +529,25 @@ GiB = 2**30
 ENGINE_RESERVE_BYTES = 2 * GiB  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
 
 
+# config.json fields (those count_params, memory_budget and model.ModelConfig.from_hf read) of the Qwen3
+# checkpoints the presets name (Hugging Face hub, Qwen/Qwen3-*); bench/first_light.py builds random-weight
+# models of these shapes.
+_QWEN3 = dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", num_key_value_heads=8, head_dim=128,
+              vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1_000_000.0, max_position_embeddings=40960)
+QWEN3_CONFIGS: dict[str, dict] = {
+    "Qwen3-1.7B": dict(_QWEN3, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
+                       num_attention_heads=16, tie_word_embeddings=True),
+    "Qwen3-4B": dict(_QWEN3, hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
+                     num_attention_heads=32, tie_word_embeddings=True),
+    "Qwen3-8B": dict(_QWEN3, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                     num_attention_heads=32, tie_word_embeddings=False),
+    "Qwen3-14B": dict(_QWEN3, hidden_size=5120, intermediate_size=17408, num_hidden_layers=40,
+                      num_attention_heads=40, tie_word_embeddings=False),
+    "Qwen3-32B": dict(_QWEN3, hidden_size=5120, intermediate_size=25600, num_hidden_layers=64,
+                      num_attention_heads=64, tie_word_embeddings=False),
+}
+
+
 def count_params(hf: dict) -> tuple[int, int, int]:
     """(total, per block, root) parameter counts of a Llama/Qwen3-style decoder from its HF config.json
     fields: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
@@ -513,6 +559,34 @@ def count_params(hf: dict) -> tuple[int, int, int]:
     block = h * H * d * 2 + h * KV * d * 2 + 3 * h * i + 2 * h + (2 * d if hf.get("model_type") == "qwen3" else 0)
     root = V * h * (1 if hf.get("tie_word_embeddings") else 2) + h
     return root + L * block, block, root
+
+
+def memory_items(cfg: TrainConfig, hf: dict, world_size: int) -> tuple[dict[str, float], float, float]:
+    """The per-GPU items of `memory_budget`, in bytes, in its order: learner resident (first 3), training
+    extra (next 4), engine (last 3). Returns (items, KV-cache bytes per token, KV-cache tokens)."""
+    p, ro = cfg.policy, cfg.rollout
+    tp, W = p.vllm_tensor_parallel_size, world_size
+    P, block, root = count_params(hf)
+    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
+    kv_heads = hf.get("num_key_value_heads", hf["num_attention_heads"])
+    d = hf.get("head_dim") or h // hf["num_attention_heads"]
+    T = cfg.micro_batch_tokens
+    act = 2 * L * T * h + 2 * T * (8 * h + 4 * i) if p.activation_checkpointing else 2 * L * T * (8 * h + 4 * i)
+    kv_per_token = 2 * L * max(1.0, kv_heads / tp) * d * 2
+    kv_tokens = p.vllm_kv_fill * ro.max_concurrent_episodes * ro.max_context_tokens
+    items = {
+        "fp32 master weights 4P/W": 4 * P / W,
+        "AdamW state 8P/W": 8 * P / W,
+        "reference model 2P/W": 2 * P / W if cfg.grpo.kl_coef > 0 else 0.0,
+        "fp32 gradients 4P/W": 4 * P / W,
+        "bf16 gathered root + 2 blocks": 2 * (root + 2 * block),
+        f"activations (T={T})": act,
+        "log-prob head": 2 * (2**25 // V) * V * 4 + 4 * V * h,
+        f"engine weights 2P/tp (tp={tp})": 2 * P / tp,
+        "KV cache": kv_per_token * kv_tokens,
+        "engine reserve": ENGINE_RESERVE_BYTES,
+    }
+    return items, kv_per_token, kv_tokens
 
 
 def memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -> tuple[bool, str]:
@@ -535,32 +609,14 @@ def memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -
       (3) training:  learner resident + training extra + ENGINE_RESERVE <= G   (engine asleep)
 
     The kernels' workspace and fragmentation are not counted: treat a margin under ~5% as not fitting.
+    The items come from `memory_items`.
     """
     p, ro = cfg.policy, cfg.rollout
     tp, W, u, G = p.vllm_tensor_parallel_size, world_size, p.vllm_gpu_memory_utilization, gpu_bytes
-    P, block, root = count_params(hf)
-    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
-    kv_heads, d = hf.get("num_key_value_heads", hf["num_attention_heads"]), hf.get("head_dim") or h // hf["num_attention_heads"]
-    T = cfg.micro_batch_tokens
-    act = 2 * L * T * h + 2 * T * (8 * h + 4 * i) if p.activation_checkpointing else 2 * L * T * (8 * h + 4 * i)
-    items = {
-        "fp32 master weights 4P/W": 4 * P / W,
-        "AdamW state 8P/W": 8 * P / W,
-        "reference model 2P/W": 2 * P / W if cfg.grpo.kl_coef > 0 else 0.0,
-        "fp32 gradients 4P/W": 4 * P / W,
-        "bf16 gathered root + 2 blocks": 2 * (root + 2 * block),
-        f"activations (T={T})": act,
-        "log-prob head": 2 * (2**25 // V) * V * 4 + 4 * V * h,
-        f"engine weights 2P/tp (tp={tp})": 2 * P / tp,
-        "KV cache": 0.0,
-        "engine reserve": ENGINE_RESERVE_BYTES,
-    }
-    kv_per_token = 2 * L * max(1.0, kv_heads / tp) * d * 2
-    kv_tokens = p.vllm_kv_fill * ro.max_concurrent_episodes * ro.max_context_tokens
-    items["KV cache"] = kv_per_token * kv_tokens
-    resident = items["fp32 master weights 4P/W"] + items["AdamW state 8P/W"] + items["reference model 2P/W"]
-    extra = sum(items[k] for k in list(items)[3:7])
-    engine = items[f"engine weights 2P/tp (tp={tp})"] + items["KV cache"] + ENGINE_RESERVE_BYTES
+    P = count_params(hf)[0]
+    items, kv_per_token, kv_tokens = memory_items(cfg, hf, world_size)
+    values = list(items.values())
+    resident, extra, engine = sum(values[:3]), sum(values[3:7]), sum(values[7:])
     checks = [("(1) start-up: learner resident + u*G <= G", resident + u * G, G),
               ("(2) rollout: engine <= u*G", engine, u * G),
               ("(3) training: resident + extra + reserve <= G", resident + extra + ENGINE_RESERVE_BYTES, G)]
