@@ -33,6 +33,10 @@ def docker_client():
     client.close()
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "model_run: runs a tiny real model end to end (tens of seconds)")
+
+
 def pytest_sessionstart(session):
     session.config._termrl_leftover_at_start = set(_labelled_containers())
 
