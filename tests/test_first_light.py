@@ -1,6 +1,6 @@
-"""bench/first_light.py, the GPU first-light driver, rehearsed on CPU with a tiny Qwen3: every part runs
-(learner, fp32 master weights, weight sync, engine vs transformers generate, log-prob convention, engine thread)
-and the same table is printed as on a GPU (scripts/gpu_first_light.sh runs it there)."""
+"""bench/first_light.py, the GPU first-light driver, rehearsed on CPU with a tiny Qwen3: every
+part runs (learner, fp32 master weights, weight sync, engine vs transformers generate, log-prob
+convention, engine thread) and prints the table it prints on a GPU (scripts/gpu_first_light.sh)."""
 
 import json
 import os
@@ -21,12 +21,34 @@ pytestmark = pytest.mark.model_run
 @pytest.fixture(scope="module")
 def rehearsal(tmp_path_factory):
     out = tmp_path_factory.mktemp("first_light")
-    cmd = [sys.executable, "bench/first_light.py", "--device", "cpu", "--model", "tiny", "--micro-batch-tokens", "256",
-           "--seq-len", "64", "--prompt-len", "32", "--new-tokens", "8", "--pairs", "1", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "bench/first_light.py",
+        "--device",
+        "cpu",
+        "--model",
+        "tiny",
+        "--micro-batch-tokens",
+        "256",
+        "--seq-len",
+        "64",
+        "--prompt-len",
+        "32",
+        "--new-tokens",
+        "8",
+        "--pairs",
+        "1",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": ROOT}
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return run.stdout, json.loads((out / "first_light.json").read_text()), (out / "first_light.txt").read_text()
+    return (
+        run.stdout,
+        json.loads((out / "first_light.json").read_text()),
+        (out / "first_light.txt").read_text(),
+    )
 
 
 def test_every_part_runs_on_cpu_and_prints_the_table(rehearsal):
@@ -37,7 +59,8 @@ def test_every_part_runs_on_cpu_and_prints_the_table(rehearsal):
     assert text.strip() in stdout
     assert text.strip().endswith("all checks ok")
     assert [line.split()[0] for line in text.splitlines()[3:-1]] == (
-        ["learner"] * 6 + ["master", "sync"] + ["engine"] * 6 + ["logprobs", "thread"])
+        ["learner"] * 6 + ["master", "sync"] + ["engine"] * 6 + ["logprobs", "thread"]
+    )
 
 
 def test_master_weights_stay_fp32_and_every_weight_moves_at_lr_1e6(rehearsal):
@@ -55,7 +78,9 @@ def test_learner_step_reports_both_checkpointing_settings_against_the_budget(reh
         c = configs._replace(cfg, policy=dict(activation_checkpointing=ac), micro_batch_tokens=256)
         items, _, _ = configs.memory_items(c, first_light.TINY, 1)
         assert lr[key]["predicted_bytes"] == sum(list(items.values())[:7])
-        assert lr[key]["tokens_per_s"] > 0 and lr[key]["peak_bytes"] is None  # CPU: no allocator peak
+        assert (
+            lr[key]["tokens_per_s"] > 0 and lr[key]["peak_bytes"] is None
+        )  # CPU: no allocator peak
         assert lr[key]["mfu"] is None  # no datasheet peak for a CPU
 
 
@@ -80,8 +105,15 @@ def test_engine_logprobs_follow_the_sampling_convention(rehearsal):
 
 
 def test_model_flops_count_matmuls_and_causal_attention():
-    hf = dict(hidden_size=4, intermediate_size=8, num_hidden_layers=2, vocab_size=10, num_attention_heads=2,
-              num_key_value_heads=1, head_dim=2)
+    hf = dict(
+        hidden_size=4,
+        intermediate_size=8,
+        num_hidden_layers=2,
+        vocab_size=10,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=2,
+    )
     # matmul params: 2 * (2*4*2*2 + 2*4*1*2 + 3*4*8) + 10*4 = 2 * (32 + 16 + 96) + 40 = 328
     # one sequence of 3 tokens: 6 * 328 * 3 + 6 * 2 * 2 * 2 * 9 = 5904 + 432
     assert first_light.model_flops(hf, [3]) == 6336
