@@ -478,7 +478,7 @@ def table(r: dict) -> str:
         f"first light: {r['device_name']} ({r['device']}), torch {r['torch']}, "
         f"{r['model']} random weights, "
         f"preset {r['preset']}, load {r['load_before']:.1f}",
-        f"measured bf16 matmul: {r['matmul_tflops']:.1f} TFLOP/s; datasheet peak: "
+        f"measured bf16 matmul: {r['matmul_tflops']:.3g} TFLOP/s; datasheet peak: "
         + (f"{r['peak_tflops']:.0f} TFLOP/s" if r["peak_tflops"] else "none for this device"),
     ]
     rows.append(f"{'part':<9} {'measure':<38} {'value':>22}   against")
