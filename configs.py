@@ -213,14 +213,14 @@ PRESETS: dict[str, TrainConfig] = {
         difficulties=("easy",), steps=8, tasks_per_step=2, lr=2e-6, micro_batch_tokens=4096,
         out_dir="runs/cpu-smollm2", save_every=4, nproc_per_node=2,
     ),
-    # 2 x A100 80GB: Qwen3-4B, the largest Qwen3 whose fp32 master weights and AdamW state (12P/2 = 22.5 GiB per
-    # GPU) leave room for a vLLM engine with 32k context (tests/test_gpu_paths.py has the numbers). On A100 40GB
-    # the same preset is refused at start-up: 22.5 GiB + half of 40 GiB exceeds 40 GiB.
+    # 2 x A100 80GB: Qwen3-4B, the largest Qwen3 whose fp32 master weights and AdamW state
+    # (12P/2 = 22.5 GiB per GPU) leave room for a vLLM engine with 32k context (the numbers:
+    # tests/test_gpu_paths.py). On A100 40GB it is refused at start-up: 22.5 + 20 GiB > 40 GiB.
     "qwen3-4b-2xa100": _replace(
         TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-4B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=32768, vllm_gpu_memory_utilization=0.5, vllm_tensor_parallel_size=1,
-                    vllm_sleep_level=2),
+        policy=dict(path="checkpoints/Qwen3-4B", dtype="bfloat16", activation_checkpointing=True,
+                    engine="vllm", max_seq_len=32768, vllm_gpu_memory_utilization=0.5,
+                    vllm_tensor_parallel_size=1, vllm_sleep_level=2),
         rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
                      max_concurrent_episodes=24),
         grpo=dict(group_size=8),
@@ -238,13 +238,13 @@ PRESETS: dict[str, TrainConfig] = {
         steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
         out_dir="runs/qwen3-8b-4xa100", save_every=25, nproc_per_node=4,
     ),
-    # One node of 8 x H100 80GB: Qwen3-14B, four vLLM engines of 2 GPUs each (tensor parallel 2 halves the
-    # engine's weights and KV cache per GPU), 32k context, groups of 16.
+    # One node of 8 x H100 80GB: Qwen3-14B, four vLLM engines of 2 GPUs each (tensor parallel 2
+    # halves the engine's weights and KV cache per GPU), 32k context, groups of 16.
     "qwen3-14b-8xh100": _replace(
         TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-14B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=32768, vllm_gpu_memory_utilization=0.6, vllm_tensor_parallel_size=2,
-                    vllm_sleep_level=2),
+        policy=dict(path="checkpoints/Qwen3-14B", dtype="bfloat16", activation_checkpointing=True,
+                    engine="vllm", max_seq_len=32768, vllm_gpu_memory_utilization=0.6,
+                    vllm_tensor_parallel_size=2, vllm_sleep_level=2),
         rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
                      max_concurrent_episodes=40),
         grpo=dict(group_size=16),
@@ -529,11 +529,12 @@ GiB = 2**30
 ENGINE_RESERVE_BYTES = 2 * GiB  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
 
 
-# config.json fields (those count_params, memory_budget and model.ModelConfig.from_hf read) of the Qwen3
-# checkpoints the presets name (Hugging Face hub, Qwen/Qwen3-*); bench/first_light.py builds random-weight
-# models of these shapes.
-_QWEN3 = dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", num_key_value_heads=8, head_dim=128,
-              vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1_000_000.0, max_position_embeddings=40960)
+# config.json fields (those count_params, memory_budget and model.ModelConfig.from_hf read) of the
+# Qwen3 checkpoints the presets name (Hugging Face hub, Qwen/Qwen3-*); bench/first_light.py builds
+# random-weight models of these shapes.
+_QWEN3 = dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", num_key_value_heads=8,
+              head_dim=128, vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1_000_000.0,
+              max_position_embeddings=40960)
 QWEN3_CONFIGS: dict[str, dict] = {
     "Qwen3-1.7B": dict(_QWEN3, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
                        num_attention_heads=16, tie_word_embeddings=True),
@@ -561,17 +562,22 @@ def count_params(hf: dict) -> tuple[int, int, int]:
     return root + L * block, block, root
 
 
-def memory_items(cfg: TrainConfig, hf: dict, world_size: int) -> tuple[dict[str, float], float, float]:
-    """The per-GPU items of `memory_budget`, in bytes, in its order: learner resident (first 3), training
-    extra (next 4), engine (last 3). Returns (items, KV-cache bytes per token, KV-cache tokens)."""
+def memory_items(cfg: TrainConfig, hf: dict, world_size: int
+                 ) -> tuple[dict[str, float], float, float]:
+    """The per-GPU items of `memory_budget`, in bytes, in its order: learner resident (first 3),
+    training extra (next 4), engine (last 3). Returns (items, KV bytes per token, KV tokens)."""
     p, ro = cfg.policy, cfg.rollout
     tp, W = p.vllm_tensor_parallel_size, world_size
     P, block, root = count_params(hf)
-    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
+    h, i, L = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"]
+    V = hf["vocab_size"]
     kv_heads = hf.get("num_key_value_heads", hf["num_attention_heads"])
     d = hf.get("head_dim") or h // hf["num_attention_heads"]
     T = cfg.micro_batch_tokens
-    act = 2 * L * T * h + 2 * T * (8 * h + 4 * i) if p.activation_checkpointing else 2 * L * T * (8 * h + 4 * i)
+    if p.activation_checkpointing:
+        act = 2 * L * T * h + 2 * T * (8 * h + 4 * i)
+    else:
+        act = 2 * L * T * (8 * h + 4 * i)
     kv_per_token = 2 * L * max(1.0, kv_heads / tp) * d * 2
     kv_tokens = p.vllm_kv_fill * ro.max_concurrent_episodes * ro.max_context_tokens
     items = {

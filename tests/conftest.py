@@ -34,7 +34,7 @@ def docker_client():
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "model_run: runs a tiny real model end to end (tens of seconds)")
+    config.addinivalue_line("markers", "model_run: a tiny real model end to end (tens of seconds)")
 
 
 def pytest_sessionstart(session):

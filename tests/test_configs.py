@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_presets_are_the_seven_named_ones():
-    assert list(PRESETS) == ["cpu-smollm2", "qwen3-4b-2xa100", "qwen3-8b-4xa100", "qwen3-14b-8xh100",
-                             "qwen3-32b-16xh100", "qwen3-32b-32xh100", "cpu-learn"]
+    assert list(PRESETS) == ["cpu-smollm2", "qwen3-4b-2xa100", "qwen3-8b-4xa100",
+                             "qwen3-14b-8xh100", "qwen3-32b-16xh100", "qwen3-32b-32xh100",
+                             "cpu-learn"]
 
 
 def test_default_preset_is_two_cpu_ranks_on_the_embedded_model():
@@ -40,8 +41,9 @@ def test_cli_overrides_nested_fields():
 def test_unknown_preset_is_named_with_the_choices():
     with pytest.raises(ConfigError) as e:
         parse_cli(["--preset", "qwen9"])
-    assert str(e.value) == ("preset = 'qwen9': unknown; choose one of cpu-smollm2, qwen3-4b-2xa100, "
-                            "qwen3-8b-4xa100, qwen3-14b-8xh100, qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn")
+    assert str(e.value) == ("preset = 'qwen9': unknown; choose one of cpu-smollm2, "
+                            "qwen3-4b-2xa100, qwen3-8b-4xa100, qwen3-14b-8xh100, "
+                            "qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn")
 
 
 @pytest.mark.parametrize("args, message", [

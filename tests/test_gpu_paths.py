@@ -98,9 +98,12 @@ def test_qwen3_parameter_counts_from_config():
     assert configs.count_params(QWEN3_32B)[0] == 32_762_123_264  # "32.8B"
 
 
-@pytest.mark.parametrize("preset,hf,world", [("qwen3-4b-2xa100", configs.QWEN3_CONFIGS["Qwen3-4B"], 2),
+QWEN3_4B, QWEN3_14B = configs.QWEN3_CONFIGS["Qwen3-4B"], configs.QWEN3_CONFIGS["Qwen3-14B"]
+
+
+@pytest.mark.parametrize("preset,hf,world", [("qwen3-4b-2xa100", QWEN3_4B, 2),
                                              ("qwen3-8b-4xa100", QWEN3_8B, 4),
-                                             ("qwen3-14b-8xh100", configs.QWEN3_CONFIGS["Qwen3-14B"], 8),
+                                             ("qwen3-14b-8xh100", QWEN3_14B, 8),
                                              ("qwen3-32b-16xh100", QWEN3_32B, 16),
                                              ("qwen3-32b-32xh100", QWEN3_32B, 32)])
 def test_gpu_presets_fit_in_80_gib(preset, hf, world):
@@ -111,10 +114,11 @@ def test_gpu_presets_fit_in_80_gib(preset, hf, world):
 def test_qwen3_table_matches_the_published_shapes():
     # The same fields as the hub's config.json: parameter counts 1.7B, 4.0B, 8.2B, 14.8B, 32.8B.
     counts = {name: configs.count_params(hf)[0] for name, hf in configs.QWEN3_CONFIGS.items()}
-    assert counts == {"Qwen3-1.7B": 1_720_574_976, "Qwen3-4B": 4_022_468_096, "Qwen3-8B": 8_190_735_360,
-                      "Qwen3-14B": 14_768_307_200, "Qwen3-32B": 32_762_123_264}
-    assert {k: v for k, v in configs.QWEN3_CONFIGS["Qwen3-8B"].items() if k in QWEN3_8B} == QWEN3_8B
-    assert {k: v for k, v in configs.QWEN3_CONFIGS["Qwen3-32B"].items() if k in QWEN3_32B} == QWEN3_32B
+    assert counts == {"Qwen3-1.7B": 1_720_574_976, "Qwen3-4B": 4_022_468_096,
+                      "Qwen3-8B": 8_190_735_360, "Qwen3-14B": 14_768_307_200,
+                      "Qwen3-32B": 32_762_123_264}
+    for name, hf in (("Qwen3-8B", QWEN3_8B), ("Qwen3-32B", QWEN3_32B)):
+        assert {k: v for k, v in configs.QWEN3_CONFIGS[name].items() if k in hf} == hf
 
 
 def test_each_gpu_preset_names_a_checkpoint_of_the_table():
@@ -130,8 +134,7 @@ def test_qwen3_4b_2xa100_preset_numbers():
     #   engine weights 2P/1 = 7.49 GiB; KV 2*36*8*128*2 B = 144 KiB/token
     #   x 0.25 * 24 * 32768 = 196,608 tokens = 27.00 GiB; + 2 GiB reserve -> (2) 36.49 <= 40
     #   grads 7.49 + gathered 1.10 + activations 4.62 + head 1.70 + reserve 2 -> (3) 39.39 <= 80
-    report = configs.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], configs.QWEN3_CONFIGS["Qwen3-4B"],
-                                         2, 80 * GiB)
+    report = configs.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], QWEN3_4B, 2, 80 * GiB)
     assert "(1) start-up: learner resident + u*G <= G: 62.48 <= 80.00 GiB ok" in report
     assert "(2) rollout: engine <= u*G: 36.49 <= 40.00 GiB ok" in report
     assert "(3) training: resident + extra + reserve <= G: 39.39 <= 80.00 GiB ok" in report
@@ -141,10 +144,10 @@ def test_qwen3_4b_2xa100_preset_numbers():
 def test_qwen3_4b_2xa100_preset_is_refused_on_40_gib_a100s():
     # resident 22.48 + 0.5 * 40 = 42.48 > 40; the engine's 36.49 GiB > its 20 GiB share.
     with pytest.raises(configs.ConfigError) as e:
-        configs.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], configs.QWEN3_CONFIGS["Qwen3-4B"], 2,
-                                    40 * GiB)
-    assert "(1) start-up: learner resident + u*G <= G: 42.48 <= 40.00 GiB DOES NOT FIT" in str(e.value)
-    assert "(2) rollout: engine <= u*G: 36.49 <= 20.00 GiB DOES NOT FIT" in str(e.value)
+        configs.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], QWEN3_4B, 2, 40 * GiB)
+    msg = str(e.value)
+    assert "(1) start-up: learner resident + u*G <= G: 42.48 <= 40.00 GiB DOES NOT FIT" in msg
+    assert "(2) rollout: engine <= u*G: 36.49 <= 20.00 GiB DOES NOT FIT" in msg
 
 
 def test_qwen3_14b_8xh100_preset_numbers():
@@ -154,8 +157,8 @@ def test_qwen3_14b_8xh100_preset_numbers():
     #   engine weights 2P/2 = 13.75 GiB; KV 2*40*(8/2)*128*2 B = 80 KiB/token
     #   x 0.25 * 40 * 32768 = 327,680 tokens = 25.00 GiB; + 2 GiB reserve -> (2) 40.75 <= 48
     #   grads 6.88 + gathered 4.13 + activations 9.62 + head 3.15 + reserve 2 -> (3) 46.41 <= 80
-    report = configs.check_memory_budget(configs.PRESETS["qwen3-14b-8xh100"], configs.QWEN3_CONFIGS["Qwen3-14B"],
-                                         8, 80 * GiB)
+    cfg = configs.PRESETS["qwen3-14b-8xh100"]
+    report = configs.check_memory_budget(cfg, QWEN3_14B, 8, 80 * GiB)
     assert "(1) start-up: learner resident + u*G <= G: 68.63 <= 80.00 GiB ok" in report
     assert "(2) rollout: engine <= u*G: 40.75 <= 48.00 GiB ok" in report
     assert "(3) training: resident + extra + reserve <= G: 46.41 <= 80.00 GiB ok" in report
