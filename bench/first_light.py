@@ -66,14 +66,16 @@ import engines  # noqa: E402
 import model as modeling  # noqa: E402
 
 # The learner's weight sync and step, in one place: issue 23 moves them from train.py to learner/.
-from train import (
+from train import (  # noqa: E402
     Sample,
     accumulate_gradients,
     build_optimizer,
     iter_full_weights,
     make_micro_batches,
-)  # noqa: E402
-from train import optimizer_step, set_gradient_sum, sync_weights  # noqa: E402
+    optimizer_step,
+    set_gradient_sum,
+    sync_weights,
+)
 
 GiB = 2**30
 # Dense bf16 peak by device name (vendor datasheets, SXM parts), FLOP/s.
