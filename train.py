@@ -65,16 +65,12 @@ def load_task_set(cfg: configs.TrainConfig) -> list:
         raise configs.ConfigError(f"tasks = {cfg.tasks!r}: {e.message if folder_level else e}") from e
 
 
-def engine_memory_report(cfg: configs.TrainConfig, model_dir: Path, world: int, device: torch.device) -> str:
-    """configs.check_memory_budget of this node's vLLM engines, from model_dir's config.json (the resolved
-    folder: a built-in name such as 'default' is no folder). Memory: the GPU's, or host RAM on CPU (vLLM's
-    CPU KV cache is a share of it). Raises ConfigError when the configuration cannot fit."""
+def engine_memory_report(cfg: configs.TrainConfig, model_dir: Path, world: int, device_bytes: int) -> str:
+    """configs.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes, from
+    model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a built-in name such
+    as 'default' is no folder. Raises ConfigError when the configuration cannot fit."""
     hf = json.loads((Path(model_dir) / "config.json").read_text())
-    if device.type == "cuda":
-        total = torch.cuda.get_device_properties(device).total_memory
-    else:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return configs.check_memory_budget(cfg, hf, world, total)
+    return configs.check_memory_budget(cfg, hf, world, device_bytes)
 
 
 @dataclass
@@ -148,7 +144,8 @@ def _build(run: Run, local_rank: int) -> None:
     run.model_dir = resolve_model_dir(cfg.policy.path, rank)  # before any read of its config.json
     if engines.engine_kind(cfg.policy, device) == "vllm":
         run.tp = cfg.policy.vllm_tensor_parallel_size
-        run.say(engine_memory_report(cfg, run.model_dir, world, device))
+        total = torch.cuda.get_device_properties(device).total_memory
+        run.say(engine_memory_report(cfg, run.model_dir, world, total))
     run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
     run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp, world // run.tp,
                               cfg.seed, cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)

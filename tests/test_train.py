@@ -507,3 +507,56 @@ def test_sigterm_stops_after_the_step_with_a_checkpoint_and_no_container_left(ti
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     assert (out / "hf" / "config.json").exists()  # a clean stop exports the policy trained so far
     assert _containers_of(_run_ids(log)) == []
+
+
+# -----------------------------------------------------------------------------
+# what a new user hits (issue 23 item 8; issue 24)
+
+
+def test_an_explicit_tasks_folder_trains_on_all_its_tasks_not_the_presets_selection(tmp_path):
+    import shutil
+
+    for name in ("create-empty-file", "first-line"):  # neither is among the preset's six task ids
+        shutil.copytree(ROOT / "data" / "tasks" / name, tmp_path / name)
+    cfg = configs.parse_cli(["--tasks", str(tmp_path)])
+    assert (cfg.task_ids, cfg.difficulties) == ((), ())
+    assert [t.id for t in train.load_task_set(cfg)] == ["create-empty-file", "first-line"]
+    kept = configs.parse_cli(["--tasks", str(tmp_path), "--task-ids", "first-line"])
+    assert [t.id for t in train.load_task_set(kept)] == ["first-line"]
+    preset = configs.parse_cli(["--tasks", str(ROOT / "data" / "tasks")])  # the preset's folder: its selection
+    assert len(preset.task_ids) == 6 and preset.difficulties == ("easy",)
+
+
+def test_a_folder_where_no_task_loads_is_one_line_and_the_previous_run_is_untouched(tmp_path):
+    import subprocess
+
+    bad = tmp_path / "bad"
+    (bad / "t1").mkdir(parents=True)
+    (bad / "t1" / "task.toml").write_text("x\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text('{"previous": true}')
+    r = subprocess.run([sys.executable, "train.py", "--tasks", str(bad), "--out-dir", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1
+    assert errors[0].startswith(f"error: tasks = '{bad}': no task could be loaded: 1 refused; first: task 't1'")
+    assert (out / "config.json").read_text() == '{"previous": true}' and sorted(os.listdir(out)) == ["config.json"]
+
+
+def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun():
+    import subprocess
+
+    r = subprocess.run(["make", "--no-print-directory", "train", "ARGS=--grpo.clip-low 1.5"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in out and "torch.distributed.run" not in out
+    assert [line for line in out.splitlines() if "clip_low" in line] == [
+        "error: grpo.clip_low = 1.5: must be in (0, 1)"]
+
+
+def test_the_vllm_memory_report_reads_the_resolved_default_model_not_a_folder_named_default():
+    cfg = configs.parse_cli(["--policy.path", "default"])
+    report = train.engine_memory_report(cfg, Path(weights.resolve_model_dir(cfg.policy.path)), 2, 80 * 2**30)
+    assert "fp32 master weights 4P/W" in report and "engine weights 2P/tp (tp=1)" in report
