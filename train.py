@@ -1,21 +1,25 @@
-"""GRPO training of terminal agents: the torchrun entry point.
+"""GRPO training of terminal agents: the torchrun entry point, and the recipe in one story (`main`).
 
     torchrun --standalone --nproc_per_node=2 train.py --preset cpu-smollm2     # CPU, gloo
-    torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 train.py --preset qwen3-32b-16xh100
-    python train.py --help                                                     # every knob (configs.py)
+    torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 \\
+        train.py --preset qwen3-32b-16xh100
+    python train.py --help                                                     # every knob
+    python train.py --check-config [flags]    # validate config and task set only (make train)
 
 One step on each rank (DESIGN.md):
   1. take this rank's slice of the step's tasks (TaskSampler), each run group_size times;
-  2. push the policy's weights into this rank's engine if they changed (sync_weights);
-  3. run the agents in their containers (rollout.run_episodes), tests verify, judge scores;
-  4. engine to sleep; group advantages (grpo.compute_advantages); drop zero-variance groups;
-  5. GRPO update: micro-batches packed to a token budget, loss divided by the number of loss
-     tokens (or sequences) summed over all micro-batches of all ranks, gradients summed over
-     ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad-norm clipping;
+  2. push the policy's weights into this rank's engine if they changed (learner/sync.py);
+  3. run the agents in their containers (rollout.run_episodes): tests verify, the judge scores,
+     each group's rewards by one rule (rollout.Group, reward.group_rewards);
+  4. engine to sleep; group advantages (grpo.compute_advantages); drop zero-variance groups
+     (learner/packing.py);
+  5. GRPO update (learner/update.py): micro-batches packed to a token budget, loss divided by the
+     number of loss tokens (or sequences) summed over all micro-batches of all ranks, gradients
+     summed over ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping;
   6. log one line, metrics.jsonl, trajectories; checkpoint every save_every steps.
 
-The learner is FSDP2-sharded over all ranks (one mesh dimension); each rank also owns one
-generation engine with a full copy of the weights.
+The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
+rank also owns one generation engine with a full copy of the weights.
 """
 
 import asyncio
@@ -38,9 +42,10 @@ import configs
 import engines
 import rollout
 import sandbox
-from bookkeeping.checkpoints import checkpoint_dir, latest_checkpoint, load_checkpoint, save_checkpoint
-from bookkeeping.logs import (append_jsonl, format_step_line, open_logger, plot_reward_curve, step_record,
-                              truncate_metrics)
+from bookkeeping.checkpoints import (checkpoint_dir, latest_checkpoint, load_checkpoint,
+                                     save_checkpoint)
+from bookkeeping.logs import (append_jsonl, format_step_line, open_logger, plot_reward_curve,
+                              step_record, truncate_metrics)
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
@@ -53,22 +58,26 @@ from tasks.sampler import TaskSampler
 
 
 # -----------------------------------------------------------------------------
-# set-up: everything one rank holds
+# set-up: what one rank holds
+
 
 def load_task_set(cfg: configs.TrainConfig) -> list:
-    """select_tasks of cfg, checked before anything is written or started: a folder where no task loads,
-    or a missing one, is a ConfigError of one line naming the folder and why."""
+    """select_tasks of cfg, checked before anything is written or started: a missing folder, or
+    one where no task loads, is a ConfigError of one line naming the folder and why."""
     try:
         return select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     except (TaskError, FileNotFoundError) as e:
-        folder_level = isinstance(e, TaskError) and e.field in ("tasks", "path")  # not one task's own error
-        raise configs.ConfigError(f"tasks = {cfg.tasks!r}: {e.message if folder_level else e}") from e
+        # the folder's own error reads better without "task 'NAME', field 'tasks':" in front
+        folder_level = isinstance(e, TaskError) and e.field in ("tasks", "path")
+        why = e.message if folder_level else e
+        raise configs.ConfigError(f"tasks = {cfg.tasks!r}: {why}") from e
 
 
-def engine_memory_report(cfg: configs.TrainConfig, model_dir: Path, world: int, device_bytes: int) -> str:
-    """configs.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes, from
-    model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a built-in name such
-    as 'default' is no folder. Raises ConfigError when the configuration cannot fit."""
+def engine_memory_report(cfg: configs.TrainConfig, model_dir: Path, world: int,
+                         device_bytes: int) -> str:
+    """configs.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
+    from model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a
+    built-in name such as 'default' is no folder. Raises ConfigError when it cannot fit."""
     hf = json.loads((Path(model_dir) / "config.json").read_text())
     return configs.check_memory_budget(cfg, hf, world, device_bytes)
 
@@ -85,7 +94,7 @@ class Run:
     stop: StopFlag
     loop: asyncio.AbstractEventLoop
     tasks: list = dataclasses.field(default_factory=list)
-    tp: int = 1  # ranks per generation engine (vLLM tensor parallel); rank % tp == 0 leads its group
+    tp: int = 1  # ranks per generation engine (vLLM tensor parallel); rank % tp == 0 leads
     tp_group: object = None
     model_dir: Path | None = None
     tokenizer: object = None
@@ -111,15 +120,15 @@ class Run:
 
 
 def setup(cfg: configs.TrainConfig, tasks: list) -> Run:
-    """Process group, seeds, signal handling, then out_dir, sampler, policy, optimizer, checkpoint,
-    engine and judge (torn down again if any of them fails) for `tasks` (load_task_set). Collective."""
+    """Process group, seeds, signal handling, then out_dir, sampler, policy, optimizer,
+    checkpoint, engine and judge for `tasks` (load_task_set); torn down again if any of them
+    fails. Collective."""
     rank, world, local_rank, device = init_distributed()
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)
     np.random.seed(cfg.seed + rank)
-    run = Run(cfg, rank, world, device, Path(cfg.out_dir),
-              StopFlag("[train]", "stopping at the end of this step").install(), asyncio.new_event_loop(),
-              tasks)
+    stop = StopFlag("[train]", "stopping at the end of this step").install()
+    run = Run(cfg, rank, world, device, Path(cfg.out_dir), stop, asyncio.new_event_loop(), tasks)
     try:
         _build(run, local_rank)
     except BaseException:
@@ -129,7 +138,8 @@ def setup(cfg: configs.TrainConfig, tasks: list) -> Run:
 
 
 def _build(run: Run, local_rank: int) -> None:
-    """setup's part that teardown must undo on failure: policy, optimizer, sampler, engine, judge."""
+    """setup's part that teardown must undo on failure: policy, optimizer, sampler, engine,
+    judge."""
     cfg, rank, world, device = run.cfg, run.rank, run.world, run.device
     if rank == 0:
         run.out_dir.mkdir(parents=True, exist_ok=True)
@@ -146,32 +156,36 @@ def _build(run: Run, local_rank: int) -> None:
         run.tp = cfg.policy.vllm_tensor_parallel_size
         total = torch.cuda.get_device_properties(device).total_memory
         run.say(engine_memory_report(cfg, run.model_dir, world, total))
-    run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
-    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp, world // run.tp,
-                              cfg.seed, cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)
+    run.tp_group = engines.tp_groups(world, run.tp)  # one vLLM engine's ranks share its tasks
+    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp,
+                              world // run.tp, cfg.seed, cfg.epochs_shuffle, cfg.curriculum,
+                              cfg.curriculum_window)
     run.tokenizer = weights.load_tokenizer(run.model_dir)
     mesh = init_device_mesh(device.type, (world,))
     run.policy = load_policy(run.model_dir, cfg, mesh, device)
-    run.ref_model = load_policy(run.model_dir, cfg, mesh, device, trainable=False) if cfg.grpo.kl_coef > 0 else None
+    if cfg.grpo.kl_coef > 0:
+        run.ref_model = load_policy(run.model_dir, cfg, mesh, device, trainable=False)
     run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
     resume(run)
-    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank // run.tp,
-                                      run.tp_group)
+    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device,
+                                      cfg.seed + rank // run.tp, run.tp_group)
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
-    run.say(f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, model {run.model_dir}, "
-            f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}..{cfg.steps}, "
-            f"sandbox run ids {','.join(run_ids)}")
+    run.say(f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, "
+            f"model {run.model_dir}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, "
+            f"steps {run.step}..{cfg.steps}, sandbox run ids {','.join(run_ids)}")
 
 
 def resume(run: Run) -> None:
-    """With cfg.resume, restore the newest complete checkpoint (policy, optimizer, schedule, sampler, RNG);
-    metrics.jsonl keeps only the steps up to it. Raises configs.ConfigError if the task set changed."""
+    """With cfg.resume, restore the newest complete checkpoint (policy, optimizer, schedule,
+    sampler, RNG); metrics.jsonl keeps only the steps up to it. Raises configs.ConfigError if
+    the task set changed."""
     ckpt = latest_checkpoint(run.out_dir) if run.cfg.resume else None
     if run.cfg.resume and ckpt is None:
-        run.say(f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; starting at step 0")
+        run.say(f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; "
+                "starting at step 0")
     if ckpt is not None:
         run.step = load_checkpoint(ckpt, run.policy, run.optimizer, run.scheduler, run.sampler)
         run.say(f"[train] resumed from {ckpt} at step {run.step}")
@@ -181,23 +195,34 @@ def resume(run: Run) -> None:
         truncate_metrics(run.out_dir / "metrics.jsonl", run.step)
 
 
+# -----------------------------------------------------------------------------
+# the parts of one step
+
+
 def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, float]:
-    """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes), engine awake,
-    trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are scored. A stop signal
-    cancels the episodes (their sandboxes close; this run's leftovers are reaped): then None.
-    Returns (this rank's groups, seconds); with tensor parallelism the leader's groups are shared out."""
+    """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes),
+    engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
+    scored. A stop signal cancels the episodes (their sandboxes close; this run's leftovers are
+    reaped): then None. Returns (this rank's groups, seconds); with tensor parallelism the
+    leader's groups are shared out (engines.split_for_tp)."""
     cfg, step = run.cfg, run.step
     t0 = time.perf_counter()
     run.engine.wake_up()
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
-        # A tensor-parallel follower replays its leader's generate calls; only leaders run agents.
-        episodes = run.loop.create_task(engines.follow_async(run.engine) if run.rank % run.tp else rollout.run_episodes(
-            [run.tasks[i] for i in indices], run.engine, run.tokenizer, cfg.grpo.group_size, cfg.rollout, run.judge,
-            action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-            run_id=sandbox.RUN_ID, seed=(cfg.seed * 1_000_003 + step) * 1_009 + run.rank // run.tp,
-            progress=run.rank == 0,
-            on_trajectory=lambda t: traj_file.write(json.dumps(t.to_json(), default=str) + "\n")))
+        def write(t: rollout.Trajectory) -> None:
+            traj_file.write(json.dumps(t.to_json(), default=str) + "\n")
+
+        seed = (cfg.seed * 1_000_003 + step) * 1_009 + run.rank // run.tp
+        if run.rank % run.tp:  # a tensor-parallel follower replays its leader's generate calls
+            job = engines.follow_async(run.engine)
+        else:
+            job = rollout.run_episodes(
+                [run.tasks[i] for i in indices], run.engine, run.tokenizer, cfg.grpo.group_size,
+                cfg.rollout, run.judge, action_format=cfg.policy.action_format,
+                sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward, run_id=sandbox.RUN_ID, seed=seed,
+                progress=run.rank == 0, on_trajectory=write)
+        episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
         try:
             groups = run.loop.run_until_complete(episodes)
@@ -212,25 +237,32 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
 
 def gather_episodes(run: Run, indices: list[int], groups: list[rollout.Group],
                     counts: dict) -> tuple[list[dict], dict, dict]:
-    """Every rank's episode summaries, group counts and judge accounting (all_gather_object, collective);
-    the sampler's curriculum records each group (task index, rewards). Returns (episodes in rank order,
-    counts summed, judge metrics summed: cumulative calls, failures, cost)."""
-    mine = [(i, [dict(task_index=i, reward=r, resolved=bool(t.resolved), truncated=bool(t.truncated),
-                      tampered=t.stop_reason == "tampered", tokens=len(t.token_ids),
-                      generated=int(sum(t.loss_mask)), timings=dict(t.timings))
-                 for t, r in zip(g.trajectories, g.rewards)])
+    """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
+    collective); the sampler's curriculum records each group (task index, rewards).
+    Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls,
+    failures, cost)."""
+    def summary(i: int, t: rollout.Trajectory, r: float | None) -> dict:
+        return dict(task_index=i, reward=r, resolved=bool(t.resolved), truncated=bool(t.truncated),
+                    tampered=t.stop_reason == "tampered", tokens=len(t.token_ids),
+                    generated=int(sum(t.loss_mask)), timings=dict(t.timings))
+
+    mine = [(i, [summary(i, t, r) for t, r in zip(g.trajectories, g.rewards)])
             for i, g in zip(indices, groups)]
     judge = dict(run.judge.metrics) if run.judge is not None else {}
     gathered: list = [None] * run.world
     dist.all_gather_object(gathered, (mine, counts, judge))
     all_groups = [grp for per_rank, _, _ in gathered for grp in per_rank]
-    run.sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])  # curriculum
+    run.sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])
     episodes = [e for _, eps in all_groups for e in eps]
-    summed = lambda dicts: {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}  # noqa: E731
+
+    def summed(dicts: list[dict]) -> dict:
+        return {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}
+
     return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])
 
 
-def log_step(run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict, times: dict) -> None:
+def log_step(run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict,
+             times: dict) -> None:
     """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout."""
     if run.rank != 0:
         return
@@ -243,8 +275,9 @@ def log_step(run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, 
 
 
 def checkpoint(run: Run, due: bool = True) -> bool:
-    """save_checkpoint of the current step when `due` and not saved yet (collective; every rank decides
-    alike from shared state); one line with its path and seconds. Returns whether it wrote one."""
+    """save_checkpoint of the current step when `due` and not saved yet (collective; every rank
+    decides alike from shared state); one line with its path and seconds. Returns whether it
+    wrote one."""
     if not due or run.step <= run.saved_step:
         return False
     t0 = time.perf_counter()
@@ -255,19 +288,26 @@ def checkpoint(run: Run, due: bool = True) -> bool:
     return True
 
 
+# -----------------------------------------------------------------------------
+# teardown
+
+
 def finish(run: Run) -> int:
-    """After the loop: a checkpoint when stopped by a signal (cfg.checkpoint_on_signal), the HF export,
-    the reward curve. Returns the exit code: 0, or 128 + the signal's number."""
+    """After the loop: a checkpoint when stopped by a signal (cfg.checkpoint_on_signal), the HF
+    export, the reward curve. Returns the exit code: 0, or 128 + the signal's number."""
     cfg, exit_code = run.cfg, 0
     if run.step < cfg.steps:  # stopped by a signal
         exit_code = 128 + (run.stop.signum or signal.SIGTERM)
         checkpoint(run, due=cfg.checkpoint_on_signal)
-    # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates what was trained.
-    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir, dtype=weights.DTYPES[cfg.policy.dtype])
+    # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates it.
+    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir,
+                    dtype=weights.DTYPES[cfg.policy.dtype])
     run.say(f"[train] policy after step {run.step} exported to {run.out_dir / 'hf'}")
     if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
         curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
         run.say(f"[train] reward curve: {curve}")
+    if dist.is_initialized():
+        dist.barrier()  # no rank tears gloo down while rank 0 still writes (an abort at exit)
     return exit_code
 
 
@@ -282,44 +322,51 @@ def teardown(run: Run) -> None:
         dist.destroy_process_group()
 
 
+# -----------------------------------------------------------------------------
+# the recipe
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Validate the config and the task set, set up, train, export. Returns the exit code: 0 when all
-    steps ran, 128 + signal number when stopped by SIGINT/SIGTERM (after the optional checkpoint).
-    `--check-config` (first) only validates: exit 0, nothing written (the Makefile runs it before torchrun).
-    Raises configs.ConfigError naming a bad field or the task folder (before anything is written to
-    out_dir and before any model, container or API is touched)."""
+    """Validate the config and the task set, set up, train, export. Returns the exit code: 0
+    when all steps ran, 128 + signal number when stopped by SIGINT/SIGTERM (after the optional
+    checkpoint). `--check-config` only validates: exit 0, nothing written or started (the
+    Makefile runs it before torchrun). Raises configs.ConfigError naming a bad field or the
+    task folder, before anything is written to out_dir or any model, container or API is used."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    check_only = "--check-config" in argv
     cfg = configs.parse_cli([a for a in argv if a != "--check-config"], description=__doc__)
     tasks = load_task_set(cfg)
-    if check_only:
+    if "--check-config" in argv:
         return 0
     run = setup(cfg, tasks)
     try:
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
             t_step = time.perf_counter()
-            indices = run.sampler.next_batch()                                  # 1. pick tasks
-            sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0  # 2. sync
-            groups, rollout_s = roll_out(run, indices)                          # 3. roll out (tests, judge)
+            # 1. this rank's tasks of the step
+            indices = run.sampler.next_batch()
+            # 2. the engine gets the policy's weights (after every update)
+            sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
+            # 3. group_size episodes per task in containers; tests, judge, group rewards
+            groups, rollout_s = roll_out(run, indices)
             indices = indices[run.rank % run.tp::run.tp]  # the groups split_for_tp gave this rank
             if agreed_stop(run.stop, run.device):
-                run.say(f"[train] stopped during the rollout of step {run.step + 1}; it is not trained on")
+                run.say(f"[train] stopped during the rollout of step {run.step + 1}; "
+                        "it is not trained on")
                 break
-            samples, counts = samples_from_groups(groups, cfg.grpo)            # 4. advantages
+            # 4. group advantages -> learner samples
+            samples, counts = samples_from_groups(groups, cfg.grpo)
+            # 5. the GRPO update over every rank's samples
             t0 = time.perf_counter()
-            metrics = update(run.policy, run.optimizer, run.scheduler, samples, cfg, run.device,  # 5. update
+            metrics = update(run.policy, run.optimizer, run.scheduler, samples, cfg, run.device,
                              run.ref_model)
             train_s = time.perf_counter() - t0
             run.step, run.stale = run.step + 1, True
+            # 6. log one line; 7. checkpoint
             episodes, counts, judge_metrics = gather_episodes(run, indices, groups, counts)
             times = {"rollout_s": rollout_s, "train_s": train_s, "sync_s": sync_s,
                      "step_s": time.perf_counter() - t_step}
-            log_step(run, episodes, counts, judge_metrics, metrics, times)     # 6. log
-            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)  # 7. checkpoint
-        result = finish(run)
-        if dist.is_initialized():
-            dist.barrier()  # no rank tears gloo down while rank 0 still writes the export (an abort at exit otherwise)
-        return result
+            log_step(run, episodes, counts, judge_metrics, metrics, times)
+            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
+        return finish(run)
     finally:
         teardown(run)
 
@@ -327,7 +374,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except configs.ConfigError as e:  # a bad flag, value or task folder: one line naming it, no traceback
-        if os.environ.get("RANK", "0") == "0":  # under torchrun every rank fails alike; one says why
+    except configs.ConfigError as e:  # a bad flag, value or task folder: one line, no traceback
+        # under torchrun every rank fails alike: one says why
+        if os.environ.get("RANK", "0") == "0":
             print(f"error: {e}", file=sys.stderr)
         sys.exit(2)

@@ -1,9 +1,9 @@
 """Trajectories -> learner samples -> packed micro-batches (the data side of the GRPO update).
 
-    groups (rollout.Group: a task's trajectories and their rewards)
-      -> samples_from_groups: group advantages (grpo.compute_advantages), one Sample per trajectory
-      -> make_micro_batches: first-fit decreasing to a token budget, each bin collated into one
-         packed row [1, N] (cu_seqlens marks the sequences) plus its padded [S, Lmax] view
+groups (rollout.Group: a task's trajectories and their rewards)
+  -> samples_from_groups: group advantages (grpo.compute_advantages), one Sample per trajectory
+  -> make_micro_batches: first-fit decreasing to a token budget, each bin collated into one
+     packed row [1, N] (cu_seqlens marks the sequences) plus its padded [S, Lmax] view
 """
 
 import dataclasses
@@ -19,7 +19,8 @@ import grpo
 
 @dataclass
 class Sample:
-    """One trajectory as the learner sees it; the three lists have one entry per token (length L >= 2).
+    """One trajectory as the learner sees it; the three lists have one entry per token
+    (length L >= 2).
 
     token_ids: prompt + generated + observation tokens, exactly as sampled.
     loss_mask: 1 on tokens the policy generated, 0 on prompt and observations.
@@ -42,7 +43,8 @@ class MicroBatch:
     cu_seqlens: [S + 1] int32 sequence boundaries in the packed row.
     index: [S, Lmax] int64 position in the packed row of each padded slot (0 on padding).
     loss_mask, engine_logprobs: [S, Lmax] fp32 aligned with targets (0 on padding).
-    advantages: [S] fp32. old_logprobs: [S, Lmax] or None (None: on-policy, the detached current log-probs).
+    advantages: [S] fp32. old_logprobs: [S, Lmax] or None (None: on-policy, the detached
+    current log-probs).
     """
 
     input_ids: Tensor
@@ -88,14 +90,26 @@ def collate(samples: list[Sample]) -> MicroBatch:
     Raises ValueError naming the sample and field when list lengths differ or L < 2."""
     if not samples:
         z = torch.zeros(1, 1, dtype=torch.long)
-        return MicroBatch(z, z.clone(), z.clone(), torch.tensor([0, 1], dtype=torch.int32), z.clone(),
-                          torch.zeros(1, 1), torch.zeros(1, 1), torch.zeros(1))
+        return MicroBatch(
+            z,
+            z.clone(),
+            z.clone(),
+            torch.tensor([0, 1], dtype=torch.int32),
+            z.clone(),
+            torch.zeros(1, 1),
+            torch.zeros(1, 1),
+            torch.zeros(1),
+        )
     for k, s in enumerate(samples):
         if len(s.token_ids) < 2:
-            raise ValueError(f"samples[{k}].token_ids: need >= 2 tokens to train on, got {len(s.token_ids)}")
+            raise ValueError(
+                f"samples[{k}].token_ids: need >= 2 tokens to train on, got {len(s.token_ids)}"
+            )
         if not len(s.loss_mask) == len(s.logprobs) == len(s.token_ids):
-            raise ValueError(f"samples[{k}]: loss_mask ({len(s.loss_mask)}) and logprobs ({len(s.logprobs)}) "
-                             f"must have the length of token_ids ({len(s.token_ids)})")
+            raise ValueError(
+                f"samples[{k}]: loss_mask ({len(s.loss_mask)}) and logprobs ({len(s.logprobs)}) "
+                f"must have the length of token_ids ({len(s.token_ids)})"
+            )
     lens = [len(s.token_ids) - 1 for s in samples]
     S, Lmax = len(samples), max(lens)
     ids, tgt, pos = [], [], []
@@ -112,8 +126,16 @@ def collate(samples: list[Sample]) -> MicroBatch:
         eng[k, :n] = torch.tensor(s.logprobs[1:], dtype=torch.float32)
         start += n
     cu = torch.tensor([0] + list(np.cumsum(lens)), dtype=torch.int32)
-    return MicroBatch(torch.tensor([ids]), torch.tensor([tgt]), torch.tensor([pos]), cu, index, mask, eng,
-                      torch.tensor([s.advantage for s in samples], dtype=torch.float32))
+    return MicroBatch(
+        torch.tensor([ids]),
+        torch.tensor([tgt]),
+        torch.tensor([pos]),
+        cu,
+        index,
+        mask,
+        eng,
+        torch.tensor([s.advantage for s in samples], dtype=torch.float32),
+    )
 
 
 def make_micro_batches(samples: list[Sample], max_tokens: int) -> list[MicroBatch]:
@@ -135,9 +157,14 @@ def samples_from_groups(groups: list, cfg: configs.GRPOConfig) -> tuple[list[Sam
     groups_dropped_failed, trajectories_failed, trajectories_masked, judge_dropped_groups
     (groups put on the tests alone because a judge call failed, Group.judge_dropped).
     """
-    counts = dict(groups=len(groups), groups_dropped_zero_variance=0, groups_dropped_failed=0,
-                  trajectories_failed=0, trajectories_masked=0,
-                  judge_dropped_groups=sum(int(g.judge_dropped) for g in groups))
+    counts = dict(
+        groups=len(groups),
+        groups_dropped_zero_variance=0,
+        groups_dropped_failed=0,
+        trajectories_failed=0,
+        trajectories_masked=0,
+        judge_dropped_groups=sum(int(g.judge_dropped) for g in groups),
+    )
     samples = []
     for group in groups:
         scored = [(t, r) for t, r in zip(group.trajectories, group.rewards) if r is not None]
@@ -146,7 +173,9 @@ def samples_from_groups(groups: list, cfg: configs.GRPOConfig) -> tuple[list[Sam
             counts["groups_dropped_failed"] += 1
             continue
         rewards = torch.tensor([float(r) for _, r in scored])
-        if cfg.drop_zero_variance_groups and not bool(grpo.nonzero_variance_mask(rewards, len(scored))[0]):
+        if cfg.drop_zero_variance_groups and not bool(
+            grpo.nonzero_variance_mask(rewards, len(scored))[0]
+        ):
             counts["groups_dropped_zero_variance"] += 1
             continue
         advantages = grpo.compute_advantages(rewards, len(scored), cfg.advantage).tolist()

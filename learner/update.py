@@ -39,10 +39,17 @@ def lr_factor(step: int, warmup_steps: int, total_steps: int, schedule: str) -> 
     return 0.5 * (1.0 + math.cos(math.pi * min(p, 1.0)))
 
 
-def forward_logprobs(model: torch.nn.Module, mb: MicroBatch, temperature: float) -> tuple[Tensor, Tensor]:
+def forward_logprobs(
+    model: torch.nn.Module, mb: MicroBatch, temperature: float
+) -> tuple[Tensor, Tensor]:
     """Packed forward -> (logprobs, entropy) as [S, Lmax] fp32 views of the packed row."""
-    logprobs, entropy = model(mb.input_ids, position_ids=mb.position_ids, cu_seqlens=mb.cu_seqlens,
-                              targets=mb.targets, temperature=temperature)
+    logprobs, entropy = model(
+        mb.input_ids,
+        position_ids=mb.position_ids,
+        cu_seqlens=mb.cu_seqlens,
+        targets=mb.targets,
+        temperature=temperature,
+    )
     return logprobs[0][mb.index], entropy[0][mb.index]
 
 
@@ -57,7 +64,8 @@ def reduce_metrics(per_mb: list[dict[str, Tensor]]) -> dict[str, float | None]:
     token-weighted mean. Reduced on the metrics' device (nccl needs CUDA tensors), one host sync.
     Every rank must pass metrics with the same keys in the same number of calls."""
     keys = sorted(per_mb[0])
-    vals = torch.stack([torch.stack([m[k] for k in keys]) for m in per_mb]).double()  # [micro-batches, keys]
+    # [micro-batches, keys]
+    vals = torch.stack([torch.stack([m[k] for k in keys]) for m in per_mb]).double()
     n = vals[:, keys.index("num_tokens")]
     weight = torch.stack([torch.ones_like(n) if k in _SUMMED else n for k in keys], dim=1)
     sums = (vals * weight).sum(0)
@@ -74,8 +82,13 @@ def reduce_metrics(per_mb: list[dict[str, Tensor]]) -> dict[str, float | None]:
     return out
 
 
-def accumulate_gradients(model: torch.nn.Module, micro_batches: list[MicroBatch], cfg: configs.TrainConfig,
-                         device: torch.device, ref_model: torch.nn.Module | None = None) -> dict[str, float]:
+def accumulate_gradients(
+    model: torch.nn.Module,
+    micro_batches: list[MicroBatch],
+    cfg: configs.TrainConfig,
+    device: torch.device,
+    ref_model: torch.nn.Module | None = None,
+) -> dict[str, float]:
     """Forward and backward every micro-batch of this rank; gradients add up in `.grad`.
 
     The loss of each micro-batch is divided by the global denominator D = sum over all ranks and
@@ -86,8 +99,13 @@ def accumulate_gradients(model: torch.nn.Module, micro_batches: list[MicroBatch]
     Returns reduce_metrics over all ranks (see grpo.policy_loss for the names).
     """
     max_tokens = cfg.rollout.max_context_tokens  # Dr.GRPO's constant: the generation budget
-    denom = sum((grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, max_tokens)
-                 for mb in micro_batches), torch.zeros((), dtype=torch.float32)).to(device)
+    denom = sum(
+        (
+            grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, max_tokens)
+            for mb in micro_batches
+        ),
+        torch.zeros((), dtype=torch.float32),
+    ).to(device)
     all_reduce(denom)
     count = all_reduce(torch.tensor([len(micro_batches)], device=device), dist.ReduceOp.MAX)
     micro_batches = micro_batches + [collate([])] * (max(1, int(count)) - len(micro_batches))
@@ -101,9 +119,17 @@ def accumulate_gradients(model: torch.nn.Module, micro_batches: list[MicroBatch]
             with torch.no_grad():
                 ref, _ = forward_logprobs(ref_model, mb, temperature)
         old = logprobs.detach() if mb.old_logprobs is None else mb.old_logprobs
-        inputs = grpo.LossInputs(logprobs, old, mb.advantages, mb.loss_mask,
-                                 engine_logprobs=mb.engine_logprobs, ref_logprobs=ref,
-                                 entropy=entropy, denominator=denom, max_tokens=max_tokens)
+        inputs = grpo.LossInputs(
+            logprobs,
+            old,
+            mb.advantages,
+            mb.loss_mask,
+            engine_logprobs=mb.engine_logprobs,
+            ref_logprobs=ref,
+            entropy=entropy,
+            denominator=denom,
+            max_tokens=max_tokens,
+        )
         loss, m = grpo.policy_loss(inputs, cfg.grpo)
         loss.backward()
         metrics.append(m)
@@ -111,8 +137,12 @@ def accumulate_gradients(model: torch.nn.Module, micro_batches: list[MicroBatch]
 
 
 @torch.no_grad()
-def fill_old_logprobs(model: torch.nn.Module, micro_batches: list[MicroBatch], temperature: float,
-                      device: torch.device) -> None:
+def fill_old_logprobs(
+    model: torch.nn.Module,
+    micro_batches: list[MicroBatch],
+    temperature: float,
+    device: torch.device,
+) -> None:
     """Set mb.old_logprobs to the current policy's log-probs (needed when one rollout batch feeds
     several optimizer steps, grpo.num_minibatches > 1: later steps are off-policy)."""
     count = int(all_reduce(torch.tensor([len(micro_batches)], device=device), dist.ReduceOp.MAX))
@@ -122,10 +152,14 @@ def fill_old_logprobs(model: torch.nn.Module, micro_batches: list[MicroBatch], t
         mb.old_logprobs = lp.float().cpu()
 
 
-def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler, grad_clip: float) -> float:
+def optimizer_step(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler, grad_clip: float
+) -> float:
     """Clip the global gradient norm (grad_clip = 0: no clipping), step optimizer and schedule, zero
     the grads; returns the norm before clipping."""
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip if grad_clip > 0 else float("inf"))
+    norm = torch.nn.utils.clip_grad_norm_(
+        model.parameters(), grad_clip if grad_clip > 0 else float("inf")
+    )
     if isinstance(norm, DTensor):
         norm = norm.full_tensor()
     optimizer.step()
@@ -134,14 +168,22 @@ def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, sch
     return float(norm)
 
 
-def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.TrainConfig, device: torch.device,
-           ref_model=None) -> dict[str, float]:
+def update(
+    model,
+    optimizer,
+    scheduler,
+    samples: list[Sample],
+    cfg: configs.TrainConfig,
+    device: torch.device,
+    ref_model=None,
+) -> dict[str, float]:
     """The GRPO update of one training step on this rank's samples: grpo.num_minibatches optimizer
     steps, each over an equal share of the samples. Collective: every rank calls it each step.
-    Returns grpo.mean_over_minibatches of its optimizer steps' metrics with `grad_norm`, `lr` (before each step),
-    `skipped_update` (1.0 when no rank had a loss token: no optimizer step, the lr schedule advances)."""
+    Returns grpo.mean_over_minibatches of its optimizer steps' metrics with `grad_norm`, `lr`
+    (before each step), `skipped_update` (1.0 when no rank had a loss token: no optimizer step,
+    the lr schedule advances)."""
     k = cfg.grpo.num_minibatches
-    chunks = [samples[i * len(samples) // k:(i + 1) * len(samples) // k] for i in range(k)]
+    chunks = [samples[i * len(samples) // k : (i + 1) * len(samples) // k] for i in range(k)]
     batches = [make_micro_batches(c, cfg.micro_batch_tokens) for c in chunks]
     if k > 1:
         for mbs in batches:
@@ -156,7 +198,8 @@ def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.Trai
             # No loss token on any rank (e.g. every group had equal rewards): Adam's momentum
             # would still move the weights on a zero gradient, so the optimizer step is skipped.
             optimizer.zero_grad(set_to_none=True)
-            with warnings.catch_warnings():  # "scheduler.step() before optimizer.step()" is intended here
+            # "scheduler.step() before optimizer.step()" is intended here
+            with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 scheduler.step()
             metrics["grad_norm"], metrics["skipped_update"] = 0.0, 1.0
@@ -167,12 +210,20 @@ def update(model, optimizer, scheduler, samples: list[Sample], cfg: configs.Trai
 
 
 def build_optimizer(model: torch.nn.Module, cfg: configs.TrainConfig):
-    """AdamW (fused on CUDA) and a LambdaLR of lr_factor over steps * num_minibatches optimizer steps."""
+    """AdamW (fused on CUDA) and a LambdaLR of lr_factor over steps * num_minibatches optimizer
+    steps."""
     fused = any(p.is_cuda for p in model.parameters())
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.999),
-                                  eps=1e-8, fused=fused)
+    optimizer = torch.optim.AdamW(
+        model.parameters(),
+        lr=cfg.lr,
+        weight_decay=cfg.weight_decay,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        fused=fused,
+    )
     total = cfg.steps * cfg.grpo.num_minibatches
     warmup = cfg.warmup_steps * cfg.grpo.num_minibatches
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, warmup, total, cfg.lr_schedule))
+        optimizer, lambda s: lr_factor(s, warmup, total, cfg.lr_schedule)
+    )
     return optimizer, scheduler
