@@ -151,7 +151,7 @@ class TrainConfig:
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
 
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
-    task_ids: tuple[str, ...] = ()  # only these ids (empty = all; a --tasks not the preset's resets it)
+    task_ids: tuple[str, ...] = ()  # only these ids (empty = all; reset by another --tasks)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
     steps: int = 100  # optimizer steps
     tasks_per_step: int = 8  # tasks per step over all ranks (each run group_size times)
@@ -484,7 +484,7 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
     preset = PRESETS[known.preset]
     cfg = tyro.cli(TrainConfig, default=preset, args=rest, description=doc)
     if Path(cfg.tasks).resolve() != Path(preset.tasks).resolve():
-        # The preset's selection names tasks of the preset's folder: another folder means all its tasks.
+        # The preset's selection names tasks of its own folder: another folder means all its tasks.
         given = {a.split("=")[0].replace("_", "-") for a in rest}
         cfg.task_ids = cfg.task_ids if "--task-ids" in given else ()
         cfg.difficulties = cfg.difficulties if "--difficulties" in given else ()

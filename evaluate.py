@@ -42,8 +42,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def summarize(trajs: list[Trajectory], k: int) -> dict:
     """Overall, by difficulty and by category: episodes, errors (excluded from every rate), tasks, resolved
     rate (episodes whose weighted tests all passed), pass@1 and unbiased pass@k (mean over tasks with >= k
-    scored episodes), mean reward (each episode's reward by its group's rule, reward.group_rewards as in
-    training: tests and judge combined, or the whole group on the tests alone when a judge call failed)."""
+    scored episodes), mean reward (each episode's reward by its group's rule, reward.group_rewards
+    as in training: tests and judge combined, or the whole group on the tests alone when a judge
+    call failed)."""
 
     def stats(ts: list[Trajectory]) -> dict:
         ok = [t for t in ts if t.reward is not None]
@@ -137,8 +138,9 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
 
     try:
         groups = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge,
-                                    action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox,
-                                    reward_cfg=cfg.reward, run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
+                                    action_format=cfg.policy.action_format,
+                                    sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
+                                    run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
                                     progress=cfg.progress, on_trajectory=write)
     finally:
         jsonl.close()

@@ -306,10 +306,11 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     """
     logprobs, old_logprobs, advantages, loss_mask = (inputs.logprobs, inputs.old_logprobs,
                                                      inputs.advantages, inputs.loss_mask)
-    ref_logprobs, engine_logprobs, entropy = inputs.ref_logprobs, inputs.engine_logprobs, inputs.entropy
-    aggregation, denominator, max_tokens = cfg.aggregation, inputs.denominator, inputs.max_tokens
-    clip_low, clip_high, dual_clip, kl_coef = cfg.clip_low, cfg.clip_high, cfg.dual_clip, cfg.kl_coef
-    kl_estimator, tis_cap = cfg.kl_estimator, cfg.tis_cap
+    ref_logprobs, engine_logprobs = inputs.ref_logprobs, inputs.engine_logprobs
+    entropy, denominator, max_tokens = inputs.entropy, inputs.denominator, inputs.max_tokens
+    clip_low, clip_high, dual_clip = cfg.clip_low, cfg.clip_high, cfg.dual_clip
+    aggregation, kl_coef, kl_estimator = cfg.aggregation, cfg.kl_coef, cfg.kl_estimator
+    tis_cap = cfg.tis_cap
     _check_shapes(logprobs, advantages, old_logprobs=old_logprobs, loss_mask=loss_mask, ref_logprobs=ref_logprobs,
                   engine_logprobs=engine_logprobs, entropy=entropy)
     if kl_estimator not in KL_ESTIMATORS:

@@ -155,12 +155,12 @@ def group_rewards(verification_scores: list[float | None], judge_scores: list[fl
                   w_tests: float = 0.65, w_judge: float = 0.35) -> tuple[list[float | None], bool]:
     """The reward of every episode of one group: the one rule, in training and in evaluation.
 
-    `combine` for every member when every scored member has a judge score; the tests alone for the
-    whole group when any scored member's judge failed (None), so the group keeps one scale. A member
-    scored on tests alone next to siblings scored w_tests * tests + w_judge * judge would be compared
-    across scales: judges [0.8, 0.8, 0.8, failed] with every test passed would give
-    [0.93, 0.93, 0.93, 1.0] and GRPO advantages [-0.5, -0.5, -0.5, +1.5] for identical outcomes;
-    here they give [1.0] * 4 (advantages 0).
+    `combine` for every member when every scored member has a judge score; the tests alone for
+    the whole group when any scored member's judge failed (None), so the group keeps one scale.
+    A member scored on tests alone next to siblings scored w_tests * tests + w_judge * judge
+    would be compared across scales: judges [0.8, 0.8, 0.8, failed] with every test passed
+    would give [0.93, 0.93, 0.93, 1.0] and GRPO advantages [-0.5, -0.5, -0.5, +1.5] for identical
+    outcomes; here they give [1.0] * 4 (advantages 0).
 
     verification_scores: one per episode of the group, in [0, 1]; None for a failed episode (no
         reward: its reward stays None, never 0).

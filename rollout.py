@@ -99,7 +99,8 @@ class Trajectory:
     stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
     tampered (the agent changed the test toolchain: reward 0, verification.tampered says what).
     truncated: a limit ended the episode (not finish/oracle). reward: set by its group's rule
-    (`score_group`); None when the episode failed (error says why), never a silent 0. exact: token_ids are exactly what the engine sampled.
+    (`score_group`); None when the episode failed (error says why), never a silent 0.
+    exact: token_ids are exactly what the engine sampled.
     """
 
     task_id: str
@@ -300,9 +301,9 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
 
     Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
-    Never raises for a failed episode: the trajectory's error is set (docker errors, image build errors,
-    engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C) propagates after the
-    sandbox is closed.
+    Never raises for a failed episode: the trajectory's error is set (docker errors, image build
+    errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
+    propagates after the sandbox is closed.
     """
 
     sandbox_cfg = sandbox_cfg or SandboxConfig()
@@ -363,12 +364,14 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
 
 @dataclass
 class Group:
-    """The episodes of one task run together: GRPO's unit, built once (`score_group`) and passed on to
-    the reward, the advantages and the learner samples (learner/packing.py), and to evaluation.
+    """The episodes of one task run together: GRPO's unit, built once (`score_group`) and passed
+    on to the reward, the advantages and the learner samples (learner/packing.py), and to
+    evaluation.
 
-    task: the task (tasks.Task). trajectories: its episodes, by group_index. rewards: one per trajectory
-    (reward.group_rewards; None for a failed episode). judge_dropped: some but not all scored members had
-    a judge score, so the whole group is scored on the tests alone (counted as judge_dropped_groups).
+    task: the task (tasks.Task). trajectories: its episodes, by group_index. rewards: one per
+    trajectory (reward.group_rewards; None for a failed episode). judge_dropped: some but not all
+    scored members had a judge score, so the whole group is scored on the tests alone (counted as
+    judge_dropped_groups).
     """
 
     task: Any
@@ -377,15 +380,18 @@ class Group:
     judge_dropped: bool = False
 
 
-def score_group(task, trajectories: list[Trajectory], reward_cfg: RewardConfig, judged: bool) -> Group:
-    """The Group of `task`'s finished episodes, each member's reward (also set as .reward) by the one rule,
-    reward.group_rewards of the tests' score and the judge's. judged: a judge scored this run's episodes;
-    then a tampered episode, never sent to it, counts as judged 0 (the rubric scores gaming 0) and keeps
-    the group on one scale. A failed episode (.error set, or no verification) has reward None."""
+def score_group(task, trajectories: list[Trajectory], reward_cfg: RewardConfig,
+                judged: bool) -> Group:
+    """The Group of `task`'s finished episodes, each member's reward (also set as .reward) by the
+    one rule, reward.group_rewards of the tests' score and the judge's. judged: a judge scored
+    this run's episodes; then a tampered episode, never sent to it, counts as judged 0 (the
+    rubric scores gaming 0) and keeps the group on one scale. A failed episode (.error set, or
+    no verification) has reward None."""
     tests = [None if t.error is not None or t.verification is None else t.verification.score
              for t in trajectories]
     judge = [0.0 if judged and t.stop_reason == "tampered" else t.judge_score for t in trajectories]
-    rewards, dropped = reward_lib.group_rewards(tests, judge, reward_cfg.w_tests, reward_cfg.w_judge)
+    rewards, dropped = reward_lib.group_rewards(tests, judge, reward_cfg.w_tests,
+                                                reward_cfg.w_judge)
     for t, r in zip(trajectories, rewards):
         t.reward = r
     return Group(task, list(trajectories), rewards, dropped)
@@ -398,11 +404,12 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
 
-    Returns one Group per task, in the order of `tasks` (score_group: the rewards by the group's rule), its
-    trajectories by group_index (0..n_per_task-1). seed: when given, episode j of task i samples with seed
-    (seed, i, j) mixed into one int, so runs are reproducible. on_trajectory: optional callback per
-    trajectory (e.g. to stream JSONL), called when its group is scored. Progress line on stderr: episodes
-    done, mean reward of the scored groups, generated tokens/s.
+    Returns one Group per task, in the order of `tasks` (score_group: the rewards by the
+    group's rule), its trajectories by group_index (0..n_per_task-1). seed: when given, episode j
+    of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
+    on_trajectory: optional callback per trajectory (e.g. to stream JSONL), called when its group
+    is scored. Progress line on stderr: episodes done, mean reward of the scored groups,
+    generated tokens/s.
     """
 
     if n_per_task < 1:
@@ -440,8 +447,9 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
         done.append(traj)
         tokens = sum(sum(t.loss_mask) for t in done)
         errors = sum(t.error is not None for t in done)
+        tokens_per_s = tokens / max(1e-9, time.monotonic() - t_start)
         bar.set_postfix_str(f"reward {sum(rewards) / max(1, len(rewards)):.3f} | "
-                            f"{tokens / max(1e-9, time.monotonic() - t_start):.1f} tok/s | errors {errors}")
+                            f"{tokens_per_s:.1f} tok/s | errors {errors}")
         bar.update(1)
         return traj
 

@@ -261,10 +261,11 @@ async def follow_async(engine: "VLLMEngine") -> None:
 
 
 def split_for_tp(groups: list | None, tp: int, tp_group) -> list | None:
-    """Share a tensor-parallel leader's rollout with its group: the leader's groups (rollout.Group, in
-    order) are broadcast, and rank j of the group keeps groups j, j+tp, ... so the learner's work is
-    spread over every rank. Collective over tp_group; the identity when tp == 1.
-    Followers pass None. Returns this rank's groups (None when the leader's rollout was cancelled)."""
+    """Share a tensor-parallel leader's rollout with its group: the leader's groups (rollout.Group,
+    in order) are broadcast, and rank j of the group keeps groups j, j+tp, ... so the learner's
+    work is spread over every rank. Collective over tp_group; the identity when tp == 1.
+    Followers pass None. Returns this rank's groups (None when the leader's rollout was
+    cancelled)."""
     if tp == 1:
         return groups
     rank = torch.distributed.get_rank()

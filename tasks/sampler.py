@@ -78,8 +78,8 @@ class TaskSampler:
         self.history.setdefault(task_index, deque(maxlen=self.window)).append([float(r) for r in rewards])
 
     def record_groups(self, groups: list[tuple[int, list[float | None]]]) -> None:
-        """`record` every group of a step: (task index, the group's rewards), the same list on every rank;
-        failed episodes (reward None) are left out."""
+        """`record` every group of a step: (task index, the group's rewards), the same list on
+        every rank; failed episodes (reward None) are left out."""
         for task_index, rewards in groups:
             scored = [r for r in rewards if r is not None]
             if scored:
