@@ -151,7 +151,7 @@ class TrainConfig:
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
 
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
-    task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
+    task_ids: tuple[str, ...] = ()  # only these ids (empty = all; reset by another --tasks)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
     steps: int = 100  # optimizer steps
     tasks_per_step: int = 8  # tasks per step over all ranks (each run group_size times)
@@ -494,6 +494,10 @@ def validate_tasks_cli(**knobs) -> None:
 def parse_cli(args: list[str] | None = None, description: str | None = None, check_paths: bool = True) -> TrainConfig:
     """Parse `--preset NAME` (default cpu-smollm2) and tyro field overrides into a validated TrainConfig.
 
+    A `--tasks` other than the preset's folder trains on every task of that folder: the preset's
+    task_ids and difficulties select tasks of its own folder only (a --task-ids or --difficulties
+    given beside it is kept).
+
     Raises:
         ConfigError: unknown preset (listing the known ones) or an invalid value (naming the field).
         SystemExit: from tyro on unknown flags or `--help`.
@@ -504,7 +508,13 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
     if known.preset not in PRESETS:
         raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {', '.join(PRESETS)}")
     doc = (description or "termrl") + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
-    cfg = tyro.cli(TrainConfig, default=PRESETS[known.preset], args=rest, description=doc)
+    preset = PRESETS[known.preset]
+    cfg = tyro.cli(TrainConfig, default=preset, args=rest, description=doc)
+    if Path(cfg.tasks).resolve() != Path(preset.tasks).resolve():
+        # The preset's selection names tasks of its own folder: another folder means all its tasks.
+        given = {a.split("=")[0].replace("_", "-") for a in rest}
+        cfg.task_ids = cfg.task_ids if "--task-ids" in given else ()
+        cfg.difficulties = cfg.difficulties if "--difficulties" in given else ()
     return validate(cfg, check_paths=check_paths)
 
 

@@ -42,8 +42,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def summarize(trajs: list[Trajectory], k: int) -> dict:
     """Overall, by difficulty and by category: episodes, errors (excluded from every rate), tasks, resolved
     rate (episodes whose weighted tests all passed), pass@1 and unbiased pass@k (mean over tasks with >= k
-    scored episodes), mean reward (each episode's own: tests and judge combined when the judge answered, the
-    tests alone when it failed, counted in judge_failed; training puts such a group on one scale instead)."""
+    scored episodes), mean reward (each episode's reward by its group's rule, reward.group_rewards
+    as in training: tests and judge combined, or the whole group on the tests alone when a judge
+    call failed)."""
 
     def stats(ts: list[Trajectory]) -> dict:
         ok = [t for t in ts if t.reward is not None]
@@ -136,10 +137,11 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
         jsonl.flush()
 
     try:
-        trajs = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge,
-                                   action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox,
-                                   reward_cfg=cfg.reward, run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
-                                   progress=cfg.progress, on_trajectory=write)
+        groups = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge,
+                                    action_format=cfg.policy.action_format,
+                                    sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
+                                    run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
+                                    progress=cfg.progress, on_trajectory=write)
     finally:
         jsonl.close()
         if engine is not None:
@@ -148,6 +150,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
             await judge.aclose()
     if stop is not None and stop.requested:  # no summary that looks complete
         raise asyncio.CancelledError
+    trajs = [t for g in groups for t in g.trajectories]
     summary = summarize(trajs, cfg.k)
     engine_name = "oracle" if cfg.oracle else (
         cfg.engine if cfg.engine != "policy" else engine_kind(cfg.policy, torch.device(cfg.device)))
@@ -157,6 +160,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
     if judge is not None:
         summary["judge"] = dict(judge.metrics)
+        summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
     errors = Counter(t.error for t in trajs if t.error).most_common(1)
     summary["top_error"] = errors[0][0] if errors else None
     # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)

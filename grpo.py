@@ -23,8 +23,12 @@ Papers followed:
   "Your Efficient RL Framework Secretly Brings You Off-Policy RL Training".
 """
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
+
+from configs import GRPOConfig
 
 ESTIMATORS = ("grpo", "drgrpo", "rloo")
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm")
@@ -241,19 +245,41 @@ def engine_kl(train_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tensor
     return _masked_mean(torch.exp(log_r) - 1.0 - log_r, m, m.sum()).float()
 
 
-def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss_mask: Tensor, *,
-                clip_low: float = 0.2, clip_high: float = 0.28, dual_clip: float = 0.0,
-                aggregation: str = "token_mean", denominator: Tensor | float | None = None,
-                max_tokens: int | None = None,
-                ref_logprobs: Tensor | None = None, kl_coef: float = 0.0, kl_estimator: str = "k3",
-                engine_logprobs: Tensor | None = None, tis_cap: float = 2.0,
-                entropy: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+@dataclass
+class LossInputs:
+    """What a policy loss is computed from: one micro-batch of B sequences, T token slots each.
+
+    logprobs:        [B, T] float, the learner's log-probs of the sampled tokens (with grad)
+    old_logprobs:    [B, T] float, the learner's log-probs under the policy that sampled (no grad;
+                     the detached logprobs when on-policy)
+    advantages:      [B] float, one per sequence (compute_advantages)
+    loss_mask:       [B, T] bool/int/float, 1 on tokens the policy generated
+    engine_logprobs: [B, T] float or None, the rollout engine's log-probs of the same tokens
+    ref_logprobs:    [B, T] float or None, the reference policy's (needed when kl_coef != 0)
+    entropy:         [B, T] float or None, the learner's entropy per slot (reported only)
+    denominator:     0-dim tensor or float or None, the global normaliser (sum of
+                     loss_denominator over micro-batches and ranks); None: this batch alone
+    max_tokens:      int or None, Dr.GRPO's constant generation budget (tokens), used when
+                     denominator is None and aggregation is seq_mean_token_sum_norm
+    """
+
+    logprobs: Tensor
+    old_logprobs: Tensor
+    advantages: Tensor
+    loss_mask: Tensor
+    engine_logprobs: Tensor | None = None
+    ref_logprobs: Tensor | None = None
+    entropy: Tensor | None = None
+    denominator: Tensor | float | None = None
+    max_tokens: int | None = None
+
+
+def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, Tensor]]:
     """Token-level clipped policy-gradient loss (PPO/GRPO/DAPO family) and its metrics.
 
-    Shapes: logprobs [B, T] (trainer log-probs of the sampled tokens, with grad),
-    old_logprobs [B, T] (trainer log-probs under the policy that sampled, no grad),
-    advantages [B], loss_mask [B, T] (1 on generated tokens), optional ref_logprobs,
-    engine_logprobs and entropy [B, T]. All float except loss_mask (bool/int/float).
+    inputs: LossInputs (shapes in its docstring). cfg: configs.GRPOConfig; this loss reads
+    clip_low, clip_high, dual_clip, aggregation, kl_coef, kl_estimator and tis_cap. An ablation of
+    the loss is another function of this signature (and its test).
 
     Per loss token t of sequence b, with A = advantages[b]:
         rho   = exp(logprobs - old_logprobs)                                importance ratio
@@ -264,9 +290,9 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
         l     = w * pg + kl_coef * KL_est(logprobs, ref_logprobs)           (KL term if kl_coef != 0;
                 k2 descends KL(pi || pi_ref), k3 KL(pi_ref || pi): see `kl_penalty`)
     loss = aggregate(l, loss_mask, aggregation, denominator, max_tokens); see `aggregate`.
-    Pass the global `denominator` (sum of `loss_denominator(loss_mask, aggregation, max_tokens)`
-    over micro-batches and ranks) so that summing gradients over micro-batches and ranks gives
-    the full-batch gradient; max_tokens then only matters when denominator is None.
+    Pass the global `inputs.denominator` (sum of `loss_denominator(loss_mask, aggregation,
+    max_tokens)` over micro-batches and ranks) so that summing gradients over micro-batches and
+    ranks gives the full-batch gradient; max_tokens then only matters when denominator is None.
 
     Returns (loss: 0-dim, metrics: dict of detached 0-dim fp32 tensors): means over this call's loss
     tokens (0 with none), `num_tokens` their merge weight: num_tokens, pg_loss, kl_loss, clip_frac_low
@@ -278,6 +304,13 @@ def policy_loss(logprobs: Tensor, old_logprobs: Tensor, advantages: Tensor, loss
     Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
+    logprobs, old_logprobs, advantages, loss_mask = (inputs.logprobs, inputs.old_logprobs,
+                                                     inputs.advantages, inputs.loss_mask)
+    ref_logprobs, engine_logprobs = inputs.ref_logprobs, inputs.engine_logprobs
+    entropy, denominator, max_tokens = inputs.entropy, inputs.denominator, inputs.max_tokens
+    clip_low, clip_high, dual_clip = cfg.clip_low, cfg.clip_high, cfg.dual_clip
+    aggregation, kl_coef, kl_estimator = cfg.aggregation, cfg.kl_coef, cfg.kl_estimator
+    tis_cap = cfg.tis_cap
     _check_shapes(logprobs, advantages, old_logprobs=old_logprobs, loss_mask=loss_mask, ref_logprobs=ref_logprobs,
                   engine_logprobs=engine_logprobs, entropy=entropy)
     if kl_estimator not in KL_ESTIMATORS:

@@ -5,8 +5,8 @@
 
 verification is the weight of the task's hidden tests that passed over the weight of all of them
 (`verify`). A failed judge is never scored 0 (or 1): that trajectory falls back to the tests alone.
-For training, rewards inside one group must share one scale (`group_consistent_rewards`): if any
-member's judge failed, the whole group is scored on the tests alone.
+Rewards inside one group share one scale (`group_rewards`, the one rule of training and
+evaluation): if any member's judge failed, the whole group is scored on the tests alone.
 
 Test reports are duck-typed (verifier.TestReport: .tests, .timed_out, .error, .skipped, .tampered): no Docker here.
 """
@@ -151,36 +151,32 @@ def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_j
     return (w_tests * verification + w_judge * judge) / (w_tests + w_judge)
 
 
+def group_rewards(verification_scores: list[float | None], judge_scores: list[float | None],
+                  w_tests: float = 0.65, w_judge: float = 0.35) -> tuple[list[float | None], bool]:
+    """The reward of every episode of one group: the one rule, in training and in evaluation.
 
+    `combine` for every member when every scored member has a judge score; the tests alone for
+    the whole group when any scored member's judge failed (None), so the group keeps one scale.
+    A member scored on tests alone next to siblings scored w_tests * tests + w_judge * judge
+    would be compared across scales: judges [0.8, 0.8, 0.8, failed] with every test passed
+    would give [0.93, 0.93, 0.93, 1.0] and GRPO advantages [-0.5, -0.5, -0.5, +1.5] for identical
+    outcomes; here they give [1.0] * 4 (advantages 0).
 
-def group_consistent_rewards(verification_scores: list[float | None], judge_scores: list[float | None],
-                             group_size: int, w_tests: float = 0.65,
-                             w_judge: float = 0.35) -> tuple[list[float | None], int]:
-    """Training rewards with one scale per group: `combine` for every member when every scored member has a
-    judge score; the tests alone for the whole group when any scored member's judge failed (None).
-
-    A member scored on tests alone next to siblings scored w_tests * tests + w_judge * judge would be compared
-    across scales: judges [0.8, 0.8, 0.8, failed] with every test passed would give [0.93, 0.93, 0.93, 1.0] and
-    GRPO advantages [-0.5, -0.5, -0.5, +1.5] for identical outcomes; here they give [1.0] * 4 (advantages 0).
-
-    verification_scores: one per episode in groups of group_size contiguous, in [0, 1]; None for a failed
-        episode (no reward: left out, its reward stays None).
+    verification_scores: one per episode of the group, in [0, 1]; None for a failed episode (no
+        reward: its reward stays None, never 0).
     judge_scores: aligned; None where the judge failed or none is configured.
-    Returns (rewards, dropped_groups): dropped_groups counts groups whose judge part was dropped because some
-    but not all scored members had a judge score (a group with no judge score at all is not counted).
-    Raises ValueError: lengths differ or are not a multiple of group_size; a score outside [0, 1] (`combine`).
+    Returns (rewards, judge_dropped): judge_dropped is True when the judge part was dropped because
+    some but not all scored members had a judge score (a group with no judge score at all: False).
+    Raises ValueError: the lists differ in length; a score outside [0, 1] (`combine`).
     """
-    n = len(verification_scores)
-    if len(judge_scores) != n or group_size < 1 or n % group_size:
-        raise ValueError(f"group_consistent_rewards: {n} verification scores and {len(judge_scores)} judge scores "
-                         f"must be equal in number and a multiple of group_size={group_size}")
-    rewards: list[float | None] = [None] * n
-    dropped = 0
-    for g in range(0, n, group_size):
-        scored = [i for i in range(g, g + group_size) if verification_scores[i] is not None]
-        judged = [i for i in scored if judge_scores[i] is not None]
-        one_scale = len(judged) == len(scored)
-        dropped += int(not one_scale and bool(judged))
-        for i in scored:
-            rewards[i] = combine(verification_scores[i], judge_scores[i] if one_scale else None, w_tests, w_judge)
-    return rewards, dropped
+    if len(judge_scores) != len(verification_scores):
+        raise ValueError(f"group_rewards: {len(verification_scores)} verification scores but "
+                         f"{len(judge_scores)} judge scores; one of each per episode")
+    scored = [i for i, v in enumerate(verification_scores) if v is not None]
+    judged = [i for i in scored if judge_scores[i] is not None]
+    one_scale = len(judged) == len(scored)
+    rewards: list[float | None] = [None] * len(verification_scores)
+    for i in scored:
+        judge = judge_scores[i] if one_scale else None
+        rewards[i] = combine(verification_scores[i], judge, w_tests, w_judge)
+    return rewards, not one_scale and bool(judged)

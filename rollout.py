@@ -98,8 +98,9 @@ class Trajectory:
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
     stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
     tampered (the agent changed the test toolchain: reward 0, verification.tampered says what).
-    truncated: a limit ended the episode (not finish/oracle). reward: None when the episode failed
-    (error says why), never a silent 0. exact: token_ids are exactly what the engine sampled.
+    truncated: a limit ended the episode (not finish/oracle). reward: set by its group's rule
+    (`score_group`); None when the episode failed (error says why), never a silent 0.
+    exact: token_ids are exactly what the engine sampled.
     """
 
     task_id: str
@@ -299,8 +300,10 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
     it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
 
-    Never raises for a failed episode: the trajectory's error is set and its reward is None (docker errors,
-    image build errors, engine errors). Cancellation (Ctrl-C) propagates after the sandbox is closed.
+    Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
+    Never raises for a failed episode: the trajectory's error is set (docker errors, image build
+    errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
+    propagates after the sandbox is closed.
     """
 
     sandbox_cfg = sandbox_cfg or SandboxConfig()
@@ -348,7 +351,6 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             jr = await judge.score(task.instruction, [{"role": m["role"], "content": m["content"]} for m in traj.messages])
             traj.judge_score = jr.score
             traj.timings["judge_s"] = time.monotonic() - t0
-        traj.reward = reward_lib.combine(v.score, traj.judge_score, reward_cfg.w_tests, reward_cfg.w_judge)
     except Exception as e:
         traj.error = f"{type(e).__name__}: {e}"
         traj.stop_reason = traj.stop_reason or "error"
@@ -360,17 +362,54 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     return traj
 
 
+@dataclass
+class Group:
+    """The episodes of one task run together: GRPO's unit, built once (`score_group`) and passed
+    on to the reward, the advantages and the learner samples (learner/packing.py), and to
+    evaluation.
+
+    task: the task (tasks.Task). trajectories: its episodes, by group_index. rewards: one per
+    trajectory (reward.group_rewards; None for a failed episode). judge_dropped: some but not all
+    scored members had a judge score, so the whole group is scored on the tests alone (counted as
+    judge_dropped_groups).
+    """
+
+    task: Any
+    trajectories: list[Trajectory]
+    rewards: list[float | None]
+    judge_dropped: bool = False
+
+
+def score_group(task, trajectories: list[Trajectory], reward_cfg: RewardConfig,
+                judged: bool) -> Group:
+    """The Group of `task`'s finished episodes, each member's reward (also set as .reward) by the
+    one rule, reward.group_rewards of the tests' score and the judge's. judged: a judge scored
+    this run's episodes; then a tampered episode, never sent to it, counts as judged 0 (the
+    rubric scores gaming 0) and keeps the group on one scale. A failed episode (.error set, or
+    no verification) has reward None."""
+    tests = [None if t.error is not None or t.verification is None else t.verification.score
+             for t in trajectories]
+    judge = [0.0 if judged and t.stop_reason == "tampered" else t.judge_score for t in trajectories]
+    rewards, dropped = reward_lib.group_rewards(tests, judge, reward_cfg.w_tests,
+                                                reward_cfg.w_judge)
+    for t, r in zip(trajectories, rewards):
+        t.reward = r
+    return Group(task, list(trajectories), rewards, dropped)
+
+
 async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task: int, cfg: RolloutConfig, judge=None,
                        *, action_format: str = "markdown", sandbox_cfg: SandboxConfig | None = None,
                        reward_cfg: RewardConfig | None = None, run_id: str | None = None, seed: int | None = None,
-                       oracle: bool = False, progress: bool = True, on_trajectory=None) -> list[Trajectory]:
+                       oracle: bool = False, progress: bool = True, on_trajectory=None) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
 
-    Returns trajectories ordered by task then group_index (group_index = 0..n_per_task-1). seed: when given,
-    episode j of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
-    on_trajectory: optional callback per finished trajectory (e.g. to stream JSONL). Progress line on stderr:
-    episodes done, mean reward so far, generated tokens/s.
+    Returns one Group per task, in the order of `tasks` (score_group: the rewards by the
+    group's rule), its trajectories by group_index (0..n_per_task-1). seed: when given, episode j
+    of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
+    on_trajectory: optional callback per trajectory (e.g. to stream JSONL), called when its group
+    is scored. Progress line on stderr: episodes done, mean reward of the scored groups,
+    generated tokens/s.
     """
 
     if n_per_task < 1:
@@ -378,6 +417,7 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
     if engine is None and not oracle:
         raise ValueError("engine: None is only allowed with oracle=True")
     sandbox_cfg = sandbox_cfg or SandboxConfig()
+    reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
     images: dict[str, str | Exception] = {}
 
@@ -392,9 +432,10 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = tqdm(total=len(tasks) * n_per_task, desc="rollout", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     done: list[Trajectory] = []
+    rewards: list[float] = []
     t_start = time.monotonic()
 
-    async def one(i: int, task, j: int) -> Trajectory:
+    async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
         if isinstance(image, Exception):
             traj = Trajectory(task.id, j, difficulty=task.difficulty, category=task.category, stop_reason="error",
@@ -404,17 +445,24 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
                 traj = await run_episode(task, engine, chat, cfg, j, image, sandbox_cfg, run_id, judge, reward_cfg, s, oracle)
         done.append(traj)
-        rewards = [t.reward for t in done if t.reward is not None]
         tokens = sum(sum(t.loss_mask) for t in done)
+        errors = sum(t.error is not None for t in done)
+        tokens_per_s = tokens / max(1e-9, time.monotonic() - t_start)
         bar.set_postfix_str(f"reward {sum(rewards) / max(1, len(rewards)):.3f} | "
-                            f"{tokens / max(1e-9, time.monotonic() - t_start):.1f} tok/s | errors {len(done) - len(rewards)}")
+                            f"{tokens_per_s:.1f} tok/s | errors {errors}")
         bar.update(1)
-        if on_trajectory is not None:
-            on_trajectory(traj)
         return traj
 
+    async def group(i: int, task) -> Group:
+        trajectories = await asyncio.gather(*(episode(i, task, j) for j in range(n_per_task)))
+        g = score_group(task, trajectories, reward_cfg, judged=judge is not None and not oracle)
+        rewards.extend(r for r in g.rewards if r is not None)
+        for t in g.trajectories if on_trajectory is not None else ():
+            on_trajectory(t)
+        return g
+
     try:
-        return list(await asyncio.gather(*(one(i, t, j) for i, t in enumerate(tasks) for j in range(n_per_task))))
+        return list(await asyncio.gather(*(group(i, t) for i, t in enumerate(tasks))))
     finally:
         bar.close()
 

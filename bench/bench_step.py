@@ -33,7 +33,8 @@ import engines  # noqa: E402
 from judging import judge as judge_lib  # noqa: E402
 import rollout  # noqa: E402
 import sandbox  # noqa: E402
-import train  # noqa: E402
+from learner import distributed, packing, sync  # noqa: E402
+from learner.update import build_optimizer, update  # noqa: E402
 from hf import weights  # noqa: E402
 from tasks import select_tasks  # noqa: E402
 from tasks.sampler import TaskSampler  # noqa: E402
@@ -90,13 +91,13 @@ def main() -> None:
     known, rest = pre.parse_known_args()
     cfg = configs.parse_cli(["--grpo.no-drop-zero-variance-groups", *rest], description=__doc__)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    rank, world, _, device = train.init_distributed()
+    rank, world, _, device = distributed.init_distributed()
     instrument()
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
-    model_dir = train.resolve_model_dir(cfg.policy.path, rank)
+    model_dir = distributed.resolve_model_dir(cfg.policy.path, rank)
     tokenizer = weights.load_tokenizer(model_dir)
-    policy = train.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)))
-    optimizer, scheduler = train.build_optimizer(policy, cfg)
+    policy = distributed.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)), device)
+    optimizer, scheduler = build_optimizer(policy, cfg)
     sampler = TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
     engine = engines.build_engine(cfg.policy, model_dir, tokenizer, device, cfg.seed + rank)
     judge = judge_lib.build_judge(cfg.reward, cfg.out_dir)
@@ -111,18 +112,19 @@ def main() -> None:
                 v.clear()
             t_step = time.perf_counter()
             t0 = time.perf_counter()
-            sync_s = train.sync_weights(policy, engine) if step > 0 else 0.0
+            sync_s = sync.sync_weights(policy, engine) if step > 0 else 0.0
             engine.wake_up()
             t_roll = time.perf_counter()
-            trajs = loop.run_until_complete(rollout.run_episodes(
+            groups = loop.run_until_complete(rollout.run_episodes(
                 [tasks[i] for i in sampler.next_batch()], engine, tokenizer, cfg.grpo.group_size, cfg.rollout, judge,
                 action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
                 run_id=sandbox.RUN_ID, seed=step, progress=False))
             t_roll_end = time.perf_counter()
+            trajs = [t for g in groups for t in g.trajectories]
             engine.sleep()
-            samples, _ = train.samples_from_trajectories(trajs, cfg.grpo.group_size, cfg.grpo)
+            samples, _ = packing.samples_from_groups(groups, cfg.grpo)
             t_train = time.perf_counter()
-            train.update(policy, optimizer, scheduler, samples, cfg, device)
+            update(policy, optimizer, scheduler, samples, cfg, device)
             t_end = time.perf_counter()
             eng = union_length(INTERVALS["engine"], t_roll, t_roll_end)
             cont = union_length(INTERVALS["container"], t_roll, t_roll_end)

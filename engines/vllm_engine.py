@@ -260,20 +260,15 @@ async def follow_async(engine: "VLLMEngine") -> None:
                 raise
 
 
-def split_for_tp(trajectories: list | None, group_size: int, tp: int, tp_group) -> list:
-    """Share a tensor-parallel leader's rollout with its group: the leader's trajectories (GRPO groups of
-    group_size, in order) are broadcast, and rank j of the group keeps groups j, j+tp, ... so the learner's
+def split_for_tp(groups: list | None, tp: int, tp_group) -> list | None:
+    """Share a tensor-parallel leader's rollout with its group: the leader's groups (rollout.Group,
+    in order) are broadcast, and rank j of the group keeps groups j, j+tp, ... so the learner's
     work is spread over every rank. Collective over tp_group; the identity when tp == 1.
-    Followers pass None. Returns this rank's trajectories (None when the leader's rollout was cancelled)."""
+    Followers pass None. Returns this rank's groups (None when the leader's rollout was
+    cancelled)."""
     if tp == 1:
-        return trajectories
+        return groups
     rank = torch.distributed.get_rank()
-    box = [trajectories]
+    box = [groups]
     torch.distributed.broadcast_object_list(box, src=rank - rank % tp, group=tp_group)
-    if box[0] is None:
-        return None
-    groups = [box[0][i:i + group_size] for i in range(0, len(box[0]), group_size)]
-    return [t for g in groups[rank % tp::tp] for t in g]
-
-
-
+    return None if box[0] is None else box[0][rank % tp::tp]

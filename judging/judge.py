@@ -2,7 +2,7 @@
 
 The judge (`Judge`) grades the process shown in the transcript with our rubric and returns a score in
 [0, 1], or None when every backend failed; reward.py combines it with the tests (`reward.combine`,
-`reward.group_consistent_rewards`). A failed judge is never scored 0 (or 1).
+`reward.group_rewards`). A failed judge is never scored 0 (or 1).
 
 Judge backends, tried in order (`RewardConfig.judge_backends`):
 - `anthropic:MODEL[@BASE_URL]`  Anthropic Messages API through the `anthropic` SDK (AsyncAnthropic);

@@ -77,13 +77,13 @@ class TaskSampler:
         """Remember one group's rewards for the curriculum (a no-op history when curriculum is off)."""
         self.history.setdefault(task_index, deque(maxlen=self.window)).append([float(r) for r in rewards])
 
-    def record_step(self, episodes: list[dict], group_size: int) -> None:
-        """`record` every group of a step's episodes (dicts with task_index and reward, group_size per
-        group, the same list on every rank); failed episodes (reward None) are left out."""
-        for g in range(0, len(episodes), group_size):
-            scored = [e["reward"] for e in episodes[g:g + group_size] if e["reward"] is not None]
+    def record_groups(self, groups: list[tuple[int, list[float | None]]]) -> None:
+        """`record` every group of a step: (task index, the group's rewards), the same list on
+        every rank; failed episodes (reward None) are left out."""
+        for task_index, rewards in groups:
+            scored = [r for r in rewards if r is not None]
             if scored:
-                self.record(episodes[g]["task_index"], scored)
+                self.record(task_index, scored)
 
     def state_dict(self) -> dict:
         return {"task_ids": list(self.task_ids), "epoch": self.epoch, "pos": self.pos,

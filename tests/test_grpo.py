@@ -5,7 +5,17 @@ import math
 import pytest
 import torch
 
+import configs
 import grpo
+
+
+def _policy_loss(logprobs, old_logprobs, advantages, loss_mask, *, engine_logprobs=None, ref_logprobs=None,
+                 entropy=None, denominator=None, max_tokens=None, **cfg):
+    """grpo.policy_loss(LossInputs, GRPOConfig) with the tensors as LossInputs and the knobs as the config."""
+    inputs = grpo.LossInputs(logprobs, old_logprobs, advantages, loss_mask, engine_logprobs=engine_logprobs,
+                             ref_logprobs=ref_logprobs, entropy=entropy, denominator=denominator,
+                             max_tokens=max_tokens)
+    return grpo.policy_loss(inputs, configs.GRPOConfig(**cfg))
 
 # -----------------------------------------------------------------------------
 # advantages
@@ -123,7 +133,7 @@ def _logprobs():
 
 def _loss(**kw):
     lp = _logprobs()
-    loss, metrics = grpo.policy_loss(lp, OLD, ADV, MASK, clip_low=0.2, clip_high=0.28, **kw)
+    loss, metrics = _policy_loss(lp, OLD, ADV, MASK, clip_low=0.2, clip_high=0.28, **kw)
     loss.backward()
     return loss, metrics, lp.grad
 
@@ -167,7 +177,7 @@ def test_drgrpo_masking_one_episode_leaves_the_others_gradient_unchanged():
     lp = _logprobs()
     mask = MASK.clone()
     mask[0] = 0  # e.g. a truncated episode under mask_truncated
-    loss, _ = grpo.policy_loss(lp, OLD, ADV, mask, aggregation="seq_mean_token_sum_norm", max_tokens=4)
+    loss, _ = _policy_loss(lp, OLD, ADV, mask, aggregation="seq_mean_token_sum_norm", max_tokens=4)
     loss.backward()
     torch.testing.assert_close(loss, torch.tensor((1.6 + 2.2 + 8.0) / 8), rtol=0, atol=1e-6)
     expected = torch.tensor([[0.0, 0.0, 0.0], [0.0, 2 * 1.1 / 8, 2 * 4.0 / 8]])
@@ -347,7 +357,7 @@ def test_kl_coef_without_reference_is_an_error():
 
 def test_no_loss_tokens_gives_zero_loss_and_zero_gradient():
     lp = _logprobs()
-    loss, m = grpo.policy_loss(lp, OLD, ADV, torch.zeros(2, 3), aggregation="seq_mean_token_mean")
+    loss, m = _policy_loss(lp, OLD, ADV, torch.zeros(2, 3), aggregation="seq_mean_token_mean")
     loss.backward()
     assert loss.item() == 0.0 and lp.grad.abs().sum().item() == 0.0
     assert m["num_tokens"].item() == 0.0 and m["ratio_min"].item() == float("inf")
@@ -355,11 +365,11 @@ def test_no_loss_tokens_gives_zero_loss_and_zero_gradient():
 
 def test_policy_loss_rejects_mismatched_shapes_naming_the_argument():
     with pytest.raises(ValueError, match="advantages"):
-        grpo.policy_loss(_logprobs(), OLD, torch.zeros(3), MASK)
+        _policy_loss(_logprobs(), OLD, torch.zeros(3), MASK)
     with pytest.raises(ValueError, match="loss_mask"):
-        grpo.policy_loss(_logprobs(), OLD, ADV, MASK[:, :2])
+        _policy_loss(_logprobs(), OLD, ADV, MASK[:, :2])
     with pytest.raises(ValueError, match="aggregation"):
-        grpo.policy_loss(_logprobs(), OLD, ADV, MASK, aggregation="sum")
+        _policy_loss(_logprobs(), OLD, ADV, MASK, aggregation="sum")
 
 
 # -----------------------------------------------------------------------------
@@ -407,7 +417,7 @@ def test_gradient_matches_autograd_of_the_written_formula(agg):
     kw = dict(clip_low=0.2, clip_high=0.28, dual_clip=1.5, tis_cap=2.0, kl_coef=0.05)
 
     lp = lp_data.clone().requires_grad_(True)
-    loss, _ = grpo.policy_loss(lp, old, adv, mask, aggregation=agg, max_tokens=9, engine_logprobs=eng,
+    loss, _ = _policy_loss(lp, old, adv, mask, aggregation=agg, max_tokens=9, engine_logprobs=eng,
                                ref_logprobs=ref, kl_estimator="k3", **kw)
     loss.backward()
     lp_ref = lp_data.clone().requires_grad_(True)
@@ -428,7 +438,7 @@ def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
     mask = torch.rand(B, T, generator=g) < 0.6
 
     full = lp_data.clone().requires_grad_(True)
-    loss_full, _ = grpo.policy_loss(full, old, adv, mask, aggregation=agg, max_tokens=5)
+    loss_full, _ = _policy_loss(full, old, adv, mask, aggregation=agg, max_tokens=5)
     loss_full.backward()
 
     parts = [slice(0, 1), slice(1, 4), slice(4, 6)]
@@ -437,7 +447,7 @@ def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
     split = lp_data.clone().requires_grad_(True)
     total = 0.0
     for p in parts:
-        loss, _ = grpo.policy_loss(split[p], old[p], adv[p], mask[p], aggregation=agg, max_tokens=5,
+        loss, _ = _policy_loss(split[p], old[p], adv[p], mask[p], aggregation=agg, max_tokens=5,
                                    denominator=denom)
         loss.backward()
         total += loss.item()
@@ -465,3 +475,10 @@ def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind(
     assert (m["ratio_min"], m["ratio_max"], m["grad_norm"], m["lr"]) == (0.7, 1.5, 3.0, 1.5e-6)
     m = grpo.mean_over_minibatches([first, skipped])
     assert (m["ratio_min"], m["ratio_max"], m["skipped_update"], m["ratio_mean"]) == (1.0, 1.0, 0.5, 1.0)
+
+
+def test_policy_loss_takes_its_knobs_from_the_grpo_config():
+    # clip_high 0.5: row 0's ratio 1.5 is no longer clipped, -1.5 instead of -1.28
+    inputs = grpo.LossInputs(_logprobs(), OLD, ADV, MASK)
+    loss, _ = grpo.policy_loss(inputs, configs.GRPOConfig(clip_high=0.5))
+    torch.testing.assert_close(loss, torch.tensor((-1.5 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6)

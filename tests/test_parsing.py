@@ -137,7 +137,8 @@ def test_thinking_template_hermes_episode_runs_only_the_calls_after_reasoning(th
     reply1 = ("Let me plan. " + call("bash", command="touch /app/bad") + "\n</think>\n\n"
               + call("bash", command="echo hello > hello.txt; ls /app"))
     eng = E.ScriptedEngine(think_tok, [reply1, "Written.\n</think>\n\n" + call("finish", message="done")])
-    [traj] = asyncio.run(R.run_episodes([hello_task], eng, think_tok, 1, CFG, action_format="hermes", progress=False))
+    [group] = asyncio.run(R.run_episodes([hello_task], eng, think_tok, 1, CFG, action_format="hermes", progress=False))
+    [traj] = group.trajectories
     assert traj.error is None and (traj.stop_reason, traj.reward, traj.format_errors) == ("finish", 1.0, 0)
     assert traj.messages[2]["tool_calls"] == [{"name": "bash", "arguments": {"command": "echo hello > hello.txt; ls /app"}}]
     assert traj.messages[3]["content"] == "exit code: 0\nhello.txt\n"  # no /app/bad
@@ -294,8 +295,9 @@ def test_surrogates_and_tags_in_hermes_commands_downstream_in_a_real_container(t
     text = "</tool_call> <think> \U0001F600 ```"
     good = call("bash", command=f"printf '%s\\n' '{text}' > t.txt; cat t.txt; echo hello > hello.txt")
     eng = E.ScriptedEngine(tok, [bad, good, call("finish", message="ok")])
-    [traj] = asyncio.run(R.run_episodes([hello_task], eng, tok, 1, replace(CFG, max_format_errors=2),
-                                        action_format="hermes", progress=False))
+    [group] = asyncio.run(R.run_episodes([hello_task], eng, tok, 1, replace(CFG, max_format_errors=2),
+                                         action_format="hermes", progress=False))
+    [traj] = group.trajectories
     assert traj.error is None and (traj.stop_reason, traj.reward, traj.format_errors) == ("finish", 1.0, 1)
     obs = [m["content"] for m in traj.messages if m["role"] == "tool"]
     assert obs[0].startswith("Format error: tool call 1: argument 'command' of bash is not valid Unicode")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from reward import combine, group_consistent_rewards, verify
+from reward import combine, group_rewards, verify
 
 try:
     from sandbox import (
@@ -131,28 +131,26 @@ def test_a_judge_failure_drops_the_judge_part_for_the_whole_group():
     # every test passed everywhere; judges 0.8, 0.8, 0.8 and one failure: per-episode combine would give
     # [0.93, 0.93, 0.93, 1.0] (GRPO advantages [-0.5, -0.5, -0.5, +1.5]) for identical outcomes
     assert [combine(1.0, j) for j in (0.8, 0.8, 0.8, None)] == pytest.approx([0.93, 0.93, 0.93, 1.0], abs=1e-12)
-    rewards, dropped = group_consistent_rewards([1.0, 1.0, 1.0, 1.0], [0.8, 0.8, 0.8, None], 4)
-    assert (rewards, dropped) == ([1.0, 1.0, 1.0, 1.0], 1)
+    rewards, dropped = group_rewards([1.0, 1.0, 1.0, 1.0], [0.8, 0.8, 0.8, None])
+    assert (rewards, dropped) == ([1.0, 1.0, 1.0, 1.0], True)
 
 
 def test_a_fully_judged_group_combines_tests_and_judge():
-    rewards, dropped = group_consistent_rewards([1.0, 0.5], [0.8, 0.6], 2)
-    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, 0.65 * 0.5 + 0.35 * 0.6], abs=1e-15) and dropped == 0
+    rewards, dropped = group_rewards([1.0, 0.5], [0.8, 0.6])
+    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, 0.65 * 0.5 + 0.35 * 0.6], abs=1e-15) and dropped is False
 
 
-def test_groups_are_scored_independently_and_no_judge_at_all_is_not_a_drop():
-    rewards, dropped = group_consistent_rewards([0.5, 1.0, 0.5, 1.0, 0.0, 1.0], [None, 0.4, 0.2, 0.8, None, None], 2)
-    assert rewards == pytest.approx([0.5, 1.0, 0.65 * 0.5 + 0.35 * 0.2, 0.65 + 0.35 * 0.8, 0.0, 1.0], abs=1e-15)
-    assert dropped == 1  # group 0 only; group 2 had no judge score at all
+def test_a_group_without_any_judge_score_is_on_the_tests_and_not_a_drop():
+    rewards, dropped = group_rewards([0.0, 1.0], [None, None])
+    assert (rewards, dropped) == ([0.0, 1.0], False)
 
 
 def test_a_failed_episode_stays_unscored_and_does_not_drop_its_group_judge():
-    rewards, dropped = group_consistent_rewards([1.0, None, 0.0], [0.8, None, 0.2], 3)
-    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, None, 0.35 * 0.2], abs=1e-15) and dropped == 0
+    rewards, dropped = group_rewards([1.0, None, 0.0], [0.8, None, 0.2])
+    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, None, 0.35 * 0.2], abs=1e-15) and dropped is False
     assert rewards[1] is None and not math.isnan(rewards[2])
 
 
-@pytest.mark.parametrize("v, j, g", [([1.0, 1.0], [0.5], 2), ([1.0, 1.0, 1.0], [0.5, 0.5, 0.5], 2)])
-def test_group_consistent_rewards_rejects_misaligned_input(v, j, g):
-    with pytest.raises(ValueError, match="must be equal in number and a multiple of group_size"):
-        group_consistent_rewards(v, j, g)
+def test_group_rewards_rejects_misaligned_input():
+    with pytest.raises(ValueError, match="2 verification scores but 1 judge scores"):
+        group_rewards([1.0, 1.0], [0.5])

@@ -73,7 +73,10 @@ class RecordingEngine(E.ScriptedEngine):
 
 
 def run(tasks, engine, tok, cfg=CFG, fmt="markdown", n=1, **kw):
-    return asyncio.run(R.run_episodes(tasks, engine, tok, n, cfg, action_format=fmt, progress=False, **kw))
+    """The trajectories of run_episodes' groups, by task then group_index."""
+    groups = asyncio.run(R.run_episodes(tasks, engine, tok, n, cfg, action_format=fmt, progress=False, **kw))
+    assert [g.task.id for g in groups] == [t.id for t in tasks]
+    return [t for g in groups for t in g.trajectories]
 
 
 def observations(traj):

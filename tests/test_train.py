@@ -1,4 +1,4 @@
-"""train.py: sampler, schedule, packing, global loss normalisation over micro-batches and ranks (real
+"""train.py and learner/: sampler, schedule, packing, global loss normalisation over micro-batches and ranks (real
 FSDP2 on gloo, spawned processes on 127.0.0.1), exact resume from a DCP checkpoint, and logs."""
 
 import json
@@ -17,6 +17,9 @@ import configs
 import grpo
 from bookkeeping import logs
 import reward
+import learner.distributed
+import learner.packing
+import learner.update
 import rollout
 import train
 from tasks.sampler import TaskSampler
@@ -102,25 +105,25 @@ def test_curriculum_off_never_skips():
 
 
 def test_lr_factor_warmup_then_cosine_or_constant():
-    assert [train.lr_factor(s, 2, 6, "cosine") for s in range(2)] == [0.5, 1.0]
-    got = [train.lr_factor(s, 2, 6, "cosine") for s in range(2, 6)]
+    assert [learner.update.lr_factor(s, 2, 6, "cosine") for s in range(2)] == [0.5, 1.0]
+    got = [learner.update.lr_factor(s, 2, 6, "cosine") for s in range(2, 6)]
     want = [0.5 * (1 + math.cos(math.pi * k / 4)) for k in range(4)]
     assert got == pytest.approx(want, abs=1e-12)
-    assert [train.lr_factor(s, 1, 4, "constant") for s in range(4)] == [1.0, 1.0, 1.0, 1.0]
+    assert [learner.update.lr_factor(s, 1, 4, "constant") for s in range(4)] == [1.0, 1.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="lr_schedule"):
-        train.lr_factor(0, 0, 4, "linear")
+        learner.update.lr_factor(0, 0, 4, "linear")
 
 
 def test_pack_micro_batches_first_fit_decreasing_within_budget():
-    assert train.pack_micro_batches([5, 3, 8, 2, 7, 1], 10) == [[2, 3], [4, 1], [0, 5]]
+    assert learner.packing.pack_micro_batches([5, 3, 8, 2, 7, 1], 10) == [[2, 3], [4, 1], [0, 5]]
     # an over-long sequence gets its own micro-batch; every index appears exactly once
-    assert train.pack_micro_batches([30, 4, 4], 10) == [[0], [1, 2]]
-    assert train.pack_micro_batches([], 10) == []
+    assert learner.packing.pack_micro_batches([30, 4, 4], 10) == [[0], [1, 2]]
+    assert learner.packing.pack_micro_batches([], 10) == []
 
 
 def test_collate_packs_shifted_sequences_with_restarting_positions():
-    mb = train.collate([train.Sample([1, 2, 3, 4], [0, 0, 1, 1], [0.0, 0.0, -0.5, -0.7], 1.0),
-                        train.Sample([5, 6], [0, 1], [0.0, -0.1], -1.0)])
+    mb = learner.packing.collate([learner.packing.Sample([1, 2, 3, 4], [0, 0, 1, 1], [0.0, 0.0, -0.5, -0.7], 1.0),
+                        learner.packing.Sample([5, 6], [0, 1], [0.0, -0.1], -1.0)])
     assert mb.input_ids.tolist() == [[1, 2, 3, 5]]
     assert mb.targets.tolist() == [[2, 3, 4, 6]]
     assert mb.position_ids.tolist() == [[0, 1, 2, 0]]
@@ -133,9 +136,9 @@ def test_collate_packs_shifted_sequences_with_restarting_positions():
 
 def test_collate_rejects_misaligned_samples_naming_the_field():
     with pytest.raises(ValueError, match=r"samples\[0\].*logprobs \(2\)"):
-        train.collate([train.Sample([1, 2, 3], [0, 1, 1], [0.0, -1.0], 1.0)])
+        learner.packing.collate([learner.packing.Sample([1, 2, 3], [0, 1, 1], [0.0, -1.0], 1.0)])
     with pytest.raises(ValueError, match=r"samples\[0\].token_ids"):
-        train.collate([train.Sample([1], [0], [0.0], 1.0)])
+        learner.packing.collate([learner.packing.Sample([1], [0], [0.0], 1.0)])
 
 
 class _Traj:
@@ -144,48 +147,64 @@ class _Traj:
         self.token_ids, self.loss_mask, self.logprobs = [1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.5]
 
 
-def test_samples_from_trajectories_drops_zero_variance_groups_and_masks_truncated():
+def _groups(trajs, group_size):
+    """Groups of group_size consecutive trajectories, each member's reward its own (.reward)."""
+    return [rollout.Group(None, trajs[g:g + group_size], [t.reward for t in trajs[g:g + group_size]])
+            for g in range(0, len(trajs), group_size)]
+
+
+def test_samples_from_groups_drops_zero_variance_groups_and_masks_truncated():
     trajs = [_Traj(1.0), _Traj(0.0, truncated=True), _Traj(0.5), _Traj(0.5)]
     cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=True, mask_truncated=True)
-    samples, counts = train.samples_from_trajectories(trajs, 2, cfg)
+    samples, counts = learner.packing.samples_from_groups(_groups(trajs, 2), cfg)
     assert [s.advantage for s in samples] == [0.5, -0.5]
     assert samples[0].loss_mask == [0, 1, 1] and samples[1].loss_mask == [0, 0, 0]
     assert counts == {"groups": 2, "groups_dropped_zero_variance": 1, "groups_dropped_failed": 0,
                       "trajectories_failed": 0, "trajectories_masked": 1, "judge_dropped_groups": 0}
-    kept, counts = train.samples_from_trajectories(trajs, 2, configs.GRPOConfig(drop_zero_variance_groups=False))
+    kept, counts = learner.packing.samples_from_groups(_groups(trajs, 2),
+                                                       configs.GRPOConfig(drop_zero_variance_groups=False))
     assert len(kept) == 4 and counts["groups_dropped_zero_variance"] == 0 and kept[1].loss_mask == [0, 1, 1]
 
 
 def test_failed_episodes_are_left_out_of_the_group_never_scored_zero():
     # group 0: one failure, advantages over the two scored members; group 1: one scored member, dropped
     trajs = [_Traj(1.0), _Traj(None), _Traj(0.0), _Traj(None), _Traj(None), _Traj(0.0)]
-    samples, counts = train.samples_from_trajectories(trajs, 3, configs.GRPOConfig(advantage="drgrpo"))
+    samples, counts = learner.packing.samples_from_groups(_groups(trajs, 3), configs.GRPOConfig(advantage="drgrpo"))
     assert [s.advantage for s in samples] == [0.5, -0.5]
     assert counts == {"groups": 2, "groups_dropped_zero_variance": 0, "groups_dropped_failed": 1,
                       "trajectories_failed": 3, "trajectories_masked": 0, "judge_dropped_groups": 0}
 
 
-def _judged(verification, judge, stop_reason="finish"):
-    v = reward.Verification(verification, verification == 1.0, [], [], [], [])
-    r = None if verification is None else reward.combine(verification, judge)
-    return rollout.Trajectory("t", 0, [1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.5], stop_reason=stop_reason, reward=r,
-                              verification=v, judge_score=judge)
+def _judged(verification, judge, stop_reason="finish", error=None):
+    v = None if verification is None else reward.Verification(verification, verification == 1.0, [], [], [], [])
+    return rollout.Trajectory("t", 0, [1, 2, 3], [0, 1, 1], [0.0, -0.5, -0.5], stop_reason=stop_reason,
+                              verification=v, judge_score=judge, error=error)
 
 
 def test_a_judge_failure_puts_its_whole_group_on_the_tests_alone():
     # group 0: every test passed, judges 0.8, 0.8, 0.8 and one failure (own rewards 0.93, 0.93, 0.93, 1.0)
     # group 1: every judge answered; a tampered episode (never judged) counts as judged 0
-    trajs = [_judged(1.0, 0.8), _judged(1.0, 0.8), _judged(1.0, 0.8), _judged(1.0, None),
-             _judged(1.0, 0.6), _judged(0.5, 0.4), _judged(0.0, None, "tampered"), _judged(0.5, 0.4)]
-    cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=False)
     rcfg = configs.RewardConfig(judge_backends=("openai:judge@http://127.0.0.1:1",))
-    samples, counts = train.samples_from_trajectories(trajs, 4, cfg, rcfg)
+    groups = [rollout.score_group(None, [_judged(1.0, 0.8), _judged(1.0, 0.8), _judged(1.0, 0.8),
+                                         _judged(1.0, None)], rcfg, judged=True),
+              rollout.score_group(None, [_judged(1.0, 0.6), _judged(0.5, 0.4), _judged(0.0, None, "tampered"),
+                                         _judged(0.5, 0.4)], rcfg, judged=True)]
+    assert groups[0].rewards == [1.0, 1.0, 1.0, 1.0] and groups[0].judge_dropped
+    assert [t.reward for t in groups[0].trajectories] == [1.0, 1.0, 1.0, 1.0]  # the group's rule, on each
+    cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=False)
+    samples, counts = learner.packing.samples_from_groups(groups, cfg)
     assert [s.advantage for s in samples[:4]] == [0.0, 0.0, 0.0, 0.0]  # not [-0.0175] * 3 + [0.0525]
     want = [0.65 + 0.35 * 0.6, 0.65 * 0.5 + 0.35 * 0.4, 0.0, 0.65 * 0.5 + 0.35 * 0.4]
     assert [s.advantage for s in samples[4:]] == pytest.approx([w - sum(want) / 4 for w in want], abs=1e-6)
-    assert counts["judge_dropped_groups"] == 1
-    _, own = train.samples_from_trajectories(trajs, 4, cfg)  # without reward_cfg: each trajectory's own reward
-    assert own["judge_dropped_groups"] == 0
+    assert counts["judge_dropped_groups"] == 1 and not groups[1].judge_dropped
+
+
+def test_a_tampered_episode_without_a_judge_is_scored_on_its_tests_and_a_failed_one_not_at_all():
+    group = rollout.score_group(None, [_judged(0.0, None, "tampered"), _judged(0.5, None),
+                                       _judged(None, None, "error", error="RuntimeError: docker")],
+                                configs.RewardConfig(), judged=False)
+    assert (group.rewards, group.judge_dropped) == ([0.0, 0.5, None], False)
+    assert group.trajectories[2].reward is None
 
 
 def test_reward_curve_png_and_metrics_truncation(tmp_path):
@@ -232,7 +251,7 @@ def _policy(model_dir, mesh):
 
     policy = weights.load_hf(model_dir)
     model.apply_fsdp2(policy, mesh)
-    train.set_gradient_sum(policy)
+    learner.distributed.set_gradient_sum(policy)
     return policy
 
 
@@ -252,7 +271,7 @@ def _samples(vocab: int) -> list:
         # near the tiny model's uniform log-prob log(1/49152) = -10.80, so the TIS weights
         # exp(trainer - engine) spread over about [0.5, 2.5] and some hit the cap of 2
         lp = [(-10.8 + 0.9 * (float(torch.rand((), generator=g)) - 0.5) * 2) * m for m in mask]
-        out.append(train.Sample(ids, mask, lp, float(torch.randn((), generator=g))))
+        out.append(learner.packing.Sample(ids, mask, lp, float(torch.randn((), generator=g))))
     return out
 
 
@@ -266,27 +285,27 @@ def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
         # max_context_tokens is Dr.GRPO's constant divisor: small, so its gradients are not tiny
         cfg = configs.TrainConfig(grpo=configs.GRPOConfig(aggregation=agg, tis_cap=2.0),
                                   rollout=configs.RolloutConfig(max_context_tokens=32, max_tokens_per_turn=8))
-        mbs = train.make_micro_batches(mine, budget)
-        metrics = train.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
+        mbs = learner.packing.make_micro_batches(mine, budget)
+        metrics = learner.update.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
         grads = {n: p.grad.full_tensor().clone() for n, p in policy.named_parameters()}
         policy.zero_grad(set_to_none=True)
         result[agg] = {"grads": grads, "num_micro_batches": len(mbs), "loss": metrics["pg_loss"],
                        "num_tokens": metrics["num_tokens"]}
     if world_size == 1 and budget > 1000:  # also: two optimizer steps on one rollout batch (num_minibatches)
         cfg = configs.TrainConfig(grpo=configs.GRPOConfig(num_minibatches=2), lr=1e-3)
-        optimizer, scheduler = train.build_optimizer(policy, cfg)
-        m = train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
+        optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
+        m = learner.update.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
         # the same two optimizer steps by hand from the same weights, one metrics record each
         steps_taken = scheduler.last_epoch
         fresh = _policy(model_dir, mesh)
-        optimizer, scheduler = train.build_optimizer(fresh, cfg)
-        halves = [train.make_micro_batches(c, cfg.micro_batch_tokens) for c in (samples[:4], samples[4:])]
+        optimizer, scheduler = learner.update.build_optimizer(fresh, cfg)
+        halves = [learner.packing.make_micro_batches(c, cfg.micro_batch_tokens) for c in (samples[:4], samples[4:])]
         for mbs in halves:
-            train.fill_old_logprobs(fresh, mbs, cfg.rollout.temperature, torch.device("cpu"))
+            learner.update.fill_old_logprobs(fresh, mbs, cfg.rollout.temperature, torch.device("cpu"))
         per_step = []
         for mbs in halves:
-            per_step.append(train.accumulate_gradients(fresh, mbs, cfg, torch.device("cpu")))
-            train.optimizer_step(fresh, optimizer, scheduler, cfg.grad_clip)
+            per_step.append(learner.update.accumulate_gradients(fresh, mbs, cfg, torch.device("cpu")))
+            learner.update.optimizer_step(fresh, optimizer, scheduler, cfg.grad_clip)
         result["minibatches"] = {"optimizer_steps": steps_taken, "logged": m, "per_step": per_step}
     if rank == 0:
         torch.save(result, out_path)
@@ -369,7 +388,7 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
     cfg = configs.TrainConfig(grpo=configs.GRPOConfig(group_size=2, drop_zero_variance_groups=False),
                               steps=4, tasks_per_step=4, lr=1e-3, warmup_steps=1, micro_batch_tokens=16)
     policy = _policy(model_dir, mesh)
-    optimizer, scheduler = train.build_optimizer(policy, cfg)
+    optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
     sampler = TaskSampler(_ids(5), cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed)
     step = 0
     if start_steps:
@@ -377,8 +396,8 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
         assert step == start_steps
     while step < stop_after:
         trajs = _synthetic_step(sampler, cfg.grpo.group_size, policy.config.vocab_size)
-        samples, _ = train.samples_from_trajectories(trajs, cfg.grpo.group_size, cfg.grpo)
-        train.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
+        samples, _ = learner.packing.samples_from_groups(_groups(trajs, cfg.grpo.group_size), cfg.grpo)
+        learner.update.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
         step += 1
     if stop_after < cfg.steps:
         checkpoints.save_checkpoint(checkpoints.checkpoint_dir(Path(out_dir), step), policy, optimizer, scheduler, sampler, step)
@@ -488,3 +507,56 @@ def test_sigterm_stops_after_the_step_with_a_checkpoint_and_no_container_left(ti
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     assert (out / "hf" / "config.json").exists()  # a clean stop exports the policy trained so far
     assert _containers_of(_run_ids(log)) == []
+
+
+# -----------------------------------------------------------------------------
+# what a new user hits (issue 23 item 8; issue 24)
+
+
+def test_an_explicit_tasks_folder_trains_on_all_its_tasks_not_the_presets_selection(tmp_path):
+    import shutil
+
+    for name in ("create-empty-file", "first-line"):  # neither is among the preset's six task ids
+        shutil.copytree(ROOT / "data" / "tasks" / name, tmp_path / name)
+    cfg = configs.parse_cli(["--tasks", str(tmp_path)])
+    assert (cfg.task_ids, cfg.difficulties) == ((), ())
+    assert [t.id for t in train.load_task_set(cfg)] == ["create-empty-file", "first-line"]
+    kept = configs.parse_cli(["--tasks", str(tmp_path), "--task-ids", "first-line"])
+    assert [t.id for t in train.load_task_set(kept)] == ["first-line"]
+    preset = configs.parse_cli(["--tasks", str(ROOT / "data" / "tasks")])  # the preset's folder: its selection
+    assert len(preset.task_ids) == 6 and preset.difficulties == ("easy",)
+
+
+def test_a_folder_where_no_task_loads_is_one_line_and_the_previous_run_is_untouched(tmp_path):
+    import subprocess
+
+    bad = tmp_path / "bad"
+    (bad / "t1").mkdir(parents=True)
+    (bad / "t1" / "task.toml").write_text("x\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text('{"previous": true}')
+    r = subprocess.run([sys.executable, "train.py", "--tasks", str(bad), "--out-dir", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1
+    assert errors[0].startswith(f"error: tasks = '{bad}': no task could be loaded: 1 refused; first: task 't1'")
+    assert (out / "config.json").read_text() == '{"previous": true}' and sorted(os.listdir(out)) == ["config.json"]
+
+
+def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun():
+    import subprocess
+
+    r = subprocess.run(["make", "--no-print-directory", "train", "ARGS=--grpo.clip-low 1.5"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in out and "torch.distributed.run" not in out
+    assert [line for line in out.splitlines() if "clip_low" in line] == [
+        "error: grpo.clip_low = 1.5: must be in (0, 1)"]
+
+
+def test_the_vllm_memory_report_reads_the_resolved_default_model_not_a_folder_named_default():
+    cfg = configs.parse_cli(["--policy.path", "default"])
+    report = train.engine_memory_report(cfg, Path(weights.resolve_model_dir(cfg.policy.path)), 2, 80 * 2**30)
+    assert "fp32 master weights 4P/W" in report and "engine weights 2P/tp (tp=1)" in report

@@ -1,0 +1,103 @@
+"""Distributed set-up: the process group, collective helpers, and the FSDP2-sharded policy."""
+
+import os
+import socket
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+from torch.distributed.fsdp import FSDPModule
+
+import configs
+import model as modeling
+from bookkeeping.stop import StopFlag
+from hf import weights
+
+
+def all_reduce(x: Tensor, op=dist.ReduceOp.SUM) -> Tensor:
+    """dist.all_reduce in place when a process group of more than one rank exists; returns x."""
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(x, op=op)
+    return x
+
+
+def set_gradient_sum(model: torch.nn.Module) -> None:
+    """Make FSDP2 sum (not average) gradients over ranks: the loss already divides by the global
+    count."""
+    for m in model.modules():
+        if isinstance(m, FSDPModule):
+            m.set_gradient_divide_factor(1.0)
+            m.set_force_sum_reduction_for_comms(True)  # plain SUM: gloo has no PREMUL_SUM
+
+
+def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
+    """True on every rank if any rank was asked to stop (collective)."""
+    x = all_reduce(torch.tensor([int(flag.requested)], device=device), dist.ReduceOp.MAX)
+    return bool(int(x))
+
+
+# -----------------------------------------------------------------------------
+# process group
+
+
+def init_distributed() -> tuple[int, int, int, torch.device]:
+    """Init the default process group: nccl on CUDA, gloo on CPU.
+    Returns (rank, world_size, local_rank, device).
+
+    Without torchrun (no RANK in the environment) it starts a 1-process group on 127.0.0.1,
+    so `python train.py` runs the same code path."""
+    if "RANK" not in os.environ:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        os.environ.update(
+            RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+        )
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if torch.cuda.is_available():
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    return dist.get_rank(), dist.get_world_size(), local_rank, device
+
+
+def resolve_model_dir(path: str, rank: int) -> Path:
+    """weights.resolve_model_dir, rank 0 first (collective): the embedded default is imported and
+    the tiny random model written once, then the other ranks read them."""
+    if rank == 0:
+        d = weights.resolve_model_dir(path)
+    dist.barrier()
+    if rank != 0:
+        d = weights.resolve_model_dir(path)
+    return Path(d)
+
+
+def load_policy(
+    model_dir: Path, cfg: configs.TrainConfig, mesh, device: torch.device, trainable: bool = True
+):
+    """weights.load_hf_sharded, FSDP2-sharded over `mesh`, gradients summed over ranks.
+
+    Built on the meta device and sharded first: each rank reads only its shard from the
+    safetensors files. A trainable policy keeps fp32 master weights (AdamW state fp32 too) and
+    computes in policy.dtype."""
+    dtype = weights.DTYPES[cfg.policy.dtype]  # compute dtype
+    policy = weights.load_hf_sharded(
+        model_dir,
+        lambda m: modeling.apply_fsdp2(
+            m,
+            mesh,
+            param_dtype=dtype,
+            activation_checkpointing=cfg.policy.activation_checkpointing and trainable,
+            master_dtype=torch.float32 if trainable else dtype,
+        ),
+        device=device,
+    )
+    if trainable:
+        set_gradient_sum(policy)
+    else:
+        policy.requires_grad_(False).eval()
+    return policy
