@@ -301,16 +301,17 @@ def smol():
     return weights.load_hf(weights.default_model_dir())
 
 
-def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "What is the capital of France?", "Rename /app/a.txt to /app/b.txt")]
     sp = E.SamplingParams(temperature=0.0, max_tokens=12)
 
     async def go():
-        eng = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512, fast_cpu=fast_cpu)
         one = [await eng.generate(p, sp) for p in prompts]
-        eng2 = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng2 = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512, fast_cpu=fast_cpu)
         many = await asyncio.gather(*(eng2.generate(p, sp) for p in prompts))
         await eng.aclose()
         await eng2.aclose()
@@ -328,13 +329,32 @@ def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
     assert torch.allclose(torch.tensor(one[2].logprobs), ref, atol=1e-4)
 
 
-def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
+def test_torch_engine_fast_and_plain_paths_give_identical_greedy_tokens(tok, smol):
+    chat = ChatFormat(tok, "markdown")
+    prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello",
+                                                "Count the lines of /app/a.txt", "What is the capital of France?")]
+    sp = E.SamplingParams(temperature=0.0, max_tokens=20)
+
+    async def go(fast_cpu):  # three rows: batched steps, then drafts once one finishes
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(), fast_cpu=fast_cpu)
+        outs = await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
+        await eng.aclose()
+        return outs
+
+    fast, plain = asyncio.run(go(True)), asyncio.run(go(False))
+    assert [len(c.token_ids) for c in plain] == [20, 20, 20]
+    assert [c.token_ids for c in fast] == [c.token_ids for c in plain]
+    assert max(abs(x - y) for a, b in zip(fast, plain) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+
+
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     _, prompt = chat.prompt_ids("Create /app/hello.txt containing hello")
     sp = E.SamplingParams(temperature=0.0, max_tokens=8)
 
     async def go():
-        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512, fast_cpu=fast_cpu)
         first = await eng.generate(prompt, sp)
         turn2 = prompt + first.token_ids + chat.observation_ids([{"role": "user", "content": "$ ls\nexit code: 0"}],
                                                                 closed=first.token_ids[-1] == chat.eot_id)
@@ -342,7 +362,7 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
         reused = await eng.generate(turn2, sp)
         await eng.aclose()
         kept = eng.accepted_drafts
-        fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512, fast_cpu=fast_cpu)
         fresh = await fresh_eng.generate(turn2, sp)
         await fresh_eng.aclose()
         return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh, kept
@@ -393,14 +413,15 @@ def _drafts(prompt, tokens, max_tokens, k=5, replies=(), max_seq_len=1 << 30):
     return accepted, fed
 
 
-def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol):
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol, fast_cpu):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
     greedy = E.SamplingParams(temperature=0.0, max_tokens=24)
     sampled = E.SamplingParams(temperature=0.7, top_p=0.95, top_k=40, max_tokens=24, seed=11)
 
     async def go(speculate):
         eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(),
-                            speculate_max_batch=1 if speculate else 0)
+                            speculate_max_batch=1 if speculate else 0, fast_cpu=fast_cpu)
         outs = [await eng.generate(prompt, sp) for sp in (greedy, sampled)]
         await eng.aclose()
         return outs, eng
@@ -439,7 +460,8 @@ def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_non
     assert len(with_replies[0]) > len(own_only[0])  # the fallback kept more draft tokens than own lookup alone
 
 
-def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "Rename /app/a.txt to /app/b.txt")]
@@ -447,7 +469,8 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
                                                                                 seed=3), E.SamplingParams(temperature=1.0, max_tokens=9, seed=4)]
 
     async def go(speculate_max_batch):
-        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(), speculate_max_batch=speculate_max_batch)
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(),
+                            speculate_max_batch=speculate_max_batch, fast_cpu=fast_cpu)
         outs = await asyncio.gather(*(eng.generate(p, sp) for p, sp in zip(prompts, sps)))
         await eng.aclose()
         return outs, eng
