@@ -1,14 +1,16 @@
-"""The CPU fast path of the KV-cache decode step: the same function as decode.py's plain path, faster on CPU.
+"""The CPU fast path of the KV-cache decode step: decode.py's plain step, computed faster on CPU.
 
-decode.py's readable path runs `Transformer.hidden_states` (the learner's Block / Attention / MLP) on the KV
-cache. On 2 CPU cores a decode step of a 135M model is the cost of its weight matmuls at a handful of rows, and
-F.linear is slow there, so with `policy.engine_fast_cpu` (the default) TorchEngine steps through this module:
-- `fuse_projections`: one q/k/v and one gate/up weight per block (one matmul instead of three, then two);
+decode.py's readable path runs `Transformer.hidden_states` (the learner's Block / Attention / MLP)
+on the KV cache. On 2 CPU cores a decode step of a 135M model costs what its weight matmuls cost at
+a handful of rows, where F.linear is slow, so with `policy.engine_fast_cpu` (the default) a CPU
+TorchEngine steps through this module instead:
+- `fuse_projections`: one q/k/v and one gate/up weight per block (1 matmul for 3, 1 for 2);
 - `_linear`: the fastest layout per row count: (W @ x^T)^T for few rows, oneDNN-packed weights
   (`packed_weights`, private `torch.ops.mkldnn` ops) for more;
 - `_block`: the block forward written out for those fused weights (F.rms_norm, RoPE as a roll).
 Greedy tokens equal the plain path's (tests/test_model.py); logits agree to fp32 rounding (~1e-5).
-Speed against the plain path: BENCHMARKS.md, "Fast CPU decode path" (bench/bench_generate.py --fast-vs-plain).
+Speed against the plain path: BENCHMARKS.md, "Fast CPU decode path"
+(`bench/bench_generate.py --baseline plain`).
 """
 
 from __future__ import annotations
@@ -25,13 +27,15 @@ from model import Block, CacheStep, RMSNorm, Transformer
 def fuse_projections(model: Transformer) -> None:
     """Give each block one [(H + 2 kv) * hd, D] q/k/v weight and one [2 I, D] gate/up weight.
 
-    The parameters become row views of these tensors, so copying into them (load_weights, an optimizer
-    step) updates the fused ones too; no extra memory. Idempotent. Moving or casting the model afterwards
-    (.to) breaks the aliasing: call it again (decode.setup_cache does)."""
+    The parameters become row views of these tensors, so copying into them (load_weights, an
+    optimizer step) updates the fused ones too; no extra memory. Idempotent. Moving or casting the
+    model afterwards (.to) breaks the aliasing: call it again (decode.setup_cache does)."""
     for block in model.model.layers:
         a, m = block.self_attn, block.mlp
-        for owner, name, linears in ((a, "qkv_weight", (a.q_proj, a.k_proj, a.v_proj)),
-                                     (m, "gate_up_weight", (m.gate_proj, m.up_proj))):
+        for owner, name, linears in (
+            (a, "qkv_weight", (a.q_proj, a.k_proj, a.v_proj)),
+            (m, "gate_up_weight", (m.gate_proj, m.up_proj)),
+        ):
             fused = getattr(owner, name, None)
             if fused is not None and _aliased(fused, linears):
                 continue
@@ -39,7 +43,7 @@ def fuse_projections(model: Transformer) -> None:
             row = 0
             for lin in linears:
                 n = lin.weight.shape[0]
-                lin.weight.data = fused[row:row + n]
+                lin.weight.data = fused[row : row + n]
                 row += n
             setattr(owner, name, fused)  # new data_ptrs: packed_weights packs again
 
@@ -61,16 +65,20 @@ _PACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (ke
 
 
 def packed_weights(model: Transformer) -> dict[int, torch.Tensor] | None:
-    """oneDNN-packed copies of the decode-step weights (q/k/v, o, gate/up, down, lm_head) keyed by id().
+    """oneDNN-packed copies of the decode-step weights (q/k/v, o, gate/up, down, lm_head), by id().
 
-    For `_linear` on CPU in fp32; None on other devices or dtypes, or without oneDNN. Built on first use
-    and rebuilt when a parameter was written in place (its Tensor._version: `copy_` in
-    TorchEngine.load_weights, an optimizer step) or replaced (its data_ptr: `.to()`, re-fusing). Writes
-    that bypass both, `p.data.copy_(t)`, are not seen: call `forget_packed(model)` after them. Held outside
-    the model (no state-dict, deepcopy or pickle effects). Costs one more copy of those weights (+0.75 GB
-    RSS for SmolLM2-135M, steady over rebuilds) and ~0.2 s per rebuild."""
+    For `_linear` on CPU in fp32; None on other devices or dtypes, or without oneDNN. Built on first
+    use and rebuilt when a parameter was written in place (its Tensor._version: `copy_` in
+    TorchEngine.load_weights, an optimizer step) or replaced (its data_ptr: `.to()`, re-fusing).
+    Writes that bypass both, `p.data.copy_(t)`, are not seen: call `forget_packed(model)` after
+    them. Held outside the model (no state-dict, deepcopy or pickle effects). Costs one more copy of
+    those weights (+0.75 GB RSS for SmolLM2-135M, steady over rebuilds) and ~0.2 s per rebuild."""
     head = model.lm_head.weight
-    if head.device.type != "cpu" or head.dtype != torch.float32 or not torch.backends.mkldnn.is_available():
+    if (
+        head.device.type != "cpu"
+        or head.dtype != torch.float32
+        or not torch.backends.mkldnn.is_available()
+    ):
         forget_packed(model)
         return None
     key = tuple((p.data_ptr(), p._version) for p in model.parameters())
@@ -80,20 +88,26 @@ def packed_weights(model: Transformer) -> dict[int, torch.Tensor] | None:
         forget_packed(model)
         ws = [head]
         for b in model.model.layers:
-            ws += [b.self_attn.qkv_weight, b.self_attn.o_proj.weight, b.mlp.gate_up_weight,
-                   b.mlp.down_proj.weight]
+            ws += [
+                b.self_attn.qkv_weight,
+                b.self_attn.o_proj.weight,
+                b.mlp.gate_up_weight,
+                b.mlp.down_proj.weight,
+            ]
         reorder = torch.ops.mkldnn._reorder_linear_weight
         cached = _PACKED[model] = (key, {id(w): reorder(w, PACK_ROWS) for w in ws})
     return cached[1]
 
 
 def forget_packed(model: Transformer) -> None:
-    """Drop the model's packed weight copies (the next decode call packs the current weights again)."""
+    """Drop the model's packed weight copies (the next decode call packs the current weights)."""
     _PACKED.pop(model, None)
 
 
-def _linear(x: torch.Tensor, w: torch.Tensor, packed: dict[int, torch.Tensor] | None = None) -> torch.Tensor:
-    """F.linear(x, w), x [..., K], w [N, K] -> [..., N], by the fastest layout for n rows on CPU in fp32.
+def _linear(
+    x: torch.Tensor, w: torch.Tensor, packed: dict[int, torch.Tensor] | None = None
+) -> torch.Tensor:
+    """F.linear(x, w), x [..., K], w [N, K] -> [..., N], by the fastest layout for n rows, CPU fp32.
 
     Measured per decode step vs F.linear (bench/bench_generate.py --linear):
       n <= 2: (w @ x^T)^T, one row doubled if n == 1: MKL streams that layout where F.linear takes a
@@ -136,21 +150,24 @@ def _block(block: Block, x: torch.Tensor, cos, signed_sin, ctx: CacheStep, packe
     B, T, _ = x.shape
     H, kv, hd = a.n_heads, a.n_kv, a.head_dim
     qkv = _linear(_rms(block.input_layernorm, x), a.qkv_weight, packed)  # [B, T, (H + 2 kv) hd]
-    v = qkv[..., (H + kv) * hd:].view(B, T, kv, hd)
+    v = qkv[..., (H + kv) * hd :].view(B, T, kv, hd)
     if hasattr(a, "q_norm"):
-        q = _rope(a.q_norm(qkv[..., :H * hd].view(B, T, H, hd)), cos, signed_sin)
-        k = _rope(a.k_norm(qkv[..., H * hd:(H + kv) * hd].view(B, T, kv, hd)), cos, signed_sin)
+        q = _rope(a.q_norm(qkv[..., : H * hd].view(B, T, H, hd)), cos, signed_sin)
+        k = _rope(a.k_norm(qkv[..., H * hd : (H + kv) * hd].view(B, T, kv, hd)), cos, signed_sin)
     else:  # no per-head norm: q and k rotated together
-        qk = _rope(qkv[..., :(H + kv) * hd].view(B, T, H + kv, hd), cos, signed_sin)
+        qk = _rope(qkv[..., : (H + kv) * hd].view(B, T, H + kv, hd), cos, signed_sin)
         q, k = qk[:, :, :H], qk[:, :, H:]
     y = a._attend_cache(q, k, v, ctx)
     x = x + _linear(y.reshape(B, T, H * hd), a.o_proj.weight, packed)
-    gate, up = _linear(_rms(block.post_attention_layernorm, x), mlp.gate_up_weight, packed).chunk(2, -1)
+    gate, up = _linear(_rms(block.post_attention_layernorm, x), mlp.gate_up_weight, packed).chunk(
+        2, -1
+    )
     return x + _linear(F.silu(gate).mul_(up), mlp.down_proj.weight, packed)
 
 
-def hidden_states(model: Transformer, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx: CacheStep,
-                  packed) -> torch.Tensor:
+def hidden_states(
+    model: Transformer, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx: CacheStep, packed
+) -> torch.Tensor:
     """Transformer.hidden_states on the KV cache: final-norm hidden states [B, T, D]."""
     x = model.model.embed_tokens(input_ids)
     cos, sin = model.rope(position_ids, x.dtype)  # [B, T, hd], both halves equal
@@ -162,9 +179,15 @@ def hidden_states(model: Transformer, input_ids: torch.Tensor, position_ids: tor
     return _rms(model.model.norm, x)
 
 
-def logits(model: Transformer, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx: CacheStep,
-           last_only: bool) -> torch.Tensor:
-    """decode.logits on the fast path: fp32 [B, T, V] (T = 1 with last_only: the last token's only)."""
+def logits(
+    model: Transformer,
+    input_ids: torch.Tensor,
+    position_ids: torch.Tensor,
+    ctx: CacheStep,
+    last_only: bool,
+) -> torch.Tensor:
+    """decode.logits on the fast path: fp32 [B, T, V] (T = 1 with last_only: the last token's
+    only)."""
     packed = packed_weights(model)
     h = hidden_states(model, input_ids, position_ids, ctx, packed)
     return _linear(h[:, -1:] if last_only else h, model.lm_head.weight, packed).float()

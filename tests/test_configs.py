@@ -101,6 +101,7 @@ TRAIN_BOUNDS = [
     ("grpo.num_minibatches", 1, 0, "must be >= 1"),
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("policy.engine_max_batch", 1, 0, "must be >= 1"),
+    ("policy.engine_fast_cpu", False, 1, "must be true or false"),
     ("policy.engine_speculate_max_batch", 0, -1, "must be >= 0"),
     ("policy.engine_speculate_tokens", 1, 0, "must be >= 1"),
     ("policy.vllm_gpu_memory_utilization", 1.0, 1.01, "must be in (0, 1]"),

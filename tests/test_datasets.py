@@ -39,9 +39,7 @@ uv run pytest $TEST_DIR/test_outputs.py -rA
 """
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+pytestmark = [pytest.mark.usefixtures("isolated_cache")]  # conftest: TERMRL_CACHE in tmp_path
 
 
 def run_in_image(tag: str, cmd: str) -> str:

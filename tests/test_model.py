@@ -31,25 +31,10 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def smol_dir():
-    return weights.default_model_dir()
-
-
-@pytest.fixture(scope="module")
-def smol(smol_dir):
-    return weights.load_hf(smol_dir).eval()
-
-
-@pytest.fixture(scope="module")
 def hf_smol(smol_dir):
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(str(smol_dir), dtype=torch.float32).eval()
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory, smol_dir):
-    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny"), family="qwen3", seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -66,11 +66,6 @@ def served(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
-
-
 def _run(coro_fn):
     return asyncio.run(coro_fn())
 

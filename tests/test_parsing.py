@@ -33,11 +33,6 @@ THINK_TEMPLATE = ("{%- for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n'
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
-
-
-@pytest.fixture(scope="module")
 def think_tok():
     t = weights.load_tokenizer(weights.default_model_dir())
     t.chat_template = THINK_TEMPLATE

@@ -22,7 +22,6 @@ from agent import actions as A
 import engines as E
 import evaluate as EV
 import rollout as R
-from hf import weights
 from configs import RolloutConfig
 from engines.openai_engine import OpenAIEngine
 from engines.speculation import NgramIndex, PromptLookup
@@ -35,11 +34,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "data", "tasks")
 CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=256, episode_timeout_s=120.0,
                     max_format_errors=3, max_concurrent_episodes=8)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
 
 
 USED = ("write-hello-file", "count-lines")  # easy starter tasks
@@ -293,12 +287,6 @@ def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
 
 
 # ----------------------------------------------------------------------------- TorchEngine
-
-
-@pytest.fixture(scope="module")
-def smol():
-    torch.manual_seed(0)
-    return weights.load_hf(weights.default_model_dir())
 
 
 @pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])

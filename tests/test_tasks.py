@@ -41,9 +41,7 @@ class TestGroup:
 '''
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+pytestmark = [pytest.mark.usefixtures("isolated_cache")]  # conftest: TERMRL_CACHE in tmp_path
 
 
 def make_task(root: Path, weights: str = "test_alpha = 0.5\ntest_beta = 0.5", extra: str = "", task_id="t-basic",

@@ -203,8 +203,8 @@ def test_reward_curve_png_and_metrics_truncation(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3")
+def tiny_model(tiny_dir):  # conftest's tiny random Qwen3
+    return tiny_dir
 
 
 def _spawn(fn, world_size: int, *args):
