@@ -1,19 +1,20 @@
 """Suite-wide fixtures, the test tiers, and the no-leak guarantee.
 
 Tiers (markers registered in pyproject.toml): `docker` (starts a container or builds an image),
-`model_run` (runs train.py, evaluate.py, experiments.learn or torchrun in a subprocess), `server`
-(starts an HTTP server: the judge or OpenAI test servers, `transformers serve`), `slow` (none of those,
-but long: real-model decoding). `make test-fast` runs the unmarked rest with TERMRL_TEST_TIER=fast,
-under which an unmarked test that starts Docker, a model run or a server fails, naming its missing
-marker: the tiering is enforced, not hoped.
+`model_run` (runs train.py, evaluate.py, experiments.learn or torchrun in a subprocess, or spawns
+distributed ranks), `server` (starts an HTTP server: the judge or OpenAI test servers, `transformers
+serve`), `slow` (none of those, but long: real-model decoding). `make test-fast` runs the unmarked
+rest with TERMRL_TEST_TIER=fast, under which an unmarked test that starts Docker, a model run or a
+server fails, naming its missing marker: the tiering is enforced, not hoped.
 
 Every container termrl starts carries the label termrl=1. When the session ends, any such container
-that was not there when it started is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1) it is removed,
-so the machine stays clean even after a failed test, and the session fails, naming the containers.
-Elsewhere (a developer's machine, where other work may be running containers at the same time) the
-leak is only reported.
+that was not there when it started is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1) it is
+removed, so the machine stays clean even after a failed test, and the session fails, naming the
+containers. Elsewhere (a developer's machine, where other work may be running containers at the same
+time) the leak is only reported.
 """
 
+import multiprocessing.process
 import os
 import socketserver
 import subprocess
@@ -27,8 +28,12 @@ FAST_TIER = os.environ.get("TERMRL_TEST_TIER") == "fast"
 
 
 def _labelled_containers() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=termrl=1", "--format", "{{.ID}} {{.Names}}"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "label=termrl=1", "--format", "{{.ID}} {{.Names}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return [line for line in out.stdout.splitlines() if line.strip()]
 
 
@@ -45,7 +50,8 @@ def docker_client():
 
 @pytest.fixture(scope="session")
 def smol_dir():
-    """The embedded default model's HF folder (SmolLM2-135M-Instruct, imported from its GGUF once)."""
+    """The embedded default model's HF folder (SmolLM2-135M-Instruct, imported from its GGUF
+    once)."""
     from hf import weights
 
     return weights.default_model_dir()
@@ -72,7 +78,9 @@ def tiny_dir(tmp_path_factory):
     """A tiny random Qwen3 HF folder (hf.weights.save_tiny_random, seed 0)."""
     from hf import weights
 
-    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3", family="qwen3", seed=0)
+    return weights.save_tiny_random(
+        tmp_path_factory.mktemp("tiny") / "qwen3", family="qwen3", seed=0
+    )
 
 
 @pytest.fixture
@@ -87,7 +95,9 @@ _MODEL_RUNS = ("torch.distributed.run", "torchrun", "train.py", "evaluate.py", "
 
 
 def _refuse(what: str, marker: str):
-    pytest.fail(f"TERMRL_TEST_TIER=fast: this test {what}; mark it @pytest.mark.{marker}", pytrace=False)
+    pytest.fail(
+        f"TERMRL_TEST_TIER=fast: this test {what}; mark it @pytest.mark.{marker}", pytrace=False
+    )
 
 
 class _TierPopen(subprocess.Popen):
@@ -109,8 +119,9 @@ class _TierPopen(subprocess.Popen):
 
 @pytest.fixture(scope="session", autouse=True)
 def _enforce_tier():
-    """Under TERMRL_TEST_TIER=fast: no Docker client (in this process or, through DOCKER_HOST, in a child),
-    no model-run or server subprocess, no socket server. Session-wide, so module fixtures are covered."""
+    """Under TERMRL_TEST_TIER=fast: no Docker client (in this process or, through DOCKER_HOST, in a
+    child), no model-run or server subprocess, no spawned process, no socket server. Session-wide,
+    so module-scoped fixtures are covered too."""
     if not FAST_TIER:
         yield
         return
@@ -118,9 +129,18 @@ def _enforce_tier():
 
     mp = pytest.MonkeyPatch()
     mp.setenv("DOCKER_HOST", "unix:///nonexistent/termrl-fast-tier-refuses-docker.sock")
-    mp.setattr(docker.APIClient, "__init__", lambda *a, **kw: _refuse("starts a Docker client", "docker"))
+    mp.setattr(
+        docker.APIClient, "__init__", lambda *a, **kw: _refuse("starts a Docker client", "docker")
+    )
     mp.setattr(subprocess, "Popen", _TierPopen)
-    mp.setattr(socketserver.BaseServer, "__init__", lambda *a, **kw: _refuse("starts a server", "server"))
+    mp.setattr(
+        socketserver.BaseServer, "__init__", lambda *a, **kw: _refuse("starts a server", "server")
+    )
+    mp.setattr(
+        multiprocessing.process.BaseProcess,
+        "start",  # the FSDP tests' spawned ranks
+        lambda *a, **kw: _refuse("spawns worker processes (a distributed model run)", "model_run"),
+    )
     yield
     mp.undo()
 
@@ -136,15 +156,23 @@ def pytest_sessionfinish(session, exitstatus):
     left = [c for c in _labelled_containers() if c not in before]
     if not left:
         return
-    strict = os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    strict = (
+        os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    )
     if not strict:
-        print(f"\nWARNING: {len(left)} container(s) labelled termrl=1 appeared during the session and remain: {left}")
+        print(
+            f"\nWARNING: {len(left)} container(s) labelled termrl=1 appeared during the session "
+            f"and remain: {left}"
+        )
         return
     ids = [c.split()[0] for c in left]
     subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120)
-    print(f"\nLEAK: {len(left)} container(s) labelled termrl=1 were left by the suite and have now been removed: {left}")
+    print(
+        f"\nLEAK: {len(left)} container(s) labelled termrl=1 were left by the suite and have now "
+        f"been removed: {left}"
+    )
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-# The fixture tasks' own hidden tests (tests/fixtures/**/tests/test_*.py) run inside containers, not here.
+# The fixture tasks' hidden tests (tests/fixtures/**/tests/test_*.py) run in containers, not here.
 collect_ignore_glob = ["fixtures/*"]

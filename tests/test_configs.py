@@ -209,6 +209,7 @@ def test_eval_backends_name_their_missing_flag():
     assert str(e.value) == "script = '/no/such.json': file does not exist"
 
 
+@pytest.mark.model_run
 def test_training_does_not_offer_an_engine_it_cannot_update():
     assert typing.get_args(typing.get_type_hints(configs.PolicyConfig)["engine"]) == ("auto", "torch", "vllm")
     r = subprocess.run([sys.executable, "train.py", "--policy.engine", "openai"], cwd=ROOT, capture_output=True,
@@ -222,6 +223,7 @@ def test_training_does_not_offer_an_engine_it_cannot_update():
     (["evaluate.py", "--sandbox.memory-mb", "32"], "error: sandbox.memory_mb = 32: must be >= 64"),
     (["-m", "tasks", "validate", "--jobs", "0"], "error: jobs = 0: must be >= 1"),
 ])
+@pytest.mark.model_run
 def test_every_entry_point_stops_on_a_bad_knob_with_one_line_before_any_work(cmd, line, tmp_path):
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path / "cache")}  # an empty cache: nothing may be imported
     r = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)

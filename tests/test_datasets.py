@@ -186,6 +186,7 @@ def test_csv_row_with_its_own_tests_keeps_them_in_the_build_context(tmp_path):
 
 # ---------------------------------------------------------------- builds (real Docker, offline)
 
+@pytest.mark.docker
 def test_heredocs_multi_stage_and_a_mapped_from_build_offline(tmp_path, caplog):
     d = tb_task(tmp_path)
     (d / "Dockerfile").write_text(
@@ -201,6 +202,7 @@ def test_heredocs_multi_stage_and_a_mapped_from_build_offline(tmp_path, caplog):
     assert run_in_image(tag, "cat /app/b.txt /app/a.py /app/c.txt") == "built\nprint('hi $HOME')\nc\n"
 
 
+@pytest.mark.docker
 def test_unmapped_image_is_a_clear_per_task_error(tmp_path):
     d = tb_task(tmp_path)
     (task,) = load_tasks(d)
@@ -209,6 +211,7 @@ def test_unmapped_image_is_a_clear_per_task_error(tmp_path):
         images.build_image(task, image_map=(), build_network="none")
 
 
+@pytest.mark.docker
 def test_offline_build_that_installs_packages_says_it_needs_network(tmp_path):
     d = tb_task(tmp_path)
     (d / "Dockerfile").write_text(f"FROM {BASE}\nRUN apt-get update && apt-get install -y cowsay\n")
@@ -233,6 +236,7 @@ def _native(root: Path, name: str, tests: str, solution: bool) -> Path:
     return d
 
 
+@pytest.mark.docker
 def test_validation_without_an_oracle_has_its_own_verdicts(tmp_path):
     fails = load_tasks(_native(tmp_path, "no-oracle", TESTS, False))[0]
     passes = load_tasks(_native(tmp_path, "pre-passes", "def test_out():\n    pass\n", False))[0]
@@ -249,6 +253,7 @@ def test_validation_without_an_oracle_has_its_own_verdicts(tmp_path):
     assert (a.destroyed.tests, b.destroyed.tests) == ({"test_out": False}, {"test_out": True})
 
 
+@pytest.mark.docker
 def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
     _native(tmp_path, "no-oracle", TESTS, False)
     (tmp_path / "broken").mkdir()
@@ -263,6 +268,7 @@ def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
     assert strict.returncode == 1
 
 
+@pytest.mark.docker
 def test_solution_yaml_oracle_solves_the_task_in_a_sandbox(tmp_path):
     d = tb_task(tmp_path, files={"solution.yaml": "- command: echo done > out.txt\n  block: true\n"
                                                   "  append_enter: true\n"})

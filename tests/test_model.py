@@ -140,6 +140,7 @@ def test_llama_rope_scaling_matches_transformers(tmp_path, scaling):
         assert (ours(ids) - hf(ids).logits).abs().max().item() <= 1e-4
 
 
+@pytest.mark.slow
 def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
     tok = weights.load_tokenizer(smol_dir)
     prompt = tok("The three primary colors are").input_ids
@@ -150,6 +151,7 @@ def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
     assert len(ours) == 32 and ours == hf_greedy(hf_smol, prompt, 32)
 
 
+@pytest.mark.slow
 def test_imported_smollm2_answers_capital_of_france(smol, smol_dir):
     tok = weights.load_tokenizer(smol_dir)
     prompt = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
@@ -185,6 +187,7 @@ def test_imported_tokenizer_matches_chat_template_and_specials(smol_dir):
     assert tok.convert_ids_to_tokens(tok("<|im_end|>x 123").input_ids) == ["<|im_end|>", "x", "Ġ", "1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_default_model_dir_is_cached_and_safe_under_concurrent_imports(tmp_path, monkeypatch):
     code = "from hf import weights; print(weights.default_model_dir())"
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path), "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
@@ -330,6 +333,7 @@ def test_prefix_continuation_equals_fresh_prefill(tiny, fast):
     assert (nxt[0] - nxt[1]).abs().max().item() <= 1e-5
 
 
+@pytest.mark.slow
 def test_fast_and_plain_decode_give_identical_greedy_tokens(smol, smol_dir):
     tok = weights.load_tokenizer(smol_dir)
     chat = [{"role": "user", "content": "List the files in /app, then count the lines of app.py."}]
@@ -428,6 +432,7 @@ FSDP_STEP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.model_run
 def test_fsdp2_two_cpu_ranks_one_adamw_step_equals_single_process(tmp_path, tiny_dir):
     (tmp_path / "worker.py").write_text(FSDP_WORKER)
     (tmp_path / "fsdp_step.py").write_text(FSDP_STEP)
