@@ -16,6 +16,7 @@ from sandboxing import images
 import sandbox
 from tasks import import_csv, load_tasks
 from sandboxing.dockerfile import expand_heredocs, parse, rewrite_from
+from tasks.task import TaskError
 from tasks.terminal_bench import split_run_tests
 from tasks.validate import validate_task
 
@@ -149,7 +150,7 @@ def test_solution_yaml_becomes_a_tmux_script(tmp_path):
 def test_compose_with_several_services_is_refused(tmp_path):
     d = tb_task(tmp_path, files={"docker-compose.yaml": "services:\n  client:\n    build: .\n  db:\n    image: postgres\n"})
     refused = []
-    with pytest.raises(Exception):
+    with pytest.raises(TaskError, match="no task could be loaded: 1 refused"):
         load_tasks(tmp_path, refused=refused)
     assert [str(e) for e in refused] == [
         "task 'tb-demo', field 'docker-compose.yaml': has 2 services (client, db); termrl runs one container per task, "
