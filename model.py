@@ -318,7 +318,8 @@ class Attention(nn.Module):
         self.kv_cache: KVCache | None = None
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, ctx: Packed | CacheStep | None):
-        """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence."""
+        """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence; Packed: packed rows
+        (training); CacheStep: new tokens on the KV cache (engines/decode.py's plain decode step)."""
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim)
         k = self.k_proj(x).view(B, T, self.n_kv, self.head_dim)
