@@ -5,8 +5,7 @@ on the KV cache. On 2 CPU cores a decode step of a 135M model costs what its wei
 a handful of rows, where F.linear is slow, so with `policy.engine_fast_cpu` (the default) a CPU
 TorchEngine steps through this module instead:
 - `fuse_projections`: one q/k/v and one gate/up weight per block (1 matmul for 3, 1 for 2);
-- `_linear`: the fastest layout per row count: (W @ x^T)^T for few rows, oneDNN-packed weights
-  (`packed_weights`, private `torch.ops.mkldnn` ops) for more;
+- `_linear`: oneDNN-packed weights (`packed_weights`, private `torch.ops.mkldnn` ops) from 4 rows;
 - `_block`: the block forward written out for those fused weights (F.rms_norm, RoPE as a roll).
 Greedy tokens equal the plain path's (tests/test_model.py); logits agree to fp32 rounding (~1e-5).
 Speed against the plain path: BENCHMARKS.md, "Fast CPU decode path"
@@ -109,25 +108,15 @@ def _linear(
 ) -> torch.Tensor:
     """F.linear(x, w), x [..., K], w [N, K] -> [..., N], by the fastest layout for n rows, CPU fp32.
 
-    Measured per decode step vs F.linear (bench/bench_generate.py --linear):
-      n <= 2: (w @ x^T)^T, one row doubled if n == 1: MKL streams that layout where F.linear takes a
-              slower GEMV/small-GEMM path (1.3x at batch 1, 2.3x at batch 2);
-      n >= 3 with `packed` (packed_weights): oneDNN on the pre-packed weight (1.3-2.2x at 3..8 rows;
-              the weight matmuls alone 1.5x at 32 rows, 1.2x at a 134-token prefill);
-      otherwise (n <= 5, or 8 for a vocab-sized w, without packed) (w @ x^T)^T, else F.linear.
+    n >= 4 with `packed` (packed_weights): oneDNN on the pre-packed weight, 1.27x at 4 rows to 1.45x
+    at 8 rows per decode step against F.linear; else F.linear, which at 1-3 rows beat oneDNN and
+    the (W @ x^T)^T layout (0.46x at 1 row, measured 2026-12-01; bench/bench_generate.py --linear).
     Same values up to fp32 rounding order."""
     n = x.numel() // x.shape[-1]
-    if x.dtype != torch.float32 or x.device.type != "cpu":
+    pw = packed.get(id(w)) if packed is not None and n >= 4 else None
+    if pw is None or x.dtype != torch.float32 or x.device.type != "cpu":
         return F.linear(x, w)
-    rows = x.reshape(n, -1)
-    pw = packed.get(id(w)) if packed is not None and n >= 3 else None
-    if pw is not None:
-        out = torch.ops.mkldnn._linear_pointwise(rows, pw, None, "none", [], "")
-    elif n <= (8 if w.shape[0] >= 8192 else 5):
-        # a stride-0 expand of one row is slow: repeat it
-        out = (w @ (rows.repeat(2, 1) if n == 1 else rows).t()).t()[:n].contiguous()
-    else:
-        return F.linear(x, w)
+    out = torch.ops.mkldnn._linear_pointwise(x.reshape(n, -1), pw, None, "none", [], "")
     return out.view(*x.shape[:-1], w.shape[0])
 
 
