@@ -6,8 +6,8 @@ token from their logits (the sampling convention every engine follows). A step i
 forward (`Transformer.hidden_states`: Block, Attention, MLP) on a `CacheStep`, then the lm_head.
 
 The fast path sits at the edge: with `fast=True` (`policy.engine_fast_cpu`, the default) a CPU model
-steps through engines/cpu_fast.py instead (fused projections, few-row matmul layouts, oneDNN-packed
-weights): the same greedy tokens, faster on CPU. Training never comes here (Transformer.forward).
+steps through engines/cpu_fast.py instead (fused projections, oneDNN-packed weights): the same
+greedy tokens, faster on CPU. Training never comes here (Transformer.forward).
 """
 
 from __future__ import annotations

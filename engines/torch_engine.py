@@ -49,7 +49,7 @@ class TorchEngine(Engine):
     decode functions know nothing of drafts (they just take T tokens per row).
 
     fast_cpu (`policy.engine_fast_cpu`): on a CPU model, step through engines/cpu_fast.py (fused projections,
-    few-row matmul layouts, oneDNN-packed weights) instead of decode.py's plain forward; same greedy tokens.
+    oneDNN-packed weights) instead of decode.py's plain forward; same greedy tokens.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `decode.sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
