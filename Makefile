@@ -1,13 +1,14 @@
 # termrl: two commands on a fresh machine.
 #   make train   runs the main job on the embedded default (2 CPU ranks, SmolLM2-135M-Instruct, starter tasks)
 #   make learn   trains it, then evaluates base vs trained with 95% intervals (runs/learn/learning.json)
-#   make test    passes the test suite (real Docker, real HTTP on loopback, tiny real models)
+#   make test    lints (ruff) and passes the whole test suite (real Docker, real HTTP on loopback, tiny real models)
+#   make test-fast  the tier without containers, model-run subprocesses or servers (a couple of minutes)
 PYTHON ?= python3
 NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn test test-fast validate-tasks bench gpu-smoke clean-containers
+.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers
 
 setup:
 	@bash scripts/setup.sh
@@ -22,8 +23,19 @@ train: setup
 learn: setup
 	$(PYTHON) -m experiments.learn --nproc $(NPROC) $(ARGS)
 
+lint:
+	$(PYTHON) -m ruff check .
+
+# the lint runs first and fails the target, but the suite runs either way
 test: setup
-	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS)
+	@status=0; $(PYTHON) -m ruff check . || status=1; \
+	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS) || status=1; exit $$status
+
+# the unmarked tier (markers in pyproject.toml); conftest fails any test here that starts Docker,
+# a model-run subprocess or a server (TERMRL_TEST_TIER=fast)
+test-fast: setup
+	TERMRL_TEST_TIER=fast $(PYTHON) -m pytest tests -q -ra --timeout=900 \
+	  -m "not docker and not model_run and not server and not slow" $(ARGS)
 
 validate-tasks: setup
 	$(PYTHON) -m tasks validate --tasks data/tasks $(ARGS)

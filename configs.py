@@ -54,6 +54,7 @@ class PolicyConfig:
     engine: Literal["auto", "torch", "vllm"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
     max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
+    engine_fast_cpu: bool = True  # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
     engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)
     engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
@@ -326,6 +327,7 @@ def need(ok: bool, name: str, value, why: str) -> None:
 def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
+    need(isinstance(p.engine_fast_cpu, bool), "policy.engine_fast_cpu", p.engine_fast_cpu, "must be true or false")
     need(p.engine_speculate_max_batch >= 0, "policy.engine_speculate_max_batch", p.engine_speculate_max_batch, "must be >= 0")
     need(p.engine_speculate_tokens >= 1, "policy.engine_speculate_tokens", p.engine_speculate_tokens, "must be >= 1")
     need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",

@@ -2,8 +2,9 @@
 
 Read top to bottom in the order data flows: config -> RMSNorm -> RoPE -> attention
 (packed rows, KV cache) -> MLP -> Block -> Transformer -> log-probs, then FSDP2 wrapping (torchtitan
-style). The KV-cache decoding functions (gpt-fast style) that use this cache live in decode.py. Weight I/O (HF safetensors,
-tokenizer, GGUF import, the embedded default model) lives in weights.py.
+style). The KV-cache decoding functions (gpt-fast style) that run this forward on the cache live in
+engines/decode.py. Weight I/O (HF safetensors, tokenizer, GGUF import, the embedded default model) lives in
+hf/weights.py.
 
 Parameter names are the Hugging Face ones (`model.layers.0.self_attn.q_proj.weight`, ...),
 so a state dict moves between this file, transformers and vLLM without renaming.
@@ -317,7 +318,8 @@ class Attention(nn.Module):
         self.kv_cache: KVCache | None = None
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, ctx: Packed | CacheStep | None):
-        """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence."""
+        """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence; Packed: packed rows
+        (training); CacheStep: new tokens on the KV cache (engines/decode.py's plain decode step)."""
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.n_heads, self.head_dim)
         k = self.k_proj(x).view(B, T, self.n_kv, self.head_dim)

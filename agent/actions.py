@@ -160,7 +160,8 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
             obj, k = _JSON.raw_decode(rest, j)
         except json.JSONDecodeError as e:
             msg = e.msg.removesuffix(" at")  # "Unterminated string starting at"
-            raise FormatError(f"Format error: tool call {i} is not valid JSON ({msg} at char {e.pos - j})." + HERMES_HINT)
+            raise FormatError(f"Format error: tool call {i} is not valid JSON ({msg} at char {e.pos - j})."
+                              + HERMES_HINT) from e
         m = _CLOSE_TAG.match(rest, k)
         if m is None:
             if not rest[k:].strip():
@@ -173,7 +174,7 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
         try:
             calls.append(check_call(obj["name"], obj.get("arguments", {}), i, max_arg_bytes))
         except FormatError as e:
-            raise FormatError(f"Format error: {e}" + HERMES_HINT)
+            raise FormatError(f"Format error: {e}" + HERMES_HINT) from e
         pos = m.end()
     if not calls:
         raise FormatError(f"Format error: no tool call found{_unclosed(reasoning, opens_think)}." + HERMES_HINT)

@@ -16,16 +16,21 @@ Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
                                    [--no-speculate] [--draft-tokens 5] [--linear] [--compile-step]
+                                   [--baseline plain]
+
+--baseline plain: the baseline (A) is TorchEngine on decode.py's plain path (`fast_cpu=False`: the learner's
+Block forward, F.linear) instead of HF generate, against the default fast path (B, engines/cpu_fast.py); the
+same speculation on both. The table's "same tokens" then compares the two paths' greedy tokens.
 
 TorchEngine runs as train.py builds it: while at most 4 sequences decode, each feeds up to --draft-tokens (5)
 n-gram draft tokens, within a budget of 6 fed tokens per step yet at least 1 per sequence (speculation.py); the
 table's last column is draft tokens kept / fed. --no-speculate turns that off.
 
---linear: the KV-cache decode step (decode_one_token) with decode._linear's few-row routing against plain
-F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
+--linear: the KV-cache decode step (decode_one_token) on the fast path with cpu_fast._linear's few-row routing
+against plain F.linear, batch 1..8, context ~200: median ratio of interleaved step pairs, max |logit difference|.
 
---compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step (decode._cache_hidden
-+ lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
+--compile-step (measurement only; TorchEngine does not compile): the one-token KV-cache step on the plain path
+(decode.logits: Transformer.hidden_states + lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
 and warm-up time (wall and CPU seconds, printed separately), max |logit difference|, and the median ratio of
 CPU seconds over --pairs x 3 interleaved (eager, compiled) step pairs. `--batches` with no value skips the table.
 """
@@ -40,7 +45,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from engines import decode  # noqa: E402
+from engines import cpu_fast, decode  # noqa: E402
 import engines as E  # noqa: E402
 import rollout  # noqa: E402
 from hf import weights  # noqa: E402
@@ -62,12 +67,14 @@ def prompts_for(tok, n: int) -> list[list[int]]:
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(n)]
 
 
-def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True, draft_tokens: int = 5):
+def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True, draft_tokens: int = 5,
+                 fast_cpu: bool = True):
     """One TorchEngine(max_batch=batch) decoding `prompts` `batch` at a time, as an engine serves consecutive
     requests (a later request reuses the cached K/V of the shared system prompt; HF generate recomputes it).
     Returns (wall seconds, CPU seconds, token ids per prompt, (draft tokens kept, draft tokens fed))."""
     eng = E.TorchEngine(m, tok, max_batch=batch, max_seq_len=max(map(len, prompts)) + new_tokens + 1, stop_ids=set(),
-                        speculate_max_batch=4 if speculate else 0, speculate_tokens=draft_tokens)
+                        speculate_max_batch=4 if speculate else 0, speculate_tokens=draft_tokens,
+                        fast_cpu=fast_cpu)
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
@@ -102,11 +109,11 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
 @torch.no_grad()
 def compare_linear(m, pairs: int) -> None:
     """Print the time of decode_one_token at batch 1..8, and of a 134-token prefill, with plain F.linear over that
-    with decode._linear (interleaved pairs)."""
-    decode.setup_cache(m, 8, 512)
+    with cpu_fast._linear (interleaved pairs), both on the fast path."""
+    decode.setup_cache(m, 8, 512, fast=True)
     for s in range(8):
         decode.prefill(m, torch.arange(200) % 1000 + s, s, 0)
-    routed, plain = decode._linear, lambda x, w, packed=None: torch.nn.functional.linear(x, w)
+    routed, plain = cpu_fast._linear, lambda x, w, packed=None: torch.nn.functional.linear(x, w)
 
     def timed(run) -> tuple[float, torch.Tensor]:
         t0 = time.perf_counter()
@@ -120,9 +127,9 @@ def compare_linear(m, pairs: int) -> None:
     for name, run in cases:
         times = []
         for i in range(3 * pairs + 1):
-            decode._linear = plain
+            cpu_fast._linear = plain
             t_plain, ref = timed(run)
-            decode._linear = routed
+            cpu_fast._linear = routed
             t_routed, out = timed(run)
             if i:  # the first pair warms up
                 times.append((t_plain, t_routed))
@@ -136,10 +143,10 @@ def compare_linear(m, pairs: int) -> None:
 @torch.no_grad()
 def compare_compiled_step(m, pairs: int) -> None:
     """Print compile time and the eager / torch.compile CPU-seconds ratio of one decode step (batch 1 and 8)."""
-    decode.setup_cache(m, 8, 512)
+    decode.setup_cache(m, 8, 512, fast=False)
 
     def step_logits(tokens, positions, ctx):
-        return m.lm_head(decode._cache_hidden(m, tokens[:, None], positions, ctx, None)[:, 0])
+        return decode.logits(m, tokens[:, None], positions, ctx)[:, 0]
 
     compiled = torch.compile(step_logits, dynamic=True)
 
@@ -183,7 +190,10 @@ def main() -> None:
     ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
     ap.add_argument("--draft-tokens", type=int, default=5,
                     help="TorchEngine speculate_tokens: most draft tokens per sequence and step (default 5, >= 1)")
-    ap.add_argument("--linear", action="store_true", help="also time the decode step with and without decode._linear")
+    ap.add_argument("--linear", action="store_true",
+                    help="also time the decode step with and without cpu_fast._linear")
+    ap.add_argument("--baseline", choices=("hf", "plain"), default="hf",
+                    help="table baseline: HF generate (default) or TorchEngine's plain decode path")
     ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
     args = ap.parse_args()
     if args.draft_tokens < 1:
@@ -204,8 +214,11 @@ def main() -> None:
           f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
     bench_engine(ours, tok, prompts_for(tok, 2), 2, 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
+    if args.baseline == "plain":
+        bench_engine(ours, tok, prompts_for(tok, 2), 2, 4, fast_cpu=False)
+    base_name = "HF generate tok/s" if args.baseline == "hf" else "plain path tok/s"
     if args.batches:
-        print(f"{'batch':>5} {'HF generate tok/s':>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
+        print(f"{'batch':>5} {base_name:>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
               f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11} "
               f"{'drafts kept':>12}")
     prompts = prompts_for(tok, len(QUESTIONS))
@@ -214,7 +227,11 @@ def main() -> None:
         load0 = os.getloadavg()[0]
         t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
         for _ in range(args.pairs):
-            dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
+            if args.baseline == "hf":
+                dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
+            else:
+                dt_hf, cpu_hf, toks_hf, _ = bench_engine(ours, tok, prompts, b, args.new_tokens,
+                                                         not args.no_speculate, args.draft_tokens, False)
             dt_ours, cpu_ours, toks_ours, drafts = bench_engine(ours, tok, prompts, b, args.new_tokens,
                                                                 not args.no_speculate, args.draft_tokens)
             t_hf.append(dt_hf)

@@ -96,7 +96,7 @@ def throughput(iters: int) -> dict:
     runs = {"termrl packed": (ours_packed, ours), "termrl padded": (ours_padded, ours),
             "transformers padded": (hf_padded, hf)}
     times = {k: [] for k in runs}
-    for name, (fn, m) in runs.items():  # warm-up
+    for fn, m in runs.values():  # warm-up
         _time_step(fn, list(m.parameters()))
     for _ in range(iters):  # interleaved, so load from other processes hits all alike
         for name, (fn, m) in runs.items():

@@ -55,4 +55,4 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
     return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
                        seed=seed, speculate_max_batch=policy.engine_speculate_max_batch,
-                       speculate_tokens=policy.engine_speculate_tokens)
+                       speculate_tokens=policy.engine_speculate_tokens, fast_cpu=policy.engine_fast_cpu)

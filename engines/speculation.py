@@ -8,8 +8,10 @@ sequence's own context has no such occurrence, TorchEngine looks the suffix up i
 finished (as SuffixDecoding does over earlier outputs, Oliaro et al. 2024): a GRPO group's episodes, and an
 agent's episodes of other tasks, write much the same commands.
 
-TorchEngine feeds each sequence's draft together with its newest token while few sequences decode: on CPU a
-step over up to 6 rows costs 1.0-1.15x a step over one (decode._linear), so each kept draft token is a nearly
+An option of TorchEngine only (`policy.engine_speculate_max_batch = 0` turns it off; the decode functions
+just take T tokens per row). TorchEngine feeds each sequence's draft with its newest token while few
+sequences decode: on CPU a
+step over up to 6 rows costs 1.0-1.15x a step over one (cpu_fast._linear), so each kept draft token is a nearly
 free token. A draft token is kept only if the token sampled at its place equals it (and so were all before it),
 so the output distribution is the model's (Leviathan et al. 2023, "Fast Inference from Transformers via
 Speculative Decoding", with a deterministic draft: each draft token is kept with probability p(draft token)).

@@ -45,7 +45,11 @@ class TorchEngine(Engine):
     the sequence's context, else in the replies this engine finished; within DRAFT_ROWS fed tokens per step, yet
     at least 1 per sequence; speculate_max_batch 0 turns it off): the tokens of plain decoding (up to the
     rounding of the model's dtype) in fewer steps. Measured on CPU only (bench_generate.py). Raises ValueError
-    for speculate_max_batch < 0 or speculate_tokens < 1.
+    for speculate_max_batch < 0 or speculate_tokens < 1. Speculation is an option of this engine only: the
+    decode functions know nothing of drafts (they just take T tokens per row).
+
+    fast_cpu (`policy.engine_fast_cpu`): on a CPU model, step through engines/cpu_fast.py (fused projections,
+    oneDNN-packed weights) instead of decode.py's plain forward; same greedy tokens.
 
     Log-probs: of each sampled token under the distribution it was sampled from (temperature, top-k, top-p
     applied, renormalised; see `decode.sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
@@ -58,7 +62,8 @@ class TorchEngine(Engine):
     REPLIES_INDEXED = 1 << 15  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
 
     def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
-                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4, speculate_tokens: int = 5):
+                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4, speculate_tokens: int = 5,
+                 fast_cpu: bool = True):
         self.model = model.eval()
         self.device = next(model.parameters()).device
         if speculate_max_batch < 0:
@@ -68,7 +73,7 @@ class TorchEngine(Engine):
         self.max_batch, self.max_seq_len, self.speculate_max_batch = max_batch, max_seq_len, speculate_max_batch
         self.speculate_tokens = speculate_tokens
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
-        decode.setup_cache(self.model, max_batch, max_seq_len)
+        decode.setup_cache(self.model, max_batch, max_seq_len, fast=fast_cpu)
         self._rng = random.Random(seed)
         self._slot_tokens: list[list[int]] = [[] for _ in range(max_batch)]  # tokens whose K/V each slot holds
         self._slot_used = [0.0] * max_batch
@@ -169,7 +174,7 @@ class TorchEngine(Engine):
         is sampled from the first logits with the request's next uniform, as without drafts; only while it equals
         the draft at its place, and the sequence goes on, is the token after it sampled from the next column: the
         tokens and log-probs of plain decoding in fewer steps, up to rounding (fp32 ~1e-5, bf16 more). On CPU fp32
-        a step over up to DRAFT_ROWS fed rows costs 1.0-1.15x a step over one (decode._linear)."""
+        a step over up to DRAFT_ROWS fed rows costs 1.0-1.15x a step over one (cpu_fast._linear)."""
         reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
         newest = [r.tokens[-1] for r in reqs]
         positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # < max_seq_len - 1: unfinished

@@ -1,24 +1,39 @@
-"""Suite-wide fixtures and the no-leak guarantee.
+"""Suite-wide fixtures, the test tiers, and the no-leak guarantee.
+
+Tiers (markers registered in pyproject.toml): `docker` (starts a container or builds an image),
+`model_run` (runs train.py, evaluate.py, experiments.learn or torchrun in a subprocess, or spawns
+distributed ranks), `server` (starts an HTTP server: the judge or OpenAI test servers, `transformers
+serve`), `slow` (none of those, but long: real-model decoding). `make test-fast` runs the unmarked
+rest with TERMRL_TEST_TIER=fast, under which an unmarked test that starts Docker, a model run or a
+server fails, naming its missing marker: the tiering is enforced, not hoped.
 
 Every container termrl starts carries the label termrl=1. When the session ends, any such container
-that was not there when it started is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1) it is removed,
-so the machine stays clean even after a failed test, and the session fails, naming the containers.
-Elsewhere (a developer's machine, where other work may be running containers at the same time) the
-leak is only reported.
+that was not there when it started is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1) it is
+removed, so the machine stays clean even after a failed test, and the session fails, naming the
+containers. Elsewhere (a developer's machine, where other work may be running containers at the same
+time) the leak is only reported.
 """
 
+import multiprocessing.process
 import os
+import socketserver
 import subprocess
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = os.path.join(ROOT, "data", "tasks")  # the shipped dataset
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+FAST_TIER = os.environ.get("TERMRL_TEST_TIER") == "fast"
 
 
 def _labelled_containers() -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", "label=termrl=1", "--format", "{{.ID}} {{.Names}}"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "label=termrl=1", "--format", "{{.ID}} {{.Names}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return [line for line in out.stdout.splitlines() if line.strip()]
 
 
@@ -33,28 +48,131 @@ def docker_client():
     client.close()
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "model_run: a tiny real model end to end (tens of seconds)")
+@pytest.fixture(scope="session")
+def smol_dir():
+    """The embedded default model's HF folder (SmolLM2-135M-Instruct, imported from its GGUF
+    once)."""
+    from hf import weights
+
+    return weights.default_model_dir()
+
+
+@pytest.fixture(scope="module")
+def tok(smol_dir):
+    """The embedded default model's tokenizer."""
+    from hf import weights
+
+    return weights.load_tokenizer(smol_dir)
+
+
+@pytest.fixture(scope="module")
+def smol(smol_dir):
+    """The embedded SmolLM2-135M-Instruct as model.Transformer, fp32, eval mode."""
+    from hf import weights
+
+    return weights.load_hf(smol_dir).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    """A tiny random Qwen3 HF folder (hf.weights.save_tiny_random, seed 0)."""
+    from hf import weights
+
+    return weights.save_tiny_random(
+        tmp_path_factory.mktemp("tiny") / "qwen3", family="qwen3", seed=0
+    )
+
+
+@pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """TERMRL_CACHE in the test's tmp_path: image-build and dataset caches start empty."""
+    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+
+
+# ----------------------------------------------------------------------------- tiers, enforced
+
+_MODEL_RUNS = ("torch.distributed.run", "torchrun", "train.py", "evaluate.py", "experiments.learn")
+
+
+def _refuse(what: str, marker: str):
+    pytest.fail(
+        f"TERMRL_TEST_TIER=fast: this test {what}; mark it @pytest.mark.{marker}", pytrace=False
+    )
+
+
+class _TierPopen(subprocess.Popen):
+    """subprocess.Popen that refuses, in the fast tier, the commands of the marked tiers."""
+
+    def __init__(self, args, *a, **kw):
+        argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        words = [os.path.basename(str(w)) for w in argv]
+        if words and words[0] == "docker":
+            _refuse("runs the docker CLI", "docker")
+        if any(w in _MODEL_RUNS for w in words):
+            _refuse(f"runs a model in a subprocess ({' '.join(map(str, argv))[:120]})", "model_run")
+        if "serve" in words:
+            _refuse("starts a server in a subprocess", "server")
+        if "tasks" in words and "validate" in words:
+            _refuse("validates tasks in containers (python -m tasks validate)", "docker")
+        super().__init__(args, *a, **kw)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _enforce_tier():
+    """Under TERMRL_TEST_TIER=fast: no Docker client (in this process or, through DOCKER_HOST, in a
+    child), no model-run or server subprocess, no spawned process, no socket server. Session-wide,
+    so module-scoped fixtures are covered too."""
+    if not FAST_TIER:
+        yield
+        return
+    import docker
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DOCKER_HOST", "unix:///nonexistent/termrl-fast-tier-refuses-docker.sock")
+    mp.setattr(
+        docker.APIClient, "__init__", lambda *a, **kw: _refuse("starts a Docker client", "docker")
+    )
+    mp.setattr(subprocess, "Popen", _TierPopen)
+    mp.setattr(
+        socketserver.BaseServer, "__init__", lambda *a, **kw: _refuse("starts a server", "server")
+    )
+    mp.setattr(
+        multiprocessing.process.BaseProcess,
+        "start",  # the FSDP tests' spawned ranks
+        lambda *a, **kw: _refuse("spawns worker processes (a distributed model run)", "model_run"),
+    )
+    yield
+    mp.undo()
 
 
 def pytest_sessionstart(session):
-    session.config._termrl_leftover_at_start = set(_labelled_containers())
+    session.config._termrl_leftover_at_start = set() if FAST_TIER else set(_labelled_containers())
 
 
 def pytest_sessionfinish(session, exitstatus):
+    if FAST_TIER:  # no container could start
+        return
     before = getattr(session.config, "_termrl_leftover_at_start", set())
     left = [c for c in _labelled_containers() if c not in before]
     if not left:
         return
-    strict = os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    strict = (
+        os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    )
     if not strict:
-        print(f"\nWARNING: {len(left)} container(s) labelled termrl=1 appeared during the session and remain: {left}")
+        print(
+            f"\nWARNING: {len(left)} container(s) labelled termrl=1 appeared during the session "
+            f"and remain: {left}"
+        )
         return
     ids = [c.split()[0] for c in left]
     subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120)
-    print(f"\nLEAK: {len(left)} container(s) labelled termrl=1 were left by the suite and have now been removed: {left}")
+    print(
+        f"\nLEAK: {len(left)} container(s) labelled termrl=1 were left by the suite and have now "
+        f"been removed: {left}"
+    )
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-# The fixture tasks' own hidden tests (tests/fixtures/**/tests/test_*.py) run inside containers, not here.
+# The fixture tasks' hidden tests (tests/fixtures/**/tests/test_*.py) run in containers, not here.
 collect_ignore_glob = ["fixtures/*"]

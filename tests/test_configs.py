@@ -104,6 +104,7 @@ TRAIN_BOUNDS = [
     ("grpo.num_minibatches", 1, 0, "must be >= 1"),
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("policy.engine_max_batch", 1, 0, "must be >= 1"),
+    ("policy.engine_fast_cpu", False, 1, "must be true or false"),
     ("policy.engine_speculate_max_batch", 0, -1, "must be >= 0"),
     ("policy.engine_speculate_tokens", 1, 0, "must be >= 1"),
     ("policy.vllm_gpu_memory_utilization", 1.0, 1.01, "must be in (0, 1]"),
@@ -211,6 +212,7 @@ def test_eval_backends_name_their_missing_flag():
     assert str(e.value) == "script = '/no/such.json': file does not exist"
 
 
+@pytest.mark.model_run
 def test_training_does_not_offer_an_engine_it_cannot_update():
     assert typing.get_args(typing.get_type_hints(configs.PolicyConfig)["engine"]) == ("auto", "torch", "vllm")
     r = subprocess.run([sys.executable, "train.py", "--policy.engine", "openai"], cwd=ROOT, capture_output=True,
@@ -224,6 +226,7 @@ def test_training_does_not_offer_an_engine_it_cannot_update():
     (["evaluate.py", "--sandbox.memory-mb", "32"], "error: sandbox.memory_mb = 32: must be >= 64"),
     (["-m", "tasks", "validate", "--jobs", "0"], "error: jobs = 0: must be >= 1"),
 ])
+@pytest.mark.model_run
 def test_every_entry_point_stops_on_a_bad_knob_with_one_line_before_any_work(cmd, line, tmp_path):
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path / "cache")}  # an empty cache: nothing may be imported
     r = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)

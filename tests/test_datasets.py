@@ -16,6 +16,7 @@ from sandboxing import images
 import sandbox
 from tasks import import_csv, load_tasks
 from sandboxing.dockerfile import expand_heredocs, parse, rewrite_from
+from tasks.task import TaskError
 from tasks.terminal_bench import split_run_tests
 from tasks.validate import validate_task
 
@@ -39,9 +40,7 @@ uv run pytest $TEST_DIR/test_outputs.py -rA
 """
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+pytestmark = [pytest.mark.usefixtures("isolated_cache")]  # conftest: TERMRL_CACHE in tmp_path
 
 
 def run_in_image(tag: str, cmd: str) -> str:
@@ -151,7 +150,7 @@ def test_solution_yaml_becomes_a_tmux_script(tmp_path):
 def test_compose_with_several_services_is_refused(tmp_path):
     d = tb_task(tmp_path, files={"docker-compose.yaml": "services:\n  client:\n    build: .\n  db:\n    image: postgres\n"})
     refused = []
-    with pytest.raises(Exception):
+    with pytest.raises(TaskError, match="no task could be loaded: 1 refused"):
         load_tasks(tmp_path, refused=refused)
     assert [str(e) for e in refused] == [
         "task 'tb-demo', field 'docker-compose.yaml': has 2 services (client, db); termrl runs one container per task, "
@@ -188,6 +187,7 @@ def test_csv_row_with_its_own_tests_keeps_them_in_the_build_context(tmp_path):
 
 # ---------------------------------------------------------------- builds (real Docker, offline)
 
+@pytest.mark.docker
 def test_heredocs_multi_stage_and_a_mapped_from_build_offline(tmp_path, caplog):
     d = tb_task(tmp_path)
     (d / "Dockerfile").write_text(
@@ -203,6 +203,7 @@ def test_heredocs_multi_stage_and_a_mapped_from_build_offline(tmp_path, caplog):
     assert run_in_image(tag, "cat /app/b.txt /app/a.py /app/c.txt") == "built\nprint('hi $HOME')\nc\n"
 
 
+@pytest.mark.docker
 def test_unmapped_image_is_a_clear_per_task_error(tmp_path):
     d = tb_task(tmp_path)
     (task,) = load_tasks(d)
@@ -211,6 +212,7 @@ def test_unmapped_image_is_a_clear_per_task_error(tmp_path):
         images.build_image(task, image_map=(), build_network="none")
 
 
+@pytest.mark.docker
 def test_offline_build_that_installs_packages_says_it_needs_network(tmp_path):
     d = tb_task(tmp_path)
     (d / "Dockerfile").write_text(f"FROM {BASE}\nRUN apt-get update && apt-get install -y cowsay\n")
@@ -235,6 +237,7 @@ def _native(root: Path, name: str, tests: str, solution: bool) -> Path:
     return d
 
 
+@pytest.mark.docker
 def test_validation_without_an_oracle_has_its_own_verdicts(tmp_path):
     fails = load_tasks(_native(tmp_path, "no-oracle", TESTS, False))[0]
     passes = load_tasks(_native(tmp_path, "pre-passes", "def test_out():\n    pass\n", False))[0]
@@ -251,6 +254,7 @@ def test_validation_without_an_oracle_has_its_own_verdicts(tmp_path):
     assert (a.destroyed.tests, b.destroyed.tests) == ({"test_out": False}, {"test_out": True})
 
 
+@pytest.mark.docker
 def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
     _native(tmp_path, "no-oracle", TESTS, False)
     (tmp_path / "broken").mkdir()
@@ -265,6 +269,7 @@ def test_validate_cli_reports_refused_tasks_and_goes_on(tmp_path):
     assert strict.returncode == 1
 
 
+@pytest.mark.docker
 def test_solution_yaml_oracle_solves_the_task_in_a_sandbox(tmp_path):
     d = tb_task(tmp_path, files={"solution.yaml": "- command: echo done > out.txt\n  block: true\n"
                                                   "  append_enter: true\n"})

@@ -77,6 +77,7 @@ MASTER_WORKER = """
 """
 
 
+@pytest.mark.model_run
 def test_bf16_compute_with_fp32_master_weights_updates_every_weight_like_fp32(tmp_path):
     tiny = weights.save_tiny_random(tmp_path / "tiny", seed=0)
     run = torchrun(tmp_path, MASTER_WORKER, 1, str(tiny))
@@ -245,6 +246,7 @@ MEMORY_WORKER = """
 """
 
 
+@pytest.mark.model_run
 def test_sharded_load_and_streaming_export_stay_within_a_fraction_of_the_model_per_rank(tmp_path):
     from safetensors import safe_open
 

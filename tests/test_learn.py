@@ -92,6 +92,8 @@ def test_held_out_tasks_that_are_training_tasks_are_refused():
 # end to end, tiny
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_tiny_learn_run_writes_learning_json_png_and_a_verdict(tmp_path):
     out = tmp_path / "learn"
     cmd = [sys.executable, "-m", "experiments.learn", "--out", str(out), "--nproc", "1", "--k", "2", "--heldout-task-ids",

@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from engines import cpu_fast
 from engines import decode as D
 import model as M
 from hf import weights
@@ -30,16 +31,6 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def smol_dir():
-    return weights.default_model_dir()
-
-
-@pytest.fixture(scope="module")
-def smol(smol_dir):
-    return weights.load_hf(smol_dir).eval()
-
-
-@pytest.fixture(scope="module")
 def hf_smol(smol_dir):
     from transformers import AutoModelForCausalLM
 
@@ -47,18 +38,13 @@ def hf_smol(smol_dir):
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory, smol_dir):
-    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny"), family="qwen3", seed=0)
-
-
-@pytest.fixture(scope="module")
 def tiny(tiny_dir):
     return weights.load_hf(tiny_dir).eval()
 
 
-def greedy(model, prompt: list[int], n: int) -> list[int]:
+def greedy(model, prompt: list[int], n: int, fast: bool = True) -> list[int]:
     """n greedy tokens through the KV cache (prefill + decode_one_token), no stop token."""
-    D.setup_cache(model, max_batch=1, max_seq_len=len(prompt) + n)
+    D.setup_cache(model, max_batch=1, max_seq_len=len(prompt) + n, fast=fast)
     logits = D.prefill(model, torch.tensor(prompt), slot=0, start_pos=0)
     out = []
     for i in range(n):
@@ -154,6 +140,7 @@ def test_llama_rope_scaling_matches_transformers(tmp_path, scaling):
         assert (ours(ids) - hf(ids).logits).abs().max().item() <= 1e-4
 
 
+@pytest.mark.slow
 def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
     tok = weights.load_tokenizer(smol_dir)
     prompt = tok("The three primary colors are").input_ids
@@ -164,6 +151,7 @@ def test_imported_smollm2_matches_transformers(smol, hf_smol, smol_dir):
     assert len(ours) == 32 and ours == hf_greedy(hf_smol, prompt, 32)
 
 
+@pytest.mark.slow
 def test_imported_smollm2_answers_capital_of_france(smol, smol_dir):
     tok = weights.load_tokenizer(smol_dir)
     prompt = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
@@ -199,6 +187,7 @@ def test_imported_tokenizer_matches_chat_template_and_specials(smol_dir):
     assert tok.convert_ids_to_tokens(tok("<|im_end|>x 123").input_ids) == ["<|im_end|>", "x", "Ġ", "1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_default_model_dir_is_cached_and_safe_under_concurrent_imports(tmp_path, monkeypatch):
     code = "from hf import weights; print(weights.default_model_dir())"
     env = {**os.environ, "TERMRL_CACHE": str(tmp_path), "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
@@ -276,11 +265,12 @@ def test_chunked_logprobs_and_entropy_equal_naive_values_and_grads(loss_of):
 # ----------------------------------------------------------------------------- KV cache
 
 
-def test_kv_cache_batched_decode_equals_full_forward(tiny):
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+def test_kv_cache_batched_decode_equals_full_forward(tiny, fast):
     g = torch.Generator().manual_seed(4)
     a = torch.randint(0, tiny.config.vocab_size, (14,), generator=g)
     b = torch.randint(0, tiny.config.vocab_size, (9,), generator=g)
-    D.setup_cache(tiny, max_batch=3, max_seq_len=32)
+    D.setup_cache(tiny, max_batch=3, max_seq_len=32, fast=fast)
     # a lives in slot 2, b in slot 0: prompts of different lengths, then 4 batched decode steps.
     la, lb = D.prefill(tiny, a[:10], slot=2, start_pos=0), D.prefill(tiny, b[:5], slot=0, start_pos=0)
     with torch.no_grad():
@@ -295,11 +285,12 @@ def test_kv_cache_batched_decode_equals_full_forward(tiny):
         assert (logits[1] - full_b[5 + step]).abs().max().item() <= 1e-5
 
 
-def test_decode_tokens_of_draft_columns_equal_full_forward(tiny):
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+def test_decode_tokens_of_draft_columns_equal_full_forward(tiny, fast):
     g = torch.Generator().manual_seed(7)
     a = torch.randint(0, tiny.config.vocab_size, (15,), generator=g)
     b = torch.randint(0, tiny.config.vocab_size, (8,), generator=g)
-    D.setup_cache(tiny, max_batch=2, max_seq_len=32)
+    D.setup_cache(tiny, max_batch=2, max_seq_len=32, fast=fast)
     D.prefill(tiny, a[:12], slot=1, start_pos=0)
     D.prefill(tiny, b[:5], slot=0, start_pos=0)
     # three new tokens per row at once (the newest token and two drafts), rows at different lengths
@@ -319,20 +310,21 @@ def test_few_row_linear_equals_f_linear(out_features):
     w = torch.randn(out_features, 64, generator=g)
     for shape in [(1, 64), (1, 1, 64), (2, 1, 64), (3, 1, 64), (1, 4, 64), (5, 64), (8, 1, 64), (9, 1, 64), (2, 7, 64)]:
         x = torch.randn(*shape, generator=g)
-        y = D._linear(x, w)
+        y = cpu_fast._linear(x, w)
         assert y.shape == (*shape[:-1], out_features) and y.is_contiguous()
         assert (y - F.linear(x, w)).abs().max().item() <= 1e-4
-        packed = {id(w): torch.ops.mkldnn._reorder_linear_weight(w, D.PACK_ROWS)}  # as packed_weights stores it
-        assert (D._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
+        packed = {id(w): torch.ops.mkldnn._reorder_linear_weight(w, cpu_fast.PACK_ROWS)}  # as packed_weights stores it
+        assert (cpu_fast._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
     x = torch.randn(3, 40, 64, generator=g)  # a prefill's rows through the packed weight
-    assert (D._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
+    assert (cpu_fast._linear(x, w, packed) - F.linear(x, w)).abs().max().item() <= 1e-4
     bf16 = torch.randn(2, 64, generator=g).bfloat16()  # not fp32: plain F.linear, bitwise
-    assert torch.equal(D._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
+    assert torch.equal(cpu_fast._linear(bf16, w.bfloat16()), F.linear(bf16, w.bfloat16()))
 
 
-def test_prefix_continuation_equals_fresh_prefill(tiny):
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+def test_prefix_continuation_equals_fresh_prefill(tiny, fast):
     ids = torch.randint(0, tiny.config.vocab_size, (20,), generator=torch.Generator().manual_seed(5))
-    D.setup_cache(tiny, max_batch=2, max_seq_len=32)
+    D.setup_cache(tiny, max_batch=2, max_seq_len=32, fast=fast)
     D.prefill(tiny, ids[:12], slot=0, start_pos=0)
     continued = D.prefill(tiny, ids[12:], slot=0, start_pos=12)  # a new turn reuses the cached 12 tokens
     fresh = D.prefill(tiny, ids, slot=1, start_pos=0)
@@ -341,14 +333,38 @@ def test_prefix_continuation_equals_fresh_prefill(tiny):
     assert (nxt[0] - nxt[1]).abs().max().item() <= 1e-5
 
 
+@pytest.mark.slow
+def test_fast_and_plain_decode_give_identical_greedy_tokens(smol, smol_dir):
+    tok = weights.load_tokenizer(smol_dir)
+    chat = [{"role": "user", "content": "List the files in /app, then count the lines of app.py."}]
+    prompt = tok.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"]
+    fast = greedy(smol, prompt, 40, fast=True)
+    assert smol in cpu_fast._PACKED  # the fast path ran: it packed the weights for oneDNN
+    cpu_fast.forget_packed(smol)
+    plain = greedy(smol, prompt, 40, fast=False)
+    assert smol not in cpu_fast._PACKED  # the plain path never packs
+    assert len(plain) == 40 and plain == fast
+    # batched: three rows at different lengths, one step, same argmax on both paths
+    rows = [prompt, prompt[:20], prompt[5:]]
+    steps = {}
+    for path in (True, False):
+        D.setup_cache(smol, max_batch=3, max_seq_len=len(prompt) + 2, fast=path)
+        for slot, ids in enumerate(rows):
+            D.prefill(smol, torch.tensor(ids), slot=slot, start_pos=0)
+        steps[path] = D.decode_one_token(smol, torch.tensor([11, 12, 13]), [0, 1, 2],
+                                         torch.tensor([len(r) for r in rows]))
+    assert torch.equal(steps[True].argmax(-1), steps[False].argmax(-1))
+    assert (steps[True] - steps[False]).abs().max().item() <= 1e-4
+
+
 @pytest.mark.parametrize("family", ["qwen3", "llama"])
 def test_fused_projections_follow_parameter_updates(tmp_path, family):
     model = weights.load_hf(weights.save_tiny_random(tmp_path, family=family, seed=1)).eval()
     ids = torch.randint(0, model.config.vocab_size, (12,), generator=torch.Generator().manual_seed(6))
-    D.setup_cache(model, max_batch=1, max_seq_len=16)  # fuses q/k/v and gate/up; the parameters become views
+    D.setup_cache(model, max_batch=1, max_seq_len=16, fast=True)  # fuses q/k/v, gate/up: params become views
     attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
     before = D.prefill(model, ids, slot=0, start_pos=0)
-    packed = D.packed_weights(model)  # the oneDNN copies the 12-row prefill just used
+    packed = cpu_fast.packed_weights(model)  # the oneDNN copies the 12-row prefill just used
     with torch.no_grad():  # as TorchEngine.load_weights or an optimizer step writes into the parameters
         attn.k_proj.weight.mul_(1.5)
         mlp.up_proj.weight.add_(0.05)
@@ -357,16 +373,17 @@ def test_fused_projections_follow_parameter_updates(tmp_path, family):
         full = model(ids[None])[0, -1]
     after = D.prefill(model, ids, slot=0, start_pos=0)
     assert (after - full).abs().max().item() <= 1e-5  # the fused weights saw the update
-    assert D.packed_weights(model) is not packed  # and the packed copies were rebuilt from them
+    assert cpu_fast.packed_weights(model) is not packed  # and the packed copies were rebuilt from them
     assert copy.deepcopy(model).lm_head.weight.shape == model.lm_head.weight.shape  # they live outside the model
     assert (after - before).abs().max().item() > 1e-2  # and the update changed the logits
-    D.setup_cache(model, max_batch=1, max_seq_len=16)  # fusing again keeps the same tensors
+    D.setup_cache(model, max_batch=1, max_seq_len=16, fast=True)  # fusing again keeps the same tensors
     assert attn.k_proj.weight.data_ptr() == attn.qkv_weight[attn.q_proj.weight.shape[0]].data_ptr()
     assert mlp.up_proj.weight.data_ptr() == mlp.gate_up_weight[mlp.gate_proj.weight.shape[0]].data_ptr()
 
 
-def test_cache_position_beyond_capacity_is_an_error(tiny):
-    D.setup_cache(tiny, max_batch=1, max_seq_len=8)
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+def test_cache_position_beyond_capacity_is_an_error(tiny, fast):
+    D.setup_cache(tiny, max_batch=1, max_seq_len=8, fast=fast)
     with pytest.raises(ValueError, match=r"position 9 >= cache max_seq_len=8"):
         D.prefill(tiny, torch.zeros(4, dtype=torch.long), slot=0, start_pos=6)
 
@@ -415,6 +432,7 @@ FSDP_STEP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.model_run
 def test_fsdp2_two_cpu_ranks_one_adamw_step_equals_single_process(tmp_path, tiny_dir):
     (tmp_path / "worker.py").write_text(FSDP_WORKER)
     (tmp_path / "fsdp_step.py").write_text(FSDP_STEP)

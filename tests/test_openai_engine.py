@@ -66,15 +66,11 @@ def served(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
-
-
 def _run(coro_fn):
     return asyncio.run(coro_fn())
 
 
+@pytest.mark.server
 def test_chat_probe_says_no_extension_is_in_use_and_what_the_server_cannot_honour(served, tok):
     async def go():
         eng = OpenAIEngine(served, MODEL, tok, mode="chat")
@@ -90,6 +86,7 @@ def test_chat_probe_says_no_extension_is_in_use_and_what_the_server_cannot_honou
                     "not honoured (not sent): top_k, logprobs, token ids")
 
 
+@pytest.mark.server
 def test_chat_generate_with_top_k_set_is_answered_without_the_refused_field(served, tok):
     # top_k=5 used to be sent and refused with HTTP 422 ("Unexpected fields in the request: {'top_k'}").
     async def go():
@@ -105,6 +102,7 @@ def test_chat_generate_with_top_k_set_is_answered_without_the_refused_field(serv
     assert 1 <= len(c.token_ids) <= 9 and c.logprobs == [0.0] * len(c.token_ids)  # 8 tokens + end-of-turn at most
 
 
+@pytest.mark.server
 def test_completions_mode_is_refused_at_start_up_naming_the_missing_capability(served, tok):
     async def go():
         eng = OpenAIEngine(served, MODEL, tok)  # mode="completions"
@@ -132,6 +130,8 @@ def _eval(tmp_path, *args, timeout=240):
                            "--no-progress", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_eval_cli_chat_mode_completes_an_episode_without_errors_and_says_what_it_is_for(served, tmp_path):
     r = _eval(tmp_path, "--engine", "openai", "--openai-base-url", served, "--openai-mode", "chat",
               "--rollout.max-turns", "1", "--rollout.max-tokens-per-turn", "24", "--rollout.top-k", "5")
@@ -143,6 +143,7 @@ def test_eval_cli_chat_mode_completes_an_episode_without_errors_and_says_what_it
     assert "extensions in use: none; not honoured (not sent): top_k, logprobs, token ids" in r.stderr
 
 
+@pytest.mark.model_run
 def test_eval_cli_completions_mode_refuses_with_one_line_before_any_episode(served, tmp_path):
     r = _eval(tmp_path, "--engine", "openai", "--openai-base-url", served, timeout=120)
     lines = [x for x in r.stderr.splitlines() if x.strip()]
@@ -155,6 +156,8 @@ def test_eval_cli_completions_mode_refuses_with_one_line_before_any_episode(serv
 # ----------------------------------------------------------------------------- the run's verdict and table
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_eval_cli_run_whose_every_episode_errored_exits_1_with_one_line(tmp_path):
     script = tmp_path / "script.json"
     script.write_text("[]")  # ScriptedEngine has no reply for turn 0: every episode errors

@@ -33,11 +33,6 @@ THINK_TEMPLATE = ("{%- for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n'
 
 
 @pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
-
-
-@pytest.fixture(scope="module")
 def think_tok():
     t = weights.load_tokenizer(weights.default_model_dir())
     t.chat_template = THINK_TEMPLATE
@@ -133,6 +128,7 @@ def test_markdown_blocks_inside_reasoning_neither_run_nor_end_the_turn():
     assert commands(A.parse_markdown("<think>\n" + reply)) == ["ls"]
 
 
+@pytest.mark.docker
 def test_thinking_template_hermes_episode_runs_only_the_calls_after_reasoning(think_tok, hello_task):
     reply1 = ("Let me plan. " + call("bash", command="touch /app/bad") + "\n</think>\n\n"
               + call("bash", command="echo hello > hello.txt; ls /app"))
@@ -243,6 +239,8 @@ def test_stop_ids_include_generation_config_eos_ids_int_or_list(tmp_path, tok):
         stop_ids_of(_with_eos(d, "x"))
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_every_engine_stops_at_an_extra_generation_config_eos_id(tmp_path):
     d = weights.save_tiny_random(tmp_path / "m")
     tok0 = weights.load_tokenizer(d)
@@ -290,6 +288,7 @@ def test_chat_decode_drops_a_trailing_generation_config_eos_token(tmp_path):
 # ----------------------------------------------------------------------------- downstream: the container sees it
 
 
+@pytest.mark.docker
 def test_surrogates_and_tags_in_hermes_commands_downstream_in_a_real_container(tok, hello_task):
     bad = '<tool_call>{"name": "bash", "arguments": {"command": "echo \\ud83d > hello.txt"}}</tool_call>'
     text = "</tool_call> <think> \U0001F600 ```"

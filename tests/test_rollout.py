@@ -22,7 +22,6 @@ from agent import actions as A
 import engines as E
 import evaluate as EV
 import rollout as R
-from hf import weights
 from configs import RolloutConfig
 from engines.openai_engine import OpenAIEngine
 from engines.speculation import NgramIndex, PromptLookup
@@ -35,11 +34,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "data", "tasks")
 CFG = RolloutConfig(max_turns=6, max_context_tokens=4096, max_tokens_per_turn=256, episode_timeout_s=120.0,
                     max_format_errors=3, max_concurrent_episodes=8)
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return weights.load_tokenizer(weights.default_model_dir())
 
 
 USED = ("write-hello-file", "count-lines")  # easy starter tasks
@@ -104,6 +98,7 @@ def assert_matches_template(traj, chat):
 # ----------------------------------------------------------------------------- agent loop in real containers
 
 
+@pytest.mark.docker
 def test_scripted_markdown_episode_solves_real_task_with_reward_1(tok, tasks):
     eng = RecordingEngine(tok, ["Let me look first.\n```bash\nls -la /app\n```",
                                 "```bash\necho hello > hello.txt\ncat /app/hello.txt\n```", "DONE"])
@@ -120,6 +115,7 @@ def test_scripted_markdown_episode_solves_real_task_with_reward_1(tok, tasks):
     assert_matches_template(traj, chat)
 
 
+@pytest.mark.docker
 def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, tasks):
     think = "<think>\nI should write the file, then check it.\n</think>\n"
     script = [
@@ -177,6 +173,7 @@ HERMES_HINT = ('\n\nCall a tool like this:\n<tool_call>\n{"name": "bash", "argum
                '</tool_call>')
 
 
+@pytest.mark.docker
 def test_each_malformed_hermes_output_gets_its_exact_error_observation(tok, tasks):
     finish = '<tool_call>\n{"name": "finish", "arguments": {"message": "gave up"}}\n</tool_call>'
     eng = RecordingEngine(tok, [bad for bad, _ in HERMES_BAD] + [finish])
@@ -189,6 +186,7 @@ def test_each_malformed_hermes_output_gets_its_exact_error_observation(tok, task
     assert_matches_template(traj, chat)
 
 
+@pytest.mark.docker
 def test_each_malformed_markdown_output_gets_its_exact_error_observation(tok, tasks):
     bad = [("I would use ls to look.", "Format error: no bash block and no DONE found."),
            ("```bash\nls -la", "Format error: a ``` block is not closed."),
@@ -202,6 +200,7 @@ def test_each_malformed_markdown_output_gets_its_exact_error_observation(tok, ta
     assert (traj.stop_reason, traj.format_errors, traj.reward) == ("finish", 4, 0.0)
 
 
+@pytest.mark.docker
 def test_consecutive_format_errors_end_the_episode_and_a_valid_turn_resets_the_count(tok, tasks):
     eng = RecordingEngine(tok, ["no call", "```bash\ntrue\n```", "still no call", "nope", "never reached"])
     cfg = replace(CFG, max_format_errors=2)
@@ -213,12 +212,14 @@ def test_consecutive_format_errors_end_the_episode_and_a_valid_turn_resets_the_c
 # ----------------------------------------------------------------------------- limits (each still verified)
 
 
+@pytest.mark.docker
 def test_max_turns_stops_and_verifies(tok, tasks):
     eng = RecordingEngine(tok, ["```bash\necho hello > hello.txt\n```"] * 5)
     [traj] = run([tasks["write-hello-file"]], eng, tok, replace(CFG, max_turns=2))
     assert (traj.stop_reason, traj.num_turns, traj.truncated, traj.reward, traj.resolved) == ("max_turns", 2, True, 1.0, True)
 
 
+@pytest.mark.docker
 def test_max_tokens_per_turn_runs_the_complete_calls_then_stops_and_verifies(tok, tasks):
     # hermes: a markdown turn stops after its first action, so only hermes turns hold a call and then get cut
     reply = ('<tool_call>\n{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello\\n"}}\n</tool_call>\n'
@@ -237,6 +238,7 @@ def test_markdown_action_done_needs_a_complete_closing_fence_or_done_line():
     assert {t: A.markdown_action_done(t) for t in cases} == cases
 
 
+@pytest.mark.docker
 def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
     first = "I will write it.\n```bash\necho hello > hello.txt\n```\n"
     eng = RecordingEngine(tok, [first + "Then I remove it:\n```bash\nrm hello.txt\n```", "DONE"])
@@ -259,6 +261,7 @@ def test_markdown_turn_stops_after_its_first_bash_block_token_exact(tok, tasks):
     assert_matches_template(traj, chat)
 
 
+@pytest.mark.slow
 def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(tok, smol):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
@@ -277,6 +280,7 @@ def test_torch_engine_stop_check_ends_the_completion_at_the_first_true_prefix(to
     assert R.cut_at_stop(full, lambda ids: len(ids) >= 5).token_ids == cut.token_ids
 
 
+@pytest.mark.docker
 def test_max_context_stops_before_the_observation_overflows(tok, tasks):
     chat = ChatFormat(tok, "markdown")
     prompt_len = len(chat.prompt_ids(tasks["write-hello-file"].instruction)[1])
@@ -286,6 +290,7 @@ def test_max_context_stops_before_the_observation_overflows(tok, tasks):
     assert len(traj.token_ids) <= prompt_len + 40 and traj.messages[-1]["in_tokens"] is False
 
 
+@pytest.mark.docker
 def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
     slow = RecordingEngine(tok, lambda ids, turn: "```bash\ntrue\n```", delay_s=30.0)
     cfg = replace(CFG, episode_timeout_s=2.0)
@@ -298,22 +303,18 @@ def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
 # ----------------------------------------------------------------------------- TorchEngine
 
 
-@pytest.fixture(scope="module")
-def smol():
-    torch.manual_seed(0)
-    return weights.load_hf(weights.default_model_dir())
-
-
-def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
+@pytest.mark.slow
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "What is the capital of France?", "Rename /app/a.txt to /app/b.txt")]
     sp = E.SamplingParams(temperature=0.0, max_tokens=12)
 
     async def go():
-        eng = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512, fast_cpu=fast_cpu)
         one = [await eng.generate(p, sp) for p in prompts]
-        eng2 = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512)
+        eng2 = E.TorchEngine(smol, tok, max_batch=4, max_seq_len=512, fast_cpu=fast_cpu)
         many = await asyncio.gather(*(eng2.generate(p, sp) for p in prompts))
         await eng.aclose()
         await eng2.aclose()
@@ -331,13 +332,34 @@ def test_torch_engine_batched_greedy_equals_one_at_a_time(tok, smol):
     assert torch.allclose(torch.tensor(one[2].logprobs), ref, atol=1e-4)
 
 
-def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
+@pytest.mark.slow
+def test_torch_engine_fast_and_plain_paths_give_identical_greedy_tokens(tok, smol):
+    chat = ChatFormat(tok, "markdown")
+    prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello",
+                                                "Count the lines of /app/a.txt", "What is the capital of France?")]
+    sp = E.SamplingParams(temperature=0.0, max_tokens=20)
+
+    async def go(fast_cpu):  # three rows: batched steps, then drafts once one finishes
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(), fast_cpu=fast_cpu)
+        outs = await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
+        await eng.aclose()
+        return outs
+
+    fast, plain = asyncio.run(go(True)), asyncio.run(go(False))
+    assert [len(c.token_ids) for c in plain] == [20, 20, 20]
+    assert [c.token_ids for c in fast] == [c.token_ids for c in plain]
+    assert max(abs(x - y) for a, b in zip(fast, plain) for x, y in zip(a.logprobs, b.logprobs)) < 1e-4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     _, prompt = chat.prompt_ids("Create /app/hello.txt containing hello")
     sp = E.SamplingParams(temperature=0.0, max_tokens=8)
 
     async def go():
-        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512, fast_cpu=fast_cpu)
         first = await eng.generate(prompt, sp)
         turn2 = prompt + first.token_ids + chat.observation_ids([{"role": "user", "content": "$ ls\nexit code: 0"}],
                                                                 closed=first.token_ids[-1] == chat.eot_id)
@@ -345,7 +367,7 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
         reused = await eng.generate(turn2, sp)
         await eng.aclose()
         kept = eng.accepted_drafts
-        fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512)
+        fresh_eng = E.TorchEngine(smol, tok, max_batch=2, max_seq_len=512, fast_cpu=fast_cpu)
         fresh = await fresh_eng.generate(turn2, sp)
         await fresh_eng.aclose()
         return len(prompt) + len(first.token_ids) - 1, cached, reused, fresh, kept
@@ -357,6 +379,7 @@ def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol):
     assert max(abs(x - y) for x, y in zip(reused.logprobs, fresh.logprobs)) < 1e-4
 
 
+@pytest.mark.slow
 def test_torch_engine_group_prefills_a_shared_prompt_once_with_the_same_tokens(tok, smol):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Count the lines of /app/a.txt")
     sp = E.SamplingParams(temperature=0.0, max_tokens=8)
@@ -396,14 +419,16 @@ def _drafts(prompt, tokens, max_tokens, k=5, replies=(), max_seq_len=1 << 30):
     return accepted, fed
 
 
-def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol):
+@pytest.mark.slow
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol, fast_cpu):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
     greedy = E.SamplingParams(temperature=0.0, max_tokens=24)
     sampled = E.SamplingParams(temperature=0.7, top_p=0.95, top_k=40, max_tokens=24, seed=11)
 
     async def go(speculate):
         eng = E.TorchEngine(smol, tok, max_batch=1, max_seq_len=512, stop_ids=set(),
-                            speculate_max_batch=1 if speculate else 0)
+                            speculate_max_batch=1 if speculate else 0, fast_cpu=fast_cpu)
         outs = [await eng.generate(prompt, sp) for sp in (greedy, sampled)]
         await eng.aclose()
         return outs, eng
@@ -421,6 +446,7 @@ def test_torch_engine_speculation_gives_the_same_tokens_in_fewer_steps(tok, smol
     assert any(j == i + 1 for i, j in zip(kept, kept[1:]))  # two draft tokens kept in one step: a chain
 
 
+@pytest.mark.slow
 def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_none(tok, smol):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("What is the capital of France?")  # "Paris" is new
     sp = E.SamplingParams(temperature=0.0, max_tokens=24)
@@ -442,7 +468,9 @@ def test_torch_engine_drafts_from_finished_replies_where_the_own_context_has_non
     assert len(with_replies[0]) > len(own_only[0])  # the fallback kept more draft tokens than own lookup alone
 
 
-def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
+@pytest.mark.slow
+@pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
+def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol, fast_cpu):
     chat = ChatFormat(tok, "markdown")
     prompts = [chat.prompt_ids(q)[1] for q in ("Create /app/hello.txt containing hello", "Count the lines of /app/a.txt",
                                                 "Rename /app/a.txt to /app/b.txt")]
@@ -450,7 +478,8 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
                                                                                 seed=3), E.SamplingParams(temperature=1.0, max_tokens=9, seed=4)]
 
     async def go(speculate_max_batch):
-        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(), speculate_max_batch=speculate_max_batch)
+        eng = E.TorchEngine(smol, tok, max_batch=3, max_seq_len=512, stop_ids=set(),
+                            speculate_max_batch=speculate_max_batch, fast_cpu=fast_cpu)
         outs = await asyncio.gather(*(eng.generate(p, sp) for p, sp in zip(prompts, sps)))
         await eng.aclose()
         return outs, eng
@@ -466,6 +495,7 @@ def test_torch_engine_speculation_in_a_batch_gives_the_same_tokens(tok, smol):
     assert sorted(eng._slot_tokens) == sorted(p + c.token_ids[:-1] for p, c in zip(prompts, spec))
 
 
+@pytest.mark.slow
 def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_check(tok, smol):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
 
@@ -494,6 +524,7 @@ def test_torch_engine_speculation_stops_exactly_at_max_tokens_stop_ids_and_stop_
         assert (c.token_ids, c.finish_reason, len(c.logprobs)) == (full.token_ids[:i + 1], reason.split()[0], i + 1)
 
 
+@pytest.mark.slow
 def test_torch_engine_speculation_near_max_seq_len_and_the_bounded_replies_index(tok, smol):
     _, prompt = ChatFormat(tok, "markdown").prompt_ids("Create /app/hello.txt containing hello")
     sp = E.SamplingParams(temperature=0.0, max_tokens=64)
@@ -606,6 +637,8 @@ def test_sample_tokens_logprobs_match_sampling_frequencies_with_top_k_and_top_p(
     assert (((counts[:3].double() - old) ** 2) / old).sum().item() > 1000
 
 
+@pytest.mark.docker
+@pytest.mark.slow
 def test_smollm2_torch_engine_runs_8_concurrent_episodes_on_2_easy_tasks(tok, tasks, smol):
     cfg = RolloutConfig(max_turns=2, max_context_tokens=1024, max_tokens_per_turn=32, episode_timeout_s=300.0,
                         temperature=1.0, max_concurrent_episodes=8)
@@ -659,6 +692,8 @@ def _containers(run_id):
     return out.stdout.split()
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     out = tmp_path / "eval"
     r = subprocess.run([sys.executable, "evaluate.py", "--oracle", "--tasks", task_dir(tmp_path), "--k", "2", "--out", str(out), "--no-progress"],
@@ -673,6 +708,8 @@ def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     assert "pass@2" in r.stdout and "difficulty=easy" in r.stdout
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_during_eval_exits_130_with_no_summary_and_no_container(tmp_path, signum):
     run_id = f"test-{signum.name.lower()}-{os.getpid()}"
@@ -701,6 +738,7 @@ def test_ctrl_c_or_sigterm_during_eval_exits_130_with_no_summary_and_no_containe
 # ----------------------------------------------------------------------------- OpenAIEngine over real HTTP
 
 
+@pytest.mark.server
 def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok):
     reply = tok.encode("```bash\nls\n```", add_special_tokens=False) + [end_of_turn(tok)]
     lps = [-0.5] * len(reply)
@@ -729,6 +767,7 @@ def test_openai_engine_returns_exact_token_ids_and_logprobs_from_completions(tok
                     "stop_token_ids": sorted(stop_ids_of(tok)), "skip_special_tokens": False}
 
 
+@pytest.mark.server
 def test_openai_engine_rejects_text_tokens_and_chat_mode_is_marked_inexact(tok):
     srv = CompletionsServer([5, 6], [-1.0, -1.0], as_token_ids=False)
 

@@ -26,6 +26,8 @@ import sandbox
 from sandboxing.images import ImageBuildError
 from sandbox import ExecResult, Limits, Sandbox, SandboxError
 
+pytestmark = pytest.mark.docker  # all but a few pure tests (parse_junit, limits) run a container
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN_ID = f"test-sandbox-{os.getpid()}"
 

@@ -48,6 +48,7 @@ def test_docker_impossible_as_non_root_says_how_to_fix(tmp_path):
     assert errors[0].startswith("[docker] ERROR: no Docker engine answers and we are not root")
 
 
+@pytest.mark.docker
 def test_running_engine_is_used_as_is():
     r = _run(["/bin/bash", os.path.join(SCRIPTS, "docker_engine.sh")])
     assert r.returncode == 0
@@ -90,6 +91,7 @@ def _build_stale(docker_client, tag, label, tmp_path):
     docker_client.images.build(path=str(tmp_path), tag=tag, rm=True)
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(os.geteuid() != 0, reason="debootstrap needs root")
 def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(docker_client, scratch_tag, tmp_path):
     env = {"TERMRL_BASE_TAG": scratch_tag, "TERMRL_BASE_PACKAGES": "bash,python3"}

@@ -132,6 +132,7 @@ def _sample_seed() -> int:
     return int(head.stdout[:8], 16) if head.returncode == 0 else 0
 
 
+@pytest.mark.docker
 def test_a_seeded_sample_validates(tasks):
     seed = _sample_seed()
     sample = sample_tasks(tasks, SAMPLE, seed)

@@ -41,9 +41,7 @@ class TestGroup:
 '''
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TERMRL_CACHE", str(tmp_path / "cache"))
+pytestmark = [pytest.mark.usefixtures("isolated_cache")]  # conftest: TERMRL_CACHE in tmp_path
 
 
 def make_task(root: Path, weights: str = "test_alpha = 0.5\ntest_beta = 0.5", extra: str = "", task_id="t-basic",
@@ -452,6 +450,7 @@ def test_csv_bad_row_is_refused_and_the_rest_import(tmp_path):
 
 # ---------------------------------------------------------------- validation (real Docker)
 
+@pytest.mark.docker
 def test_validate_cli_catches_prepassing_tests_and_a_failing_solution():
     out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--jobs", "3"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -465,6 +464,7 @@ def test_validate_cli_catches_prepassing_tests_and_a_failing_solution():
         "[allowed_prepass] with a reason)\n")
 
 
+@pytest.mark.docker
 def test_validate_task_reports_per_test_results():
     from tasks.validate import validate_task
 
@@ -493,12 +493,14 @@ def test_stats_cli_prints_counts_by_category_and_difficulty(tmp_path):
     assert (missing.returncode, missing.stdout) == (2, f"error: tasks path {tmp_path / 'nope'} does not exist\n")
 
 
+@pytest.mark.docker
 def test_validate_sample_flag_draws_a_seeded_subset():
     out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--sample", "0"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout) == (2, "error: sample = 0: must be >= 1 (omit it to validate every task)\n")
 
 
+@pytest.mark.docker
 def test_validate_flags_a_test_that_rm_rf_app_passes(tmp_path):
     from tasks.validate import validate_task
 
@@ -514,6 +516,7 @@ def test_validate_flags_a_test_that_rm_rf_app_passes(tmp_path):
         {"test_input_removed": False}, {"test_input_removed": True}, {"test_input_removed": True})
 
 
+@pytest.mark.docker
 def test_validate_reports_a_failing_solution_script_and_a_failing_build(tmp_path):
     from tasks.validate import validate_tasks
 
@@ -594,6 +597,8 @@ def messages_server():
     server.server_close()
 
 
+@pytest.mark.server
+@pytest.mark.docker
 def test_generate_keeps_only_novel_drafts_that_validate(tmp_path, messages_server, caplog):
     from tasks.generate import SYSTEM_PROMPT, generate, make_llm
 
@@ -624,6 +629,7 @@ def test_generate_keeps_only_novel_drafts_that_validate(tmp_path, messages_serve
                                               .split("\n\nExisting task ids")[0])["instruction"]
 
 
+@pytest.mark.server
 def test_generate_openai_backend_speaks_chat_completions(tmp_path):
     from tasks.generate import SYSTEM_PROMPT, make_llm
 

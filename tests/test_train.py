@@ -222,8 +222,8 @@ def test_reward_curve_png_and_metrics_truncation(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    return weights.save_tiny_random(tmp_path_factory.mktemp("tiny") / "qwen3")
+def tiny_model(tiny_dir):  # conftest's tiny random Qwen3
+    return tiny_dir
 
 
 def _spawn(fn, world_size: int, *args):
@@ -323,6 +323,7 @@ def grad_runs(tiny_model, tmp_path_factory):
     return {k: torch.load(d / f"{k}.pt") for k in ("1x4", "2x2", "1x1")}
 
 
+@pytest.mark.model_run
 def test_loss_normalisation_is_the_same_for_1x4_2x2_and_1x1_micro_batches(grad_runs):
     runs = grad_runs
     expected_tokens = sum(sum(s.loss_mask[1:]) for s in _samples(49152))
@@ -338,6 +339,7 @@ def test_loss_normalisation_is_the_same_for_1x4_2x2_and_1x1_micro_batches(grad_r
                 torch.testing.assert_close(runs[k][agg]["grads"][name], g, rtol=0, atol=1e-6, msg=f"{k} {agg} {name}")
 
 
+@pytest.mark.model_run
 def test_num_minibatches_takes_off_policy_steps_against_recomputed_old_logprobs(grad_runs):
     mb = grad_runs["1x1"]["minibatches"]
     assert mb["optimizer_steps"] == 2
@@ -347,6 +349,7 @@ def test_num_minibatches_takes_off_policy_steps_against_recomputed_old_logprobs(
     assert second["ratio_min"] < 1.0 < second["ratio_max"]
 
 
+@pytest.mark.model_run
 def test_num_minibatches_logs_the_mean_over_all_optimizer_steps(grad_runs):
     mb = grad_runs["1x1"]["minibatches"]
     logged, (first, second) = mb["logged"], mb["per_step"]
@@ -408,6 +411,7 @@ def _resume_worker(rank, world_size, store, model_dir, out_dir, start_steps, sto
     dist.destroy_process_group()
 
 
+@pytest.mark.model_run
 def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path):
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "straight"), 0, 4, tmp_path / "straight.pt")
     _spawn(_resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 0, 2, tmp_path / "first_half.pt")
@@ -457,6 +461,8 @@ def _containers_of(run_ids: list[str]) -> list[str]:
     return out
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
     out = tmp_path / "run"
     with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge:
@@ -488,6 +494,8 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
     assert _containers_of(_run_ids(log)) == []
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
 def test_sigterm_stops_after_the_step_with_a_checkpoint_and_no_container_left(tiny_model, tmp_path):
     import signal
     import time

@@ -10,11 +10,14 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
 
 from sandboxing import images
 import reward
 from sandboxing import verifier
 from sandbox import Sandbox
+
+pytestmark = pytest.mark.docker  # all but the last three (pure) tests verify in containers
 
 RUN_ID = f"test-verify-{os.getpid()}"
 HIDDEN = {"test_hidden.py": "def test_x():\n    assert open('/app/answer.txt').read() == '42'\n"}
