@@ -69,6 +69,7 @@ from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_acti
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from agent.chat import ChatFormat
 from engines import Completion, Engine, SamplingParams
+from judging.prompt import describe_outcome
 
 
 def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
@@ -345,7 +346,9 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
                                                         v.tampered)
         elif judge is not None and not oracle:
             t0 = time.monotonic()
-            jr = await judge.score(task.instruction, [{"role": m["role"], "content": m["content"]} for m in traj.messages])
+            jr = await judge.score(task.instruction,
+                                   [{"role": m["role"], "content": m["content"]} for m in traj.messages],
+                                   describe_outcome(v))
             traj.judge_score = jr.score
             traj.timings["judge_s"] = time.monotonic() - t0
         traj.reward = reward_lib.combine(v.score, traj.judge_score, reward_cfg.w_tests, reward_cfg.w_judge)

@@ -181,7 +181,7 @@ def test_a_judge_failure_puts_its_whole_group_on_the_tests_alone():
     rcfg = configs.RewardConfig(judge_backends=("openai:judge@http://127.0.0.1:1",))
     samples, counts = train.samples_from_trajectories(trajs, 4, cfg, rcfg)
     assert [s.advantage for s in samples[:4]] == [0.0, 0.0, 0.0, 0.0]  # not [-0.0175] * 3 + [0.0525]
-    want = [0.65 + 0.35 * 0.6, 0.65 * 0.5 + 0.35 * 0.4, 0.0, 0.65 * 0.5 + 0.35 * 0.4]
+    want = [0.65 + 0.35 * 0.6, 0.5 * (0.65 + 0.35 * 0.4), 0.0, 0.5 * (0.65 + 0.35 * 0.4)]
     assert [s.advantage for s in samples[4:]] == pytest.approx([w - sum(want) / 4 for w in want], abs=1e-6)
     assert counts["judge_dropped_groups"] == 1
     _, own = train.samples_from_trajectories(trajs, 4, cfg)  # without reward_cfg: each trajectory's own reward
