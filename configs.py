@@ -70,6 +70,7 @@ class SandboxConfig:
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
+    storage_mb: int = 2048  # disk a container may write (no file larger), MiB; past it it is killed (disk.py)
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
@@ -316,6 +317,7 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.memory_mb >= 64, "sandbox.memory_mb", sb.memory_mb, "must be >= 64")
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
+    need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
     need(sb.max_concurrent >= 0, "sandbox.max_concurrent", sb.max_concurrent, "must be >= 0 (0 = auto)")
     need(sb.output_limit_bytes >= 256, "sandbox.output_limit_bytes", sb.output_limit_bytes, "must be >= 256")
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")

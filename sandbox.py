@@ -50,6 +50,7 @@ import docker.errors
 import docker.types
 
 from sandboxing import verifier
+from sandboxing.disk import DiskWatch
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
 from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
@@ -67,6 +68,10 @@ DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (image missing, container gone, Docker error), not the agent's command."""
+
+
+class DiskLimitError(SandboxError):
+    """The sandbox wrote more than its disk limit (Limits.storage_bytes) and was killed: the episode ends."""
 
 
 @dataclass
@@ -91,13 +96,21 @@ class Limits:
     exec_timeout_s: float = 60.0  # default timeout of `exec`, seconds
     max_lifetime_s: float = 24 * 3600.0  # the container stops by itself after this long, seconds
     cap_add: tuple[str, ...] = DEFAULT_CAPS  # capabilities kept after cap_drop=ALL
+    storage_bytes: int = 2048 << 20  # disk the writable layer may hold (no file larger), bytes (disk.py)
+    storage_check_s: float = 1.0  # seconds between two checks of the layer's size
     # Values are trusted: configs.validate checks the SandboxConfig they come from (from_config) at start-up.
 
     @classmethod
     def from_config(cls, cfg) -> Limits:
-        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s)."""
+        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
+        storage_mb)."""
         return cls(memory_bytes=int(cfg.memory_mb) << 20, cpus=float(cfg.cpus), pids=int(cfg.pids),
-                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s))
+                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s),
+                   storage_bytes=int(cfg.storage_mb) << 20)
+
+    def ulimits(self) -> list:
+        """RLIMIT_FSIZE = storage_bytes (no file grows past the disk limit; disk.py), soft = hard."""
+        return [docker.types.Ulimit(name="fsize", soft=self.storage_bytes, hard=self.storage_bytes)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -184,6 +197,7 @@ class Sandbox:
         self._exec_lock = threading.Lock()
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
+        self._disk: DiskWatch | None = None  # the disk limit's watchdog (set by start)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -210,7 +224,7 @@ class Sandbox:
         host_config = api.create_host_config(
             network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
-            security_opt=["no-new-privileges"], init=True,
+            security_opt=["no-new-privileges"], init=True, ulimits=limits.ulimits(),
             log_config=docker.types.LogConfig(type="none"))  # command output must not pile up in the engine's logs
         try:
             cid = api.create_container(
@@ -232,6 +246,7 @@ class Sandbox:
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
         box = cls(cid, name, limits, run_id, shell)
         box.workdir = workdir
+        box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
         return box
 
     async def __aenter__(self) -> Sandbox:
@@ -260,6 +275,8 @@ class Sandbox:
             log.warning("closing sandbox %s failed: %s (reap() will remove it)", self.name, e)
 
     def _close_blocking(self) -> None:
+        if self._disk is not None:
+            self._disk.stop()
         if self._shell is not None:
             self._shell.close()
         api = docker_api(10.0)
@@ -283,6 +300,17 @@ class Sandbox:
     def _check_open(self) -> None:
         if self._closed:
             raise SandboxError(f"sandbox {self.name} is closed")
+        self._check_disk()
+
+    @property
+    def disk_exceeded(self) -> int | None:
+        """Bytes the sandbox held when its disk watchdog killed it; None while within storage_bytes."""
+        return self._disk.exceeded if self._disk is not None else None
+
+    def _check_disk(self) -> None:
+        if self.disk_exceeded is not None:
+            raise DiskLimitError(f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB to disk, over "
+                                 f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
 
     # ---- commands -------------------------------------------------------------------------------------
 
@@ -302,6 +330,7 @@ class Sandbox:
         Raises:
             ValueError: cmd is not a str, too long or contains NUL; timeout <= 0.
             SandboxError: the sandbox is closed or its container is not running.
+            DiskLimitError: its writable layer went over limits.storage_bytes; the container was killed.
         """
         timeout = self.limits.exec_timeout_s if timeout is None else float(timeout)
         if not isinstance(cmd, str):
@@ -313,7 +342,9 @@ class Sandbox:
         if not timeout > 0:
             raise ValueError(f"exec: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
-        return await _blocking(self._exec_blocking, cmd, timeout, True, limit=False)
+        res = await _blocking(self._exec_blocking, cmd, timeout, True, limit=False)
+        self._check_disk()  # killed while this command ran: its output ends with the shell's death
+        return res
 
     def _exec_blocking(self, cmd: str, timeout: float, stateful: bool, output_bytes: int | None = None) -> ExecResult:
         with self._exec_lock:
@@ -512,6 +543,10 @@ class Sandbox:
         Raises:
             FileNotFoundError: tests_dir is not a directory on the host. ValueError: timeout <= 0.
             SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest.
+            DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
+
+        Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
+        volumes) may write limits.storage_bytes - S more: the episode holds at most 2 x storage_bytes.
         """
         tests_dir = Path(tests_dir)
         if not tests_dir.is_dir():
@@ -519,11 +554,16 @@ class Sandbox:
         if not timeout > 0:
             raise ValueError(f"run_tests: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
+        if self._disk is not None:
+            await _blocking(self._disk.check, limit=False)
+            self._check_disk()
+        budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
                   "termrl.owner": _owner(), "termrl.verifies": self.name}
         try:
             return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
-                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup, limit=False)
+                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
+                                   max(budget, 1 << 20), limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
 

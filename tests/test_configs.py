@@ -108,6 +108,7 @@ TRAIN_BOUNDS = [
     ("sandbox.memory_mb", 64, 63, "must be >= 64"),
     ("sandbox.cpus", 0.01, 0.0, "must be > 0"),
     ("sandbox.pids", 16, 15, "must be >= 16"),
+    ("sandbox.storage_mb", 16, 15, "must be >= 16"),
     ("sandbox.max_concurrent", 0, -1, "must be >= 0 (0 = auto)"),
     ("sandbox.output_limit_bytes", 256, 255, "must be >= 256"),
     ("sandbox.exec_timeout_s", 0.01, 0.0, "must be > 0"),

@@ -24,7 +24,7 @@ import engines as E
 import evaluate as EV
 import rollout as R
 from hf import weights
-from configs import RewardConfig, RolloutConfig
+from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines.openai_engine import OpenAIEngine
 from judging.judge import build_judge
 from engines.speculation import NgramIndex, PromptLookup
@@ -141,6 +141,17 @@ def test_a_note_to_the_grader_earns_nothing_on_an_unsolved_episode(tok, tasks, t
     user = body["messages"][1]["content"]
     assert "<tests>\nresolved: no; 0 of 2 weighted test keys passed (score 0.00); failed: " in user
     assert note in user and user.index(note) > user.index("<transcript>")
+
+
+def test_an_episode_writing_past_storage_mb_ends_with_disk_limit_and_reward_0(tok, tasks):
+    # bounded: 8 x 32 MiB at most against a 64 MiB limit; each file under the per-file cap
+    fill = "for i in 1 2 3 4 5 6 7 8; do fallocate -l 32M /tmp/fill$i; sleep 0.2; done"
+    eng = E.ScriptedEngine(tok, [f"```bash\n{fill}\n```", "```bash\nsleep 3\n```", "DONE"])
+    [traj] = run([tasks["write-hello-file"]], eng, tok, sandbox_cfg=SandboxConfig(storage_mb=64))
+    assert traj.error is None and (traj.stop_reason, traj.reward, traj.resolved) == ("disk_limit", 0.0, False)
+    assert traj.verification.error.startswith("disk_limit: the sandbox held ")
+    assert traj.test_report is None and traj.truncated is False
+    assert _containers(R.sandbox_lib.RUN_ID) == []
 
 
 def test_hermes_tools_several_calls_per_turn_think_kept_and_template_match(tok, tasks):
