@@ -589,3 +589,35 @@ def check_memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: 
     if not fits:
         raise ConfigError(f"policy: this configuration does not fit in GPU memory\n{report}")
     return report
+
+
+def host_budget(episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_bytes: int,
+                disk_bytes: int) -> tuple[int, str]:
+    """Episodes in flight per rank that the host's RAM and the Docker data root's free disk can hold.
+
+    An episode holds its sandbox and, while verified, a verifier container from its snapshot: at most
+    2 x memory_mb of memory (both containers' caps) and 2 x storage_mb of disk (sandbox.storage_mb:
+    the layer, then its snapshot and the verifier's writes, disk.py). The `ranks` ranks on this host
+    share it:
+
+        fits = min(episodes, ram_bytes // (ranks x 2 x memory_mb MiB), disk_bytes // (ranks x 2 x storage_mb MiB))
+
+    Returns (fits, the arithmetic as one line, saying when it lowers episodes).
+    Raises:
+        ConfigError: not even one episode per rank fits (the line says which resource is short).
+    """
+    mem, disk = 2 * memory_mb << 20, 2 * storage_mb << 20
+    by_ram, by_disk = ram_bytes // (ranks * mem), disk_bytes // (ranks * disk)
+    fits = min(episodes, by_ram, by_disk)
+    gib = 2**30
+    line = (f"[host] {ranks} rank(s) x {episodes} episodes x (2 x {memory_mb} MiB memory, 2 x {storage_mb} MiB "
+            f"disk) = {ranks * episodes * mem / gib:.1f} GiB of {ram_bytes / gib:.1f} GiB available RAM, "
+            f"{ranks * episodes * disk / gib:.1f} GiB of {disk_bytes / gib:.1f} GiB free disk: room for "
+            f"{by_ram} (RAM) and {by_disk} (disk) per rank")
+    if fits < 1:
+        short = "RAM" if by_ram < 1 else "disk"
+        raise ConfigError(f"{line}; not one episode fits in the host's {short}: lower sandbox.memory_mb / "
+                          "sandbox.storage_mb or free some")
+    if fits < episodes:
+        return fits, f"{line}; rollout.max_concurrent_episodes lowered from {episodes} to {fits}"
+    return fits, f"{line}; fits"

@@ -304,12 +304,12 @@ class Sandbox:
 
     @property
     def disk_exceeded(self) -> int | None:
-        """Bytes the sandbox held when its disk watchdog killed it; None while within storage_bytes."""
+        """Bytes (at least) the sandbox held when its disk watchdog killed it; None while within storage_bytes."""
         return self._disk.exceeded if self._disk is not None else None
 
     def _check_disk(self) -> None:
         if self.disk_exceeded is not None:
-            raise DiskLimitError(f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB to disk, over "
+            raise DiskLimitError(f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
                                  f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
 
     # ---- commands -------------------------------------------------------------------------------------
@@ -566,6 +566,22 @@ class Sandbox:
                                    max(budget, 1 << 20), limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
+
+
+def host_resources() -> tuple[int, int]:
+    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers: statvfs of the
+    engine's data root, `docker info` DockerRootDir, or of the nearest parent this process can reach)."""
+    with open("/proc/meminfo") as f:
+        ram = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+    path = Path(docker_api().info().get("DockerRootDir") or "/var/lib/docker")
+    while True:
+        try:
+            st = os.statvfs(path)
+            return ram, st.f_bavail * st.f_frsize
+        except OSError:  # not readable by this user (a docker-group member): its parent's filesystem
+            if path == path.parent:
+                raise
+            path = path.parent
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -554,6 +554,13 @@ def _build(run: Run, local_rank: int) -> None:
         report = configs.check_memory_budget(cfg, json.loads((Path(cfg.policy.path) / "config.json").read_text()),
                                              world, torch.cuda.get_device_properties(device).total_memory)
         run.say(report)
+    # in flight per rank: its share of a step's episodes, at most max_concurrent_episodes
+    per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
+    episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
+    fits, line = configs.host_budget(episodes, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb,
+                                     int(os.environ.get("LOCAL_WORLD_SIZE", "1")), *sandbox.host_resources())
+    run.say(line)
+    cfg.rollout.max_concurrent_episodes = fits  # each rank on its own numbers; no collective depends on it
     run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
     run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp, world // run.tp,
                               cfg.seed, cfg.epochs_shuffle, cfg.curriculum, cfg.curriculum_window)

@@ -72,7 +72,8 @@ class DiskWatch:
     """Kill container `cid` when its writable layer (plus `volumes`: host paths) holds more than limit bytes.
 
     Checks every interval_s from a daemon thread until `stop()`; after a kill, `exceeded` holds the bytes
-    measured (None while within the limit) and the thread ends. Docker errors while checking (the
+    measured (None while within the limit; the walk stops past the limit, so it is a lower bound) and
+    the thread ends. Docker errors while checking (the
     container being removed) end the watch quietly; a kill that fails is logged.
     """
 
@@ -106,7 +107,7 @@ class DiskWatch:
         if size <= self.limit:
             return False
         self.exceeded = size
-        log.warning("container %s holds %.1f MiB on disk, over its limit of %.1f MiB: killed", self.cid[:12],
+        log.warning("container %s holds %.1f MiB or more on disk, over its limit of %.1f MiB: killed", self.cid[:12],
                     size / 2**20, self.limit / 2**20)
         try:
             self.api.kill(self.cid)

@@ -493,7 +493,7 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             watch.stop()
             api.remove_container(vid, force=True, v=True)
         if watch.exceeded is not None:
-            return TestReport({}, False, f"disk_limit: the verifier container held {watch.exceeded / 2**20:.1f} MiB, "
+            return TestReport({}, False, f"disk_limit: the verifier container held {watch.exceeded / 2**20:.1f} MiB or more, "
                               f"over the {budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
                               time.monotonic() - t0, report.output if report else "")
         return report

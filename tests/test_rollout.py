@@ -705,6 +705,16 @@ def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     assert len(lines) == 4 and {x["stop_reason"] for x in lines} == {"oracle"}
     assert all(x["test_report"]["tests"] and all(x["test_report"]["tests"].values()) for x in lines)
     assert "pass@2" in r.stdout and "difficulty=easy" in r.stdout
+    assert "[host] 1 rank(s) x 4 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 4.0 GiB of " in r.stderr
+
+
+def test_eval_cli_refuses_when_not_one_episode_fits_the_host(tmp_path):
+    r = subprocess.run([sys.executable, "evaluate.py", "--oracle", "--tasks", task_dir(tmp_path), "--out",
+                        str(tmp_path / "eval"), "--no-progress", "--sandbox.memory-mb", str(1 << 30)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert r.stderr.startswith("error: [host] 1 rank(s) x 8 episodes x (2 x 1073741824 MiB memory")
+    assert "not one episode fits in the host's RAM" in r.stderr and not (tmp_path / "eval").exists()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
