@@ -61,6 +61,9 @@ log = logging.getLogger("termrl.sandbox")
 WORKDIR = "/app"  # working directory of a fresh sandbox whose image sets no WORKDIR
 # One id per process unless the caller names its run; labels every container this process starts.
 RUN_ID = os.environ.get("TERMRL_RUN_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+# A group of runs started together (the test suite and its child processes set TERMRL_SESSION): its sweep
+# removes what the group started and nothing of another run on the same engine.
+SESSION = os.environ.get("TERMRL_SESSION") or RUN_ID
 # What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
 # AUDIT_WRITE, SETFCAP, ...) stays dropped.
 DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
@@ -219,8 +222,8 @@ class Sandbox:
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
-        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.started": f"{time.time():.3f}",
-                  "termrl.owner": _owner(), "termrl.image": image}
+        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.session": SESSION,
+                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(), "termrl.image": image}
         host_config = api.create_host_config(
             network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
@@ -558,8 +561,8 @@ class Sandbox:
             await _blocking(self._disk.check, limit=False)
             self._check_disk()
         budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
-        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
-                  "termrl.owner": _owner(), "termrl.verifies": self.name}
+        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
+                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(), "termrl.verifies": self.name}
         try:
             return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
@@ -601,36 +604,55 @@ def _owner_dead(owner: str) -> bool:
     return False
 
 
-def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
-    """Remove containers labelled termrl=1; return how many were removed.
+def reap(run_id: str | None = None, older_than_s: float | None = None, session: str | None = None) -> int:
+    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and snapshot
+    images (label termrl.verifies); return how many things were removed.
 
-    With run_id and/or older_than_s: every matching container (label termrl.run_id equal; label
-    termrl.started at least older_than_s seconds ago), running or not. With neither: only containers
-    whose owner process on this host is gone (running, stopped or never started), so a run starting up
-    never touches the sandboxes of another live run on the same engine.
+    With run_id, session and/or older_than_s: everything matching (label termrl.run_id / termrl.session
+    equal; label termrl.started at least older_than_s seconds ago), running or not. With none: only what
+    an owner process on this host that is gone left (running, stopped or never started; also after a
+    kill -9 mid-verification), so a run starting up never touches the things of another live run.
     """
     api = docker_api()
-    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
-    now, removed = time.time(), 0
-    for c in api.containers(all=True, filters={"label": labels}):
-        lab = c.get("Labels") or {}
+    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else []) + (
+        [f"termrl.session={session}"] if session is not None else [])
+    unfiltered = run_id is None and older_than_s is None and session is None
+    now = time.time()
+
+    def chosen(lab: dict) -> bool:
+        lab = lab or {}
         if older_than_s is not None:
             try:
                 started = float(lab.get("termrl.started", "0"))
             except ValueError:
                 started = 0.0
             if now - started < older_than_s:
-                continue
-        # Unfiltered: only a dead owner's containers. A live owner's may be created-not-yet-started or
+                return False
+        # Unfiltered: only a dead owner's things. A live owner's may be created-not-yet-started or
         # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
-        if run_id is None and older_than_s is None and not _owner_dead(lab.get("termrl.owner", "")):
-            continue
-        try:
-            api.remove_container(c["Id"], force=True)
-            removed += 1
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.APIError as e:
-            if not (e.status_code == 409 and "already in progress" in str(e)):
-                log.warning("reap: removing %s failed: %s", c["Id"][:12], e)
+        return not unfiltered or _owner_dead(lab.get("termrl.owner", ""))
+
+    removed = 0
+    for c in api.containers(all=True, filters={"label": labels}):
+        if chosen(c.get("Labels")):
+            removed += _remove(lambda: api.remove_container(c["Id"], force=True, v=True), c["Id"])
+    for v in api.volumes(filters={"label": labels}).get("Volumes") or []:
+        if chosen(v.get("Labels")):
+            removed += _remove(lambda: api.remove_volume(v["Name"], force=True), v["Name"])
+    for im in api.images(all=True, filters={"label": labels + ["termrl.verifies"]}):
+        if chosen(im.get("Labels")):
+            removed += _remove(lambda: api.remove_image(im["Id"], force=True), im["Id"])
     return removed
+
+
+def _remove(call, what: str) -> int:
+    """1 when call removed `what`, 0 when it was already gone or going; other refusals are logged."""
+    try:
+        call()
+        return 1
+    except docker.errors.NotFound:
+        return 0
+    except docker.errors.APIError as e:
+        if not (e.status_code == 409 and "already in progress" in str(e)):
+            log.warning("reap: removing %s failed: %s", what[:19], e)
+        return 0
