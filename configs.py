@@ -70,7 +70,7 @@ class SandboxConfig:
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
-    storage_mb: int = 2048  # disk a container may write (no file larger), MiB; past it it is killed (disk.py)
+    storage_mb: int = 2048  # disk a container may write (no file larger), MiB; past it: killed
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
@@ -600,7 +600,8 @@ def host_budget(episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_
     the layer, then its snapshot and the verifier's writes, disk.py). The `ranks` ranks on this host
     share it:
 
-        fits = min(episodes, ram_bytes // (ranks x 2 x memory_mb MiB), disk_bytes // (ranks x 2 x storage_mb MiB))
+        fits = min(episodes, ram_bytes // (ranks x 2 x memory_mb MiB),
+                   disk_bytes // (ranks x 2 x storage_mb MiB))
 
     Returns (fits, the arithmetic as one line, saying when it lowers episodes).
     Raises:

@@ -115,8 +115,9 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     Raises asyncio.CancelledError when `stop` was requested: episodes cut short are not results."""
 
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
-    fits, line = host_budget(min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k), cfg.sandbox.memory_mb,
-                             cfg.sandbox.storage_mb, 1, *sandbox_lib.host_resources())
+    in_flight = min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k)
+    fits, line = host_budget(in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1,
+                             *sandbox_lib.host_resources())
     print(line, file=sys.stderr)
     cfg.rollout.max_concurrent_episodes = fits
     model_dir = weights.resolve_model_dir(cfg.policy.path)

@@ -347,15 +347,17 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             try:
                 report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
                                             test_setup=getattr(task, "test_setup", None))
-            except sandbox_lib.DiskLimitError:  # over the limit after the last command (a background writer)
+            except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
                 traj.stop_reason = "disk_limit"
         traj.timings["verify_s"] = time.monotonic() - t0
         if report is None:  # not verified: a snapshot would copy a layer already over the limit
             v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=(
                 f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"))
             traj.verification = v
-            traj.judge_score = 0.0 if judge is not None and not oracle else None  # as train.py does for tampering
-            logging.getLogger("termrl.rollout").warning("task %s episode %d: %s", task.id, group_index, v.error)
+            # judged 0 when a judge is configured, as train.py scores tampering
+            traj.judge_score = 0.0 if judge is not None and not oracle else None
+            logging.getLogger("termrl.rollout").warning("task %s episode %d: %s", task.id, group_index,
+                                                        v.error)
         else:
             v = reward_lib.verify(report, task.weights)
             traj.test_report, traj.verification, traj.resolved = report, v, v.resolved

@@ -74,7 +74,7 @@ class SandboxError(RuntimeError):
 
 
 class DiskLimitError(SandboxError):
-    """The sandbox wrote more than its disk limit (Limits.storage_bytes) and was killed: the episode ends."""
+    """The sandbox wrote more than its disk limit (Limits.storage_bytes) and was killed."""
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Limits:
     exec_timeout_s: float = 60.0  # default timeout of `exec`, seconds
     max_lifetime_s: float = 24 * 3600.0  # the container stops by itself after this long, seconds
     cap_add: tuple[str, ...] = DEFAULT_CAPS  # capabilities kept after cap_drop=ALL
-    storage_bytes: int = 2048 << 20  # disk the writable layer may hold (no file larger), bytes (disk.py)
+    storage_bytes: int = 2048 << 20  # disk its writable layer may hold (no file larger), bytes
     storage_check_s: float = 1.0  # seconds between two checks of the layer's size
     # Values are trusted: configs.validate checks the SandboxConfig they come from (from_config) at start-up.
 
@@ -307,13 +307,15 @@ class Sandbox:
 
     @property
     def disk_exceeded(self) -> int | None:
-        """Bytes (at least) the sandbox held when its disk watchdog killed it; None while within storage_bytes."""
+        """Bytes (at least) the sandbox held when its disk watchdog killed it; None while within
+        storage_bytes."""
         return self._disk.exceeded if self._disk is not None else None
 
     def _check_disk(self) -> None:
         if self.disk_exceeded is not None:
-            raise DiskLimitError(f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
-                                 f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
+            raise DiskLimitError(
+                f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
+                f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
 
     # ---- commands -------------------------------------------------------------------------------------
 
@@ -356,6 +358,7 @@ class Sandbox:
             api = docker_api()
             for _ in range(2):
                 if self._shell is None or not self._shell.alive:
+                    self._check_disk()  # a container killed for its disk is never restarted
                     self._shell = self._open_shell(api)
                 res = self._run_in_shell(api, self._shell, cmd, timeout, stateful, output_bytes, t0)
                 if res is not None:
@@ -562,7 +565,8 @@ class Sandbox:
             self._check_disk()
         budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
-                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(), "termrl.verifies": self.name}
+                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(),
+                  "termrl.verifies": self.name}
         try:
             return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
@@ -572,8 +576,9 @@ class Sandbox:
 
 
 def host_resources() -> tuple[int, int]:
-    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers: statvfs of the
-    engine's data root, `docker info` DockerRootDir, or of the nearest parent this process can reach)."""
+    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers:
+    statvfs of the engine's data root, `docker info` DockerRootDir, or of the nearest parent this
+    process can reach)."""
     with open("/proc/meminfo") as f:
         ram = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
     path = Path(docker_api().info().get("DockerRootDir") or "/var/lib/docker")
@@ -604,14 +609,16 @@ def _owner_dead(owner: str) -> bool:
     return False
 
 
-def reap(run_id: str | None = None, older_than_s: float | None = None, session: str | None = None) -> int:
-    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and snapshot
-    images (label termrl.verifies); return how many things were removed.
+def reap(run_id: str | None = None, older_than_s: float | None = None,
+         session: str | None = None) -> int:
+    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
+    snapshot images (label termrl.verifies); return how many things were removed.
 
-    With run_id, session and/or older_than_s: everything matching (label termrl.run_id / termrl.session
-    equal; label termrl.started at least older_than_s seconds ago), running or not. With none: only what
-    an owner process on this host that is gone left (running, stopped or never started; also after a
-    kill -9 mid-verification), so a run starting up never touches the things of another live run.
+    With run_id, session and/or older_than_s: everything matching (label termrl.run_id /
+    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
+    With none: only what an owner process on this host that is gone left (running, stopped or never
+    started; also after a kill -9 mid-verification), so a run starting up never touches the things
+    of another live run.
     """
     api = docker_api()
     labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else []) + (
@@ -646,7 +653,7 @@ def reap(run_id: str | None = None, older_than_s: float | None = None, session: 
 
 
 def _remove(call, what: str) -> int:
-    """1 when call removed `what`, 0 when it was already gone or going; other refusals are logged."""
+    """1 when call removed `what`, 0 when it was already gone or going; other refusals logged."""
     try:
         call()
         return 1

@@ -4,8 +4,8 @@
 
 (a) one check of a sandbox's layer: our UpperDir walk (B) against the engine's own measurement,
     `GET /containers/{id}/json?size=1` (A, what `docker inspect --size` asks), interleaved A B A B,
-    on a fresh sandbox and on one holding 2,000 and 20,000 small files: wall ms per check (median over
-    --pairs pairs, spread min-max) and the walk's CPU ms.
+    on a fresh sandbox and on one holding 2,000 and 20,000 small files: wall ms per check (median
+    over --pairs pairs, spread min-max) and the walk's CPU ms.
 (b) a writer of 8 x 32 MiB files (0.2 s apart, 256 MiB at most) in a sandbox with storage_mb=64 and
     checks every 1 s: seconds from the command's start to the kill and MiB held at the kill (the
     overshoot past 64), median over --tries tries with spread. Bounded: never more than 256 MiB.
@@ -35,10 +35,14 @@ def spread(xs: list[float]) -> str:
 
 
 async def check_cost(files: int, pairs: int) -> None:
-    box = await Sandbox.start(images.BASE_IMAGE, limits=Limits(storage_check_s=3600.0), run_id=RUN_ID)
+    box = await Sandbox.start(
+        images.BASE_IMAGE, limits=Limits(storage_check_s=3600.0), run_id=RUN_ID
+    )
     try:
         if files:
-            await box.exec(f"mkdir -p /app/d && cd /app/d && seq 1 {files} | xargs touch", timeout=300)
+            await box.exec(
+                f"mkdir -p /app/d && cd /app/d && seq 1 {files} | xargs touch", timeout=300
+            )
         api = docker_api()
         walk = DiskWatch(api, box.id, 1 << 40)
         engine = DiskWatch(api, box.id, 1 << 40)
@@ -53,8 +57,11 @@ async def check_cost(files: int, pairs: int) -> None:
             b.append((time.perf_counter() - t) * 1e3)
             cpu.append((time.process_time() - c) * 1e3)
         ratio = [y / x for x, y in zip(a, b)]
-        print(f"(a) {files:>6} files: engine size=1 {spread(a)} ms, walk {spread(b)} ms (CPU {spread(cpu)} ms), "
-              f"walk/engine {spread(ratio)}x")
+        print(
+            f"(a) {files:>6} files: engine size=1 {spread(a)} ms, walk {spread(b)} ms "
+            f"(CPU {spread(cpu)} ms), "
+            f"walk/engine {spread(ratio)}x"
+        )
     finally:
         await box.close()
 
@@ -63,8 +70,11 @@ async def detection(tries: int) -> None:
     fill = "for i in 1 2 3 4 5 6 7 8; do fallocate -l 32M /tmp/fill$i; sleep 0.2; done"
     secs, held = [], []
     for _ in range(tries):
-        box = await Sandbox.start(images.BASE_IMAGE, limits=Limits(storage_bytes=64 * MiB, storage_check_s=1.0),
-                                  run_id=RUN_ID)
+        box = await Sandbox.start(
+            images.BASE_IMAGE,
+            limits=Limits(storage_bytes=64 * MiB, storage_check_s=1.0),
+            run_id=RUN_ID,
+        )
         try:
             t = time.monotonic()
             try:
@@ -78,12 +88,17 @@ async def detection(tries: int) -> None:
             held.append(layer_bytes(box._disk._roots, 1 << 40) / MiB)
         finally:
             await box.close()
-    print(f"(b) 8 x 32 MiB writer, limit 64 MiB, check every 1 s: killed after {spread(secs)} s holding "
-          f"{spread(held)} MiB")
+    print(
+        f"(b) 8 x 32 MiB writer, limit 64 MiB, check every 1 s: killed after {spread(secs)} s "
+        "holding "
+        f"{spread(held)} MiB"
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--pairs", type=int, default=5, help="interleaved A B pairs per size in (a)")
     ap.add_argument("--tries", type=int, default=3, help="writer runs in (b)")
     args = ap.parse_args()

@@ -458,7 +458,8 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             image made here (termrl=1, run id, owner). limits: sandbox.Limits (memory, cpus, pids, cap_add).
         timeout: seconds for pytest (and, separately, for test_setup). test_setup: bash source or None.
         disk_budget: bytes the verifier container's layer and volumes may hold (default
-            limits.storage_bytes); past it the container is killed and the report's error starts "disk_limit".
+            limits.storage_bytes); past it the container is killed and the report's error starts
+            "disk_limit".
     Returns:
         TestReport; tampered set (and no tests) when the agent changed the toolchain. Timeout: every test found
         by `--collect-only` is False, timed_out=True. Collection error / no tests / no report: `error` says so.
@@ -478,9 +479,11 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
         vid = api.create_container(
             snapshot, entrypoint=[], command=[tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"],
             labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
-            host_config=_host_config(api, limits, [docker.types.Mount(d, None, type="volume", no_copy=True,
-                                                                      labels=labels) for d in (TESTS, PRIVATE)]))["Id"]
-        volumes = tuple(m["Source"] for m in api.inspect_container(vid).get("Mounts") or [] if m.get("Source"))
+            host_config=_host_config(api, limits, [
+                docker.types.Mount(d, None, type="volume", no_copy=True, labels=labels)
+                for d in (TESTS, PRIVATE)]))["Id"]
+        mounts = api.inspect_container(vid).get("Mounts") or []
+        volumes = tuple(m["Source"] for m in mounts if m.get("Source"))
         budget = limits.storage_bytes if disk_budget is None else disk_budget
         watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()
         try:
@@ -493,7 +496,8 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             watch.stop()
             api.remove_container(vid, force=True, v=True)
         if watch.exceeded is not None:
-            return TestReport({}, False, f"disk_limit: the verifier container held {watch.exceeded / 2**20:.1f} MiB or more, "
+            held = watch.exceeded / 2**20
+            return TestReport({}, False, f"disk_limit: the verifier container held {held:.1f} MiB or more, "
                               f"over the {budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
                               time.monotonic() - t0, report.output if report else "")
         return report

@@ -17,14 +17,16 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-SESSION = os.environ.setdefault("TERMRL_SESSION", f"pytest-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
+SESSION = os.environ.setdefault(
+    "TERMRL_SESSION", f"pytest-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
 
 
 def session_leftovers(session: str) -> list[str]:
     """What of `session` is left on the engine: 'kind id name' per container, volume and image."""
     label = f"label=termrl.session={session}"
     out = []
-    for kind, cmd in (("container", ["docker", "ps", "-aq", "--filter", label, "--format", "{{.ID}} {{.Names}}"]),
+    for kind, cmd in (("container", ["docker", "ps", "-aq", "--filter", label,
+                                     "--format", "{{.ID}} {{.Names}}"]),
                       ("volume", ["docker", "volume", "ls", "-q", "--filter", label]),
                       ("image", ["docker", "images", "-q", "--filter", label])):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -63,7 +65,8 @@ def pytest_sessionfinish(session, exitstatus):
         return
     left = sweep(SESSION)
     if left:
-        print(f"\nLEAK: {len(left)} thing(s) of this test session were left and have now been removed: {left}")
+        print(f"\nLEAK: {len(left)} thing(s) of this test session were left and have now been "
+              f"removed: {left}")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -27,8 +27,13 @@ def run(coro):
 
 
 def small_box(storage_mb: int = 64) -> Sandbox:
-    return run(Sandbox.start(images.BASE_IMAGE, limits=Limits(storage_bytes=storage_mb * MiB, storage_check_s=0.25),
-                             run_id=RUN_ID))
+    return run(
+        Sandbox.start(
+            images.BASE_IMAGE,
+            limits=Limits(storage_bytes=storage_mb * MiB, storage_check_s=0.25),
+            run_id=RUN_ID,
+        )
+    )
 
 
 def upper_dir(client, cid: str) -> str:
@@ -53,7 +58,12 @@ def test_layer_bytes_counts_blocks_once_per_inode_and_stops_past_the_limit(tmp_p
 def test_one_file_cannot_grow_past_the_limit(docker_client):
     box = small_box()
     try:
-        r = run(box.exec("fallocate -l 256M /tmp/big; echo rc=$?; ls -s /tmp/big 2>&1 | cut -c1-20", timeout=30))
+        r = run(
+            box.exec(
+                "fallocate -l 256M /tmp/big; echo rc=$?; ls -s /tmp/big 2>&1 | cut -c1-20",
+                timeout=30,
+            )
+        )
         # SIGXFSZ ends fallocate (128 + 25) and the file holds no block
         assert "File size limit exceeded" in r.output and "rc=153\n0 /tmp/big\n" in r.output
         assert box.disk_exceeded is None  # nothing was written: the sandbox goes on
@@ -66,7 +76,9 @@ def test_a_sandbox_writing_past_storage_mb_is_killed_and_the_host_disk_freed(doc
     box = small_box()
     try:
         upper = upper_dir(docker_client, box.id)
-        with pytest.raises(DiskLimitError, match=r"over its limit of 64 MiB \(sandbox.storage_mb\): killed"):
+        with pytest.raises(
+            DiskLimitError, match=r"over its limit of 64 MiB \(sandbox.storage_mb\): killed"
+        ):
             run(box.exec(FILLER, timeout=60))
         assert 64 * MiB < box.disk_exceeded <= 256 * MiB + MiB
         assert docker_client.api.inspect_container(box.id)["State"]["Running"] is False
@@ -76,7 +88,9 @@ def test_a_sandbox_writing_past_storage_mb_is_killed_and_the_host_disk_freed(doc
             run(box.run_tests(os.path.dirname(__file__), timeout=10))
     finally:
         run(box.close())
-    assert not os.path.exists(upper)  # the layer is gone with the container: the host got its disk back
+    assert not os.path.exists(
+        upper
+    )  # the layer is gone with the container: the host got its disk back
     with pytest.raises(docker.errors.NotFound):
         docker_client.api.inspect_container(box.id)
 
@@ -95,17 +109,23 @@ def test_a_background_writer_is_caught_before_verification(docker_client, tmp_pa
         run(box.close())
 
 
-def test_tests_that_write_past_what_is_left_are_stopped_with_a_disk_limit_error(docker_client, tmp_path):
+def test_tests_that_write_past_what_is_left_are_stopped_with_a_disk_limit_error(
+    docker_client, tmp_path
+):
     box = small_box()
     try:
-        (tmp_path / "test_fill.py").write_text(textwrap.dedent(f"""
+        (tmp_path / "test_fill.py").write_text(
+            textwrap.dedent(f"""
             import subprocess
             def test_fill():
                 subprocess.run({FILLER!r}, shell=True, check=True)
-            """))
+            """)
+        )
         report = run(box.run_tests(tmp_path, timeout=60))
         assert report.error.startswith("disk_limit: the verifier container held ")
-        assert report.error.endswith(" MiB left of sandbox.storage_mb; killed") and report.tests == {}
+        assert (
+            report.error.endswith(" MiB left of sandbox.storage_mb; killed") and report.tests == {}
+        )
     finally:
         run(box.close())
     left = docker_client.api.containers(all=True, filters={"label": [f"termrl.run_id={RUN_ID}"]})
