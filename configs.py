@@ -71,6 +71,7 @@ class SandboxConfig:
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
+    storage_mb: int = 2048  # disk a container may write (no file larger), MiB; past it: killed
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
@@ -345,6 +346,7 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.memory_mb >= 64, "sandbox.memory_mb", sb.memory_mb, "must be >= 64")
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
+    need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
     need(sb.max_concurrent >= 0, "sandbox.max_concurrent", sb.max_concurrent, "must be >= 0 (0 = auto)")
     need(sb.output_limit_bytes >= 256, "sandbox.output_limit_bytes", sb.output_limit_bytes, "must be >= 256")
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
@@ -661,3 +663,36 @@ def check_memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: 
     if not fits:
         raise ConfigError(f"policy: this configuration does not fit in GPU memory\n{report}")
     return report
+
+
+def host_budget(episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_bytes: int,
+                disk_bytes: int) -> tuple[int, str]:
+    """Episodes in flight per rank that the host's RAM and the Docker data root's free disk can hold.
+
+    An episode holds its sandbox and, while verified, a verifier container from its snapshot: at most
+    2 x memory_mb of memory (both containers' caps) and 2 x storage_mb of disk (sandbox.storage_mb:
+    the layer, then its snapshot and the verifier's writes, disk.py). The `ranks` ranks on this host
+    share it:
+
+        fits = min(episodes, ram_bytes // (ranks x 2 x memory_mb MiB),
+                   disk_bytes // (ranks x 2 x storage_mb MiB))
+
+    Returns (fits, the arithmetic as one line, saying when it lowers episodes).
+    Raises:
+        ConfigError: not even one episode per rank fits (the line says which resource is short).
+    """
+    mem, disk = 2 * memory_mb << 20, 2 * storage_mb << 20
+    by_ram, by_disk = ram_bytes // (ranks * mem), disk_bytes // (ranks * disk)
+    fits = min(episodes, by_ram, by_disk)
+    gib = 2**30
+    line = (f"[host] {ranks} rank(s) x {episodes} episodes x (2 x {memory_mb} MiB memory, 2 x {storage_mb} MiB "
+            f"disk) = {ranks * episodes * mem / gib:.1f} GiB of {ram_bytes / gib:.1f} GiB available RAM, "
+            f"{ranks * episodes * disk / gib:.1f} GiB of {disk_bytes / gib:.1f} GiB free disk: room for "
+            f"{by_ram} (RAM) and {by_disk} (disk) per rank")
+    if fits < 1:
+        short = "RAM" if by_ram < 1 else "disk"
+        raise ConfigError(f"{line}; not one episode fits in the host's {short}: lower sandbox.memory_mb / "
+                          "sandbox.storage_mb or free some")
+    if fits < episodes:
+        return fits, f"{line}; rollout.max_concurrent_episodes lowered from {episodes} to {fits}"
+    return fits, f"{line}; fits"

@@ -20,7 +20,7 @@ import torch
 from judging import judge as judge_lib
 import sandbox as sandbox_lib
 from hf import weights
-from configs import EvalConfig, parse_eval_cli
+from configs import EvalConfig, host_budget, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
 from engines.openai_engine import OpenAIEngine
 from rollout import Trajectory, run_episodes
@@ -116,6 +116,11 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     Raises asyncio.CancelledError when `stop` was requested: episodes cut short are not results."""
 
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
+    in_flight = min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k)
+    fits, line = host_budget(in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1,
+                             *sandbox_lib.host_resources())
+    print(line, file=sys.stderr)
+    cfg.rollout.max_concurrent_episodes = fits
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
     engine = build_eval_engine(cfg, model_dir, tokenizer)

@@ -1,12 +1,16 @@
 """Reward: weighted test verification and its combination with the LLM judge's score (judge.py).
 
-    reward = (w_tests * verification + w_judge * judge) / (w_tests + w_judge)     (defaults 0.65 / 0.35)
-    reward = verification                                                        (no judge, or it failed)
+    reward = verification * (w_tests + w_judge * judge) / (w_tests + w_judge)   (defaults 0.65 / 0.35)
+    reward = verification                                                      (no judge, or it failed)
 
 verification is the weight of the task's hidden tests that passed over the weight of all of them
-(`verify`). A failed judge is never scored 0 (or 1): that trajectory falls back to the tests alone.
-Rewards inside one group share one scale (`group_rewards`, the one rule of training and
-evaluation): if any member's judge failed, the whole group is scored on the tests alone.
+(`verify`). The judge scales what the tests earned, from w_tests / (w_tests + w_judge) of it (judge 0)
+to all of it (judge 1): it can only take reward away, so an unsolved episode (verification 0) gets 0
+whatever it said to the grader, and reward <= verification always (issue 26; the additive rule
+0.65 * tests + 0.35 * judge paid 0.35 for a note to the grader). A failed judge is never scored 0 (or 1):
+that trajectory falls back to the tests alone. Rewards inside one group share one scale
+(`group_rewards`, the one rule of training and evaluation): if any member's judge failed, the whole
+group is scored on the tests alone.
 
 Test reports are duck-typed (verifier.TestReport: .tests, .timed_out, .error, .skipped, .tampered): no Docker here.
 """
@@ -133,10 +137,14 @@ def verify(report, weights: dict[str, float]) -> Verification:
 
 
 def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_judge: float = 0.35) -> float:
-    """Final reward in [0, 1].
+    """Final reward in [0, 1], never above verification.
 
-        judge given: (w_tests * verification + w_judge * judge) / (w_tests + w_judge)
+        judge given: verification * (w_tests + w_judge * judge) / (w_tests + w_judge)
         judge None:  verification           (no judge configured, or every backend failed: the tests alone)
+
+    The judge is a multiplicative penalty on what the tests earned (at judge 0 the episode keeps
+    w_tests / (w_tests + w_judge) of it): verification 0 gives 0 for any judge score, and a solved episode
+    (1.0) always gets at least w_tests / (w_tests + w_judge) = 0.65, above every unsolved one.
 
     Raises:
         ValueError: verification or judge not a number in [0, 1] (the weights are trusted: configs.validate).
@@ -148,7 +156,7 @@ def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_j
             raise ValueError(f"{name} = {x!r}: must be a number in [0, 1]")
     if judge is None:
         return float(verification)
-    return (w_tests * verification + w_judge * judge) / (w_tests + w_judge)
+    return verification * (w_tests + w_judge * judge) / (w_tests + w_judge)
 
 
 def group_rewards(verification_scores: list[float | None], judge_scores: list[float | None],

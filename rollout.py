@@ -69,6 +69,7 @@ from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_acti
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from agent.chat import ChatFormat
 from engines import Completion, Engine, SamplingParams
+from judging.prompt import describe_outcome
 
 
 def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
@@ -97,7 +98,9 @@ class Trajectory:
     messages: the conversation ({"role", "content"} plus, for assistant turns, "tool_calls", "format_error",
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
     stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
-    tampered (the agent changed the test toolchain: reward 0, verification.tampered says what).
+    tampered (the agent changed the test toolchain: reward 0, verification.tampered says what) |
+    disk_limit (the sandbox wrote past sandbox.storage_mb and was killed: not verified, reward 0,
+    verification.error says how much).
     truncated: a limit ended the episode (not finish/oracle). reward: set by its group's rule
     (`score_group`); None when the episode failed (error says why), never a silent 0.
     exact: token_ids are exactly what the engine sampled.
@@ -267,7 +270,12 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
                 if call.name == "finish":
                     finished = True
                     break
-                out, meta = await run_tool(ep, call)
+                try:
+                    out, meta = await run_tool(ep, call)
+                except sandbox_lib.DiskLimitError as e:  # the sandbox was killed: nothing more can run
+                    traj.messages.append({"role": chat.observation_role, "content": f"[termrl: {e}]",
+                                          "in_tokens": False})
+                    return "disk_limit"
                 results.append((call, out, meta))
             skipped = calls[len(msg["tool_calls"]):]
             if skipped:
@@ -337,18 +345,34 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             traj.truncated = traj.stop_reason in LIMIT_REASONS
         traj.timings["agent_s"] = time.monotonic() - t_start
         t0 = time.monotonic()
-        report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
-                                    test_setup=getattr(task, "test_setup", None))
+        report = None
+        if traj.stop_reason != "disk_limit":
+            try:
+                report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
+                                            test_setup=getattr(task, "test_setup", None))
+            except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
+                traj.stop_reason = "disk_limit"
         traj.timings["verify_s"] = time.monotonic() - t0
-        v = reward_lib.verify(report, task.weights)
-        traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
+        if report is None:  # not verified: a snapshot would copy a layer already over the limit
+            v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=(
+                f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"))
+            traj.verification = v
+            # judged 0 when a judge is configured, as train.py scores tampering
+            traj.judge_score = 0.0 if judge is not None and not oracle else None
+            logging.getLogger("termrl.rollout").warning("task %s episode %d: %s", task.id, group_index,
+                                                        v.error)
+        else:
+            v = reward_lib.verify(report, task.weights)
+            traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
         if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
             traj.stop_reason = "tampered"
             logging.getLogger("termrl.rollout").warning("task %s episode %d: tampered: %s", task.id, group_index,
                                                         v.tampered)
-        elif judge is not None and not oracle:
+        elif judge is not None and not oracle and report is not None:
             t0 = time.monotonic()
-            jr = await judge.score(task.instruction, [{"role": m["role"], "content": m["content"]} for m in traj.messages])
+            jr = await judge.score(task.instruction,
+                                   [{"role": m["role"], "content": m["content"]} for m in traj.messages],
+                                   describe_outcome(v))
             traj.judge_score = jr.score
             traj.timings["judge_s"] = time.monotonic() - t0
     except Exception as e:

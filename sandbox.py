@@ -50,6 +50,7 @@ import docker.errors
 import docker.types
 
 from sandboxing import verifier
+from sandboxing.disk import DiskWatch
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
 from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
@@ -60,6 +61,9 @@ log = logging.getLogger("termrl.sandbox")
 WORKDIR = "/app"  # working directory of a fresh sandbox whose image sets no WORKDIR
 # One id per process unless the caller names its run; labels every container this process starts.
 RUN_ID = os.environ.get("TERMRL_RUN_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+# A group of runs started together (the test suite and its child processes set TERMRL_SESSION): its sweep
+# removes what the group started and nothing of another run on the same engine.
+SESSION = os.environ.get("TERMRL_SESSION") or RUN_ID
 # What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
 # AUDIT_WRITE, SETFCAP, ...) stays dropped.
 DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
@@ -67,6 +71,10 @@ DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "
 
 class SandboxError(RuntimeError):
     """The sandbox itself failed (image missing, container gone, Docker error), not the agent's command."""
+
+
+class DiskLimitError(SandboxError):
+    """The sandbox wrote more than its disk limit (Limits.storage_bytes) and was killed."""
 
 
 @dataclass
@@ -91,13 +99,21 @@ class Limits:
     exec_timeout_s: float = 60.0  # default timeout of `exec`, seconds
     max_lifetime_s: float = 24 * 3600.0  # the container stops by itself after this long, seconds
     cap_add: tuple[str, ...] = DEFAULT_CAPS  # capabilities kept after cap_drop=ALL
+    storage_bytes: int = 2048 << 20  # disk its writable layer may hold (no file larger), bytes
+    storage_check_s: float = 1.0  # seconds between two checks of the layer's size
     # Values are trusted: configs.validate checks the SandboxConfig they come from (from_config) at start-up.
 
     @classmethod
     def from_config(cls, cfg) -> Limits:
-        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s)."""
+        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
+        storage_mb)."""
         return cls(memory_bytes=int(cfg.memory_mb) << 20, cpus=float(cfg.cpus), pids=int(cfg.pids),
-                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s))
+                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s),
+                   storage_bytes=int(cfg.storage_mb) << 20)
+
+    def ulimits(self) -> list:
+        """RLIMIT_FSIZE = storage_bytes (no file grows past the disk limit; disk.py), soft = hard."""
+        return [docker.types.Ulimit(name="fsize", soft=self.storage_bytes, hard=self.storage_bytes)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -184,6 +200,7 @@ class Sandbox:
         self._exec_lock = threading.Lock()
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
+        self._disk: DiskWatch | None = None  # the disk limit's watchdog (set by start)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -205,12 +222,12 @@ class Sandbox:
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
-        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.started": f"{time.time():.3f}",
-                  "termrl.owner": _owner(), "termrl.image": image}
+        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.session": SESSION,
+                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(), "termrl.image": image}
         host_config = api.create_host_config(
             network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
-            security_opt=["no-new-privileges"], init=True,
+            security_opt=["no-new-privileges"], init=True, ulimits=limits.ulimits(),
             log_config=docker.types.LogConfig(type="none"))  # command output must not pile up in the engine's logs
         try:
             cid = api.create_container(
@@ -232,6 +249,7 @@ class Sandbox:
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
         box = cls(cid, name, limits, run_id, shell)
         box.workdir = workdir
+        box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
         return box
 
     async def __aenter__(self) -> Sandbox:
@@ -260,6 +278,8 @@ class Sandbox:
             log.warning("closing sandbox %s failed: %s (reap() will remove it)", self.name, e)
 
     def _close_blocking(self) -> None:
+        if self._disk is not None:
+            self._disk.stop()
         if self._shell is not None:
             self._shell.close()
         api = docker_api(10.0)
@@ -283,6 +303,19 @@ class Sandbox:
     def _check_open(self) -> None:
         if self._closed:
             raise SandboxError(f"sandbox {self.name} is closed")
+        self._check_disk()
+
+    @property
+    def disk_exceeded(self) -> int | None:
+        """Bytes (at least) the sandbox held when its disk watchdog killed it; None while within
+        storage_bytes."""
+        return self._disk.exceeded if self._disk is not None else None
+
+    def _check_disk(self) -> None:
+        if self.disk_exceeded is not None:
+            raise DiskLimitError(
+                f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
+                f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
 
     # ---- commands -------------------------------------------------------------------------------------
 
@@ -302,6 +335,7 @@ class Sandbox:
         Raises:
             ValueError: cmd is not a str, too long or contains NUL; timeout <= 0.
             SandboxError: the sandbox is closed or its container is not running.
+            DiskLimitError: its writable layer went over limits.storage_bytes; the container was killed.
         """
         timeout = self.limits.exec_timeout_s if timeout is None else float(timeout)
         if not isinstance(cmd, str):
@@ -313,7 +347,9 @@ class Sandbox:
         if not timeout > 0:
             raise ValueError(f"exec: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
-        return await _blocking(self._exec_blocking, cmd, timeout, True, limit=False)
+        res = await _blocking(self._exec_blocking, cmd, timeout, True, limit=False)
+        self._check_disk()  # killed while this command ran: its output ends with the shell's death
+        return res
 
     def _exec_blocking(self, cmd: str, timeout: float, stateful: bool, output_bytes: int | None = None) -> ExecResult:
         with self._exec_lock:
@@ -322,6 +358,7 @@ class Sandbox:
             api = docker_api()
             for _ in range(2):
                 if self._shell is None or not self._shell.alive:
+                    self._check_disk()  # a container killed for its disk is never restarted
                     self._shell = self._open_shell(api)
                 res = self._run_in_shell(api, self._shell, cmd, timeout, stateful, output_bytes, t0)
                 if res is not None:
@@ -512,6 +549,10 @@ class Sandbox:
         Raises:
             FileNotFoundError: tests_dir is not a directory on the host. ValueError: timeout <= 0.
             SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest.
+            DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
+
+        Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
+        volumes) may write limits.storage_bytes - S more: the episode holds at most 2 x storage_bytes.
         """
         tests_dir = Path(tests_dir)
         if not tests_dir.is_dir():
@@ -519,13 +560,36 @@ class Sandbox:
         if not timeout > 0:
             raise ValueError(f"run_tests: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
-        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
-                  "termrl.owner": _owner(), "termrl.verifies": self.name}
+        if self._disk is not None:
+            await _blocking(self._disk.check, limit=False)
+            self._check_disk()
+        budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
+        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
+                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(),
+                  "termrl.verifies": self.name}
         try:
             return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
-                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup, limit=False)
+                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
+                                   max(budget, 1 << 20), limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
+
+
+def host_resources() -> tuple[int, int]:
+    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers:
+    statvfs of the engine's data root, `docker info` DockerRootDir, or of the nearest parent this
+    process can reach)."""
+    with open("/proc/meminfo") as f:
+        ram = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+    path = Path(docker_api().info().get("DockerRootDir") or "/var/lib/docker")
+    while True:
+        try:
+            st = os.statvfs(path)
+            return ram, st.f_bavail * st.f_frsize
+        except OSError:  # not readable by this user (a docker-group member): its parent's filesystem
+            if path == path.parent:
+                raise
+            path = path.parent
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -545,36 +609,57 @@ def _owner_dead(owner: str) -> bool:
     return False
 
 
-def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
-    """Remove containers labelled termrl=1; return how many were removed.
+def reap(run_id: str | None = None, older_than_s: float | None = None,
+         session: str | None = None) -> int:
+    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
+    snapshot images (label termrl.verifies); return how many things were removed.
 
-    With run_id and/or older_than_s: every matching container (label termrl.run_id equal; label
-    termrl.started at least older_than_s seconds ago), running or not. With neither: only containers
-    whose owner process on this host is gone (running, stopped or never started), so a run starting up
-    never touches the sandboxes of another live run on the same engine.
+    With run_id, session and/or older_than_s: everything matching (label termrl.run_id /
+    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
+    With none: only what an owner process on this host that is gone left (running, stopped or never
+    started; also after a kill -9 mid-verification), so a run starting up never touches the things
+    of another live run.
     """
     api = docker_api()
-    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
-    now, removed = time.time(), 0
-    for c in api.containers(all=True, filters={"label": labels}):
-        lab = c.get("Labels") or {}
+    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else []) + (
+        [f"termrl.session={session}"] if session is not None else [])
+    unfiltered = run_id is None and older_than_s is None and session is None
+    now = time.time()
+
+    def chosen(lab: dict) -> bool:
+        lab = lab or {}
         if older_than_s is not None:
             try:
                 started = float(lab.get("termrl.started", "0"))
             except ValueError:
                 started = 0.0
             if now - started < older_than_s:
-                continue
-        # Unfiltered: only a dead owner's containers. A live owner's may be created-not-yet-started or
+                return False
+        # Unfiltered: only a dead owner's things. A live owner's may be created-not-yet-started or
         # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
-        if run_id is None and older_than_s is None and not _owner_dead(lab.get("termrl.owner", "")):
-            continue
-        try:
-            api.remove_container(c["Id"], force=True)
-            removed += 1
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.APIError as e:
-            if not (e.status_code == 409 and "already in progress" in str(e)):
-                log.warning("reap: removing %s failed: %s", c["Id"][:12], e)
+        return not unfiltered or _owner_dead(lab.get("termrl.owner", ""))
+
+    removed = 0
+    for c in api.containers(all=True, filters={"label": labels}):
+        if chosen(c.get("Labels")):
+            removed += _remove(lambda: api.remove_container(c["Id"], force=True, v=True), c["Id"])
+    for v in api.volumes(filters={"label": labels}).get("Volumes") or []:
+        if chosen(v.get("Labels")):
+            removed += _remove(lambda: api.remove_volume(v["Name"], force=True), v["Name"])
+    for im in api.images(all=True, filters={"label": labels + ["termrl.verifies"]}):
+        if chosen(im.get("Labels")):
+            removed += _remove(lambda: api.remove_image(im["Id"], force=True), im["Id"])
     return removed
+
+
+def _remove(call, what: str) -> int:
+    """1 when call removed `what`, 0 when it was already gone or going; other refusals logged."""
+    try:
+        call()
+        return 1
+    except docker.errors.NotFound:
+        return 0
+    except docker.errors.APIError as e:
+        if not (e.status_code == 409 and "already in progress" in str(e)):
+            log.warning("reap: removing %s failed: %s", what[:19], e)
+        return 0

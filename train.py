@@ -156,7 +156,15 @@ def _build(run: Run, local_rank: int) -> None:
         run.tp = cfg.policy.vllm_tensor_parallel_size
         total = torch.cuda.get_device_properties(device).total_memory
         run.say(engine_memory_report(cfg, run.model_dir, world, total))
-    run.tp_group = engines.tp_groups(world, run.tp)  # one vLLM engine's ranks share its tasks
+    # in flight per rank: its share of a step's episodes, at most max_concurrent_episodes
+    per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
+    episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    fits, line = configs.host_budget(episodes, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb,
+                                     local_ranks, *sandbox.host_resources())
+    run.say(line)
+    cfg.rollout.max_concurrent_episodes = fits  # per rank; no collective depends on it
+    run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
     run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp,
                               world // run.tp, cfg.seed, cfg.epochs_shuffle, cfg.curriculum,
                               cfg.curriculum_window)

@@ -252,14 +252,15 @@ class Judge:
                 raise MalformedReply(f"refusal: {reply.text[:80]!r}") from None
             raise e
 
-    async def score(self, instruction: str, transcript) -> JudgeResult:
-        """Grade one trajectory: instruction (the task text), transcript (str or chat messages).
+    async def score(self, instruction: str, transcript, outcome: str | None = None) -> JudgeResult:
+        """Grade one trajectory: instruction (the task text), transcript (str or chat messages), outcome
+        (what the hidden tests found, `prompt.describe_outcome`; None when not known).
 
         Returns JudgeResult; .score is None when every backend failed or was cooling down (never a stand-in
         0 or 1). Raises TypeError for an instruction that is not a str or a transcript that is neither a str
         nor a list of messages.
         """
-        system, user = build_prompt(instruction, transcript, self.cfg.judge_transcript_tokens)
+        system, user = build_prompt(instruction, transcript, self.cfg.judge_transcript_tokens, outcome)
         self.metrics["judge_calls"] += 1
         self._check_switch()
         result = JudgeResult(score=None)

@@ -58,6 +58,8 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
+from sandboxing.disk import DiskWatch
+
 log = logging.getLogger("termrl.verifier")
 
 TESTS = "/tests"  # Terminal-Bench's hidden tests directory (TEST_DIR)
@@ -355,7 +357,7 @@ def _host_config(api, limits, mounts=None):
     return api.create_host_config(
         network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
         nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
-        security_opt=["no-new-privileges"], init=True, mounts=mounts,
+        security_opt=["no-new-privileges"], init=True, mounts=mounts, ulimits=limits.ulimits(),
         log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m"}))
 
 
@@ -447,13 +449,17 @@ def _ini(tests_dir: Path) -> str:
 
 
 def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str], limits, tests_dir: Path,
-                       timeout: float, test_setup: str | None = None) -> TestReport:
+                       timeout: float, test_setup: str | None = None,
+                       disk_budget: int | None = None) -> TestReport:
     """Verify the agent container `container_id` with the hidden tests in `tests_dir` (steps: module docstring).
 
     Args:
         api: docker-py APIClient with a socket timeout of a minute or more. labels: put on every container and
             image made here (termrl=1, run id, owner). limits: sandbox.Limits (memory, cpus, pids, cap_add).
         timeout: seconds for pytest (and, separately, for test_setup). test_setup: bash source or None.
+        disk_budget: bytes the verifier container's layer and volumes may hold (default
+            limits.storage_bytes); past it the container is killed and the report's error starts
+            "disk_limit".
     Returns:
         TestReport; tampered set (and no tests) when the agent changed the toolchain. Timeout: every test found
         by `--collect-only` is False, timed_out=True. Collection error / no tests / no report: `error` says so.
@@ -473,12 +479,28 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
         vid = api.create_container(
             snapshot, entrypoint=[], command=[tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"],
             labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
-            host_config=_host_config(api, limits, [docker.types.Mount(d, None, type="volume", no_copy=True)
-                                                   for d in (TESTS, PRIVATE)]))["Id"]
+            host_config=_host_config(api, limits, [
+                docker.types.Mount(d, None, type="volume", no_copy=True, labels=labels)
+                for d in (TESTS, PRIVATE)]))["Id"]
+        mounts = api.inspect_container(vid).get("Mounts") or []
+        volumes = tuple(m["Source"] for m in mounts if m.get("Source"))
+        budget = limits.storage_bytes if disk_budget is None else disk_budget
+        watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()
         try:
-            return _verify_in(api, vid, tc, changes, tests_dir, timeout, test_setup, t0)
+            report = _verify_in(api, vid, tc, changes, tests_dir, timeout, test_setup, t0)
+        except docker.errors.APIError:
+            if watch.exceeded is None:
+                raise
+            report = None  # the kill broke a step; the disk limit is the reason
         finally:
+            watch.stop()
             api.remove_container(vid, force=True, v=True)
+        if watch.exceeded is not None:
+            held = watch.exceeded / 2**20
+            return TestReport({}, False, f"disk_limit: the verifier container held {held:.1f} MiB or more, "
+                              f"over the {budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
+                              time.monotonic() - t0, report.output if report else "")
+        return report
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
     finally:

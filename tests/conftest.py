@@ -7,15 +7,18 @@ serve`), `slow` (none of those, but long: real-model decoding). `make test-fast`
 rest with TERMRL_TEST_TIER=fast, under which an unmarked test that starts Docker, a model run or a
 server fails, naming its missing marker: the tiering is enforced, not hoped.
 
-Every container termrl starts carries the label termrl=1. When the session ends, any such container
-that was not there when it started is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1) it is
-removed, so the machine stays clean even after a failed test, and the session fails, naming the
-containers. Elsewhere (a developer's machine, where other work may be running containers at the same
-time) the leak is only reported.
+The suite is one session of runs: TERMRL_SESSION is set here, before sandbox.py is imported, and every
+child process (evaluate.py, torchrun, the kill -9 children) inherits it, so every container, verifier
+volume and snapshot image the suite starts carries the label termrl.session=<this session>. When the
+session ends, whatever of this session remains is a leak: under CI (CI=true, or TERMRL_STRICT_LEAKS=1)
+it is removed and the session fails, naming it; elsewhere it is only reported. Nothing of another run
+on the same engine (a live training run beside `make test`) is ever looked at, let alone removed.
 """
 
 import multiprocessing.process
 import os
+import secrets
+import socket
 import socketserver
 import subprocess
 
@@ -25,16 +28,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "data", "tasks")  # the shipped dataset
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 FAST_TIER = os.environ.get("TERMRL_TEST_TIER") == "fast"
+SESSION = os.environ.setdefault(
+    "TERMRL_SESSION", f"pytest-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
 
 
-def _labelled_containers() -> list[str]:
-    out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", "label=termrl=1", "--format", "{{.ID}} {{.Names}}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return [line for line in out.stdout.splitlines() if line.strip()]
+def session_leftovers(session: str) -> list[str]:
+    """What of `session` is left on the engine: 'kind id name' per container, volume and image."""
+    label = f"label=termrl.session={session}"
+    out = []
+    for kind, cmd in (("container", ["docker", "ps", "-aq", "--filter", label,
+                                     "--format", "{{.ID}} {{.Names}}"]),
+                      ("volume", ["docker", "volume", "ls", "-q", "--filter", label]),
+                      ("image", ["docker", "images", "-q", "--filter", label])):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        out += [f"{kind} {line}" for line in r.stdout.splitlines() if line.strip()]
+    return out
+
+
+def sweep(session: str) -> list[str]:
+    """Remove every container, volume and snapshot image of `session` (and only those); return them."""
+    import sandbox
+
+    left = session_leftovers(session)
+    if left:
+        sandbox.reap(session=session)
+    return left
 
 
 @pytest.fixture(scope="session")
@@ -145,33 +163,21 @@ def _enforce_tier():
     mp.undo()
 
 
-def pytest_sessionstart(session):
-    session.config._termrl_leftover_at_start = set() if FAST_TIER else set(_labelled_containers())
-
-
 def pytest_sessionfinish(session, exitstatus):
     if FAST_TIER:  # no container could start
         return
-    before = getattr(session.config, "_termrl_leftover_at_start", set())
-    left = [c for c in _labelled_containers() if c not in before]
-    if not left:
-        return
-    strict = (
-        os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
-    )
+    strict = os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
     if not strict:
-        print(
-            f"\nWARNING: {len(left)} container(s) labelled termrl=1 appeared during the session "
-            f"and remain: {left}"
-        )
+        left = session_leftovers(SESSION)
+        if left:
+            print(f"\nWARNING: {len(left)} thing(s) of this test session (label termrl.session={SESSION}) "
+                  f"remain: {left}")
         return
-    ids = [c.split()[0] for c in left]
-    subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120)
-    print(
-        f"\nLEAK: {len(left)} container(s) labelled termrl=1 were left by the suite and have now "
-        f"been removed: {left}"
-    )
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    left = sweep(SESSION)
+    if left:
+        print(f"\nLEAK: {len(left)} thing(s) of this test session were left and have now been "
+              f"removed: {left}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # The fixture tasks' hidden tests (tests/fixtures/**/tests/test_*.py) run in containers, not here.

@@ -112,6 +112,7 @@ TRAIN_BOUNDS = [
     ("sandbox.memory_mb", 64, 63, "must be >= 64"),
     ("sandbox.cpus", 0.01, 0.0, "must be > 0"),
     ("sandbox.pids", 16, 15, "must be >= 16"),
+    ("sandbox.storage_mb", 16, 15, "must be >= 16"),
     ("sandbox.max_concurrent", 0, -1, "must be >= 0 (0 = auto)"),
     ("sandbox.output_limit_bytes", 256, 255, "must be >= 256"),
     ("sandbox.exec_timeout_s", 0.01, 0.0, "must be > 0"),
@@ -257,3 +258,30 @@ def test_build_network_is_one_of_three_values_before_any_build():
     with pytest.raises(ConfigError) as e:
         configs.validate(cfg, check_paths=False)
     assert str(e.value) == "sandbox.build_network = 'wifi': must be 'auto', 'host' or 'none'"
+
+
+# ----------------------------------------------------------------------------- host admission (pure)
+
+GiB = 1 << 30
+
+
+def test_host_budget_admits_what_fits_and_prints_the_arithmetic():
+    fits, line = configs.host_budget(8, 512, 2048, 2, ram_bytes=20 * GiB, disk_bytes=70 * GiB)
+    assert fits == 8  # 2 ranks x 8 x 1 GiB = 16 of 20 GiB RAM; 2 x 8 x 4 GiB = 64 of 70 GiB disk
+    assert line == ("[host] 2 rank(s) x 8 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 16.0 GiB of 20.0 GiB "
+                    "available RAM, 64.0 GiB of 70.0 GiB free disk: room for 10 (RAM) and 8 (disk) per rank; fits")
+
+
+def test_host_budget_lowers_concurrency_to_the_scarcer_resource():
+    # the case: 64 episodes x 2 x 1 GiB on a 24 GiB host
+    fits, line = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=1000 * GiB)
+    assert fits == 12 and line.endswith("room for 12 (RAM) and 250 (disk) per rank; "
+                                        "rollout.max_concurrent_episodes lowered from 64 to 12")
+    fits, _ = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=20 * GiB)
+    assert fits == 5  # disk: 20 GiB / 4 GiB
+
+
+@pytest.mark.parametrize("ram, disk, short", [(1 * GiB, 100 * GiB, "RAM"), (100 * GiB, 3 * GiB, "disk")])
+def test_host_budget_refuses_when_not_one_episode_fits(ram, disk, short):
+    with pytest.raises(ConfigError, match=f"not one episode fits in the host's {short}"):
+        configs.host_budget(4, 1024, 2048, 1, ram_bytes=ram, disk_bytes=disk)

@@ -100,9 +100,25 @@ def test_non_bool_test_outcome_raises_naming_the_test():
 # combination
 
 
-def test_combine_weights_tests_and_judge():
-    assert combine(0.5, 0.8) == pytest.approx(0.65 * 0.5 + 0.35 * 0.8, abs=1e-15)
-    assert combine(0.5, 0.8) == pytest.approx(0.605, abs=1e-15)
+def test_combine_scales_what_the_tests_earned_by_the_judge():
+    assert combine(0.5, 0.8) == pytest.approx(0.5 * (0.65 + 0.35 * 0.8), abs=1e-15)
+    assert combine(0.5, 0.8) == pytest.approx(0.465, abs=1e-15)
+    assert combine(1.0, 0.0) == pytest.approx(0.65, abs=1e-15)  # a solved episode keeps 0.65 at judge 0
+
+
+def test_the_judge_cannot_pay_for_an_unsolved_episode():
+    # the additive rule 0.65 * tests + 0.35 * judge gave 0.35 to a note to the grader that solved nothing
+    assert combine(0.0, 1.0) == 0.0
+    grid = [i / 20 for i in range(21)]
+    assert all(combine(v, j) <= v for v in grid for j in grid)
+
+
+def test_every_solved_episode_ranks_above_every_unsolved_one():
+    grid = [i / 20 for i in range(21)]
+    worst_solved = min(combine(1.0, j) for j in grid)
+    best_unsolved = max(combine(v, j) for v in grid[:-1] for j in grid)
+    assert (worst_solved, best_unsolved) == (pytest.approx(0.65), pytest.approx(0.95))
+    assert min(combine(1.0, j) for j in grid) > max(combine(0.0, j) for j in grid) == 0.0
 
 
 def test_combine_without_judge_is_the_tests_alone():
@@ -137,7 +153,7 @@ def test_a_judge_failure_drops_the_judge_part_for_the_whole_group():
 
 def test_a_fully_judged_group_combines_tests_and_judge():
     rewards, dropped = group_rewards([1.0, 0.5], [0.8, 0.6])
-    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, 0.65 * 0.5 + 0.35 * 0.6], abs=1e-15) and dropped is False
+    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, 0.5 * (0.65 + 0.35 * 0.6)], abs=1e-15) and dropped is False
 
 
 def test_a_group_without_any_judge_score_is_on_the_tests_and_not_a_drop():
@@ -147,7 +163,7 @@ def test_a_group_without_any_judge_score_is_on_the_tests_and_not_a_drop():
 
 def test_a_failed_episode_stays_unscored_and_does_not_drop_its_group_judge():
     rewards, dropped = group_rewards([1.0, None, 0.0], [0.8, None, 0.2])
-    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, None, 0.35 * 0.2], abs=1e-15) and dropped is False
+    assert rewards == pytest.approx([0.65 + 0.35 * 0.8, None, 0.0], abs=1e-15) and dropped is False
     assert rewards[1] is None and not math.isnan(rewards[2])
 
 

@@ -477,17 +477,64 @@ CHILD = """
 import sys, time, asyncio, sandbox
 from sandboxing import images
 run_id, mode = sys.argv[1], sys.argv[2]
-box = asyncio.run(sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id))
-print(box.id, flush=True)
-time.sleep(120)
+async def main():
+    box = await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id)
+    print(box.id, flush=True)
+    if mode == "verify":  # the hidden test sleeps: the parent kills this process mid-verification
+        await box.run_tests(sys.argv[3], timeout=300)
+    time.sleep(120)
+asyncio.run(main())
 """
 
 
-def start_child(mode: str) -> tuple[subprocess.Popen, str, str]:
+def start_child(mode: str, *args: str, env: dict | None = None) -> tuple[subprocess.Popen, str, str]:
     run_id = f"child-{mode}-{uuid.uuid4().hex[:8]}"
-    p = subprocess.Popen([sys.executable, "-c", CHILD, run_id, mode], stdout=subprocess.PIPE, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    p = subprocess.Popen([sys.executable, "-c", CHILD, run_id, mode, *args], stdout=subprocess.PIPE, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     return p, run_id, p.stdout.readline().strip()
+
+
+def things_of(client, run_id: str) -> dict[str, int]:
+    """Containers, volumes and snapshot images labelled with run_id."""
+    f = {"label": [f"termrl.run_id={run_id}"]}
+    return {"containers": len(client.api.containers(all=True, filters=f)),
+            "volumes": len(client.api.volumes(filters=f).get("Volumes") or []),
+            "images": len(client.api.images(all=True, filters=f))}
+
+
+def test_reap_removes_what_a_harness_killed_mid_verification_left(docker_client, tmp_path):
+    write_tests(tmp_path / "tests", {"test_slow.py": "import time\ndef test_slow():\n    time.sleep(200)\n"})
+    p, run_id, cid = start_child("verify", str(tmp_path / "tests"))
+    try:
+        deadline = time.monotonic() + 120
+        # the sandbox, the verifier container with its two volumes, the snapshot image
+        while things_of(docker_client, run_id) != {"containers": 2, "volumes": 2, "images": 1}:
+            assert time.monotonic() < deadline, things_of(docker_client, run_id)
+            time.sleep(0.5)
+    finally:
+        p.kill()  # SIGKILL: no finally of the harness runs
+        p.wait()
+    # no filter: the dead owner's two containers (their volumes go with them) and the snapshot image
+    assert sandbox.reap() >= 3
+    assert things_of(docker_client, run_id) == {"containers": 0, "volumes": 0, "images": 0}
+
+
+def test_the_suite_sweep_removes_its_own_session_and_leaves_a_live_run_alone(docker_client):
+    from conftest import session_leftovers, sweep
+
+    ours, theirs = f"sweep-ours-{uuid.uuid4().hex[:8]}", f"sweep-theirs-{uuid.uuid4().hex[:8]}"
+    p1, _, own_cid = start_child("ours", env={"TERMRL_SESSION": ours})
+    p2, their_run, their_cid = start_child("theirs", env={"TERMRL_SESSION": theirs})  # a live training run
+    try:
+        assert [x.split()[:2] for x in sweep(ours)] == [["container", own_cid[:12]]]
+        assert status(docker_client, own_cid) == "gone" and session_leftovers(ours) == []
+        assert status(docker_client, their_cid) == "running"
+    finally:
+        for p in (p1, p2):
+            p.kill()
+            p.wait()
+        sandbox.reap(run_id=their_run)
+    assert status(docker_client, their_cid) == "gone"
 
 
 def test_container_stops_when_owner_dies_and_reap_removes_it(docker_client):

@@ -194,7 +194,7 @@ def test_a_judge_failure_puts_its_whole_group_on_the_tests_alone():
     cfg = configs.GRPOConfig(advantage="drgrpo", drop_zero_variance_groups=False)
     samples, counts = learner.packing.samples_from_groups(groups, cfg)
     assert [s.advantage for s in samples[:4]] == [0.0, 0.0, 0.0, 0.0]  # not [-0.0175] * 3 + [0.0525]
-    want = [0.65 + 0.35 * 0.6, 0.65 * 0.5 + 0.35 * 0.4, 0.0, 0.65 * 0.5 + 0.35 * 0.4]
+    want = [0.65 + 0.35 * 0.6, 0.5 * (0.65 + 0.35 * 0.4), 0.0, 0.5 * (0.65 + 0.35 * 0.4)]
     assert [s.advantage for s in samples[4:]] == pytest.approx([w - sum(want) / 4 for w in want], abs=1e-6)
     assert counts["judge_dropped_groups"] == 1 and not groups[1].judge_dropped
 
