@@ -7,8 +7,8 @@ table is printed (also first_light.txt).
 
   learner   FSDP2 (model.apply_fsdp2) on a 1-rank mesh (nccl; gloo on CPU): fp32 master weights
             and AdamW state, bf16 compute. One packed micro-batch of micro_batch_tokens tokens
-            (sequences of --seq-len, half of each a loss token) through train.accumulate_gradients
-            + train.optimizer_step (GRPO loss, AdamW), activation checkpointing on and off
+            (sequences of --seq-len, half of each a loss token) through learner.update.accumulate_gradients
+            + learner.update.optimizer_step (GRPO loss, AdamW), activation checkpointing on and off
             alternately on the same model (A B A B, --pairs): tokens/s of forward + backward +
             optimizer step; MFU = model FLOPs per second / the chip's dense bf16 peak (datasheet;
             also against the bf16 matmul rate measured in the same run), with model FLOPs per
@@ -18,7 +18,7 @@ table is printed (also first_light.txt).
             resident + training extra, same config, W = 1.
   master    the first two steps at lr 1e-6: parameters and AdamW state fp32, block outputs bf16,
             and the share of weights that changed (>= 99%; bf16 master weights would keep ~98%).
-  sync      train.sync_weights from the learner into the engine's bf16 model: seconds per GiB
+  sync      learner.sync.sync_weights from the learner into the engine's bf16 model: seconds per GiB
             moved (median of 3); the engine's weights equal the learner's cast to bf16, bit for
             bit.
   engine    engines.TorchEngine with the preset's engine knobs (speculation at <= 4 sequences)
@@ -65,17 +65,11 @@ import configs  # noqa: E402
 import engines  # noqa: E402
 import model as modeling  # noqa: E402
 
-# The learner's weight sync and step, in one place: issue 23 moves them from train.py to learner/.
-from train import (  # noqa: E402
-    Sample,
-    accumulate_gradients,
-    build_optimizer,
-    iter_full_weights,
-    make_micro_batches,
-    optimizer_step,
-    set_gradient_sum,
-    sync_weights,
-)
+# The learner's weight sync and step, in one place (learner/).
+from learner.distributed import set_gradient_sum  # noqa: E402
+from learner.packing import Sample, make_micro_batches  # noqa: E402
+from learner.sync import iter_full_weights, sync_weights  # noqa: E402
+from learner.update import accumulate_gradients, build_optimizer, optimizer_step  # noqa: E402
 
 GiB = 2**30
 # Dense bf16 peak by device name (vendor datasheets, SXM parts), FLOP/s.
@@ -99,7 +93,7 @@ def sync(device: torch.device) -> None:
 
 
 def init_process_group(device: torch.device) -> None:
-    """A 1-rank group on loopback (nccl on CUDA, gloo on CPU), as train.init_distributed does."""
+    """A 1-rank group on loopback (nccl on CUDA, gloo on CPU), as learner.distributed.init_distributed does."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -141,7 +135,7 @@ def model_flops(hf: dict, lengths: list[int]) -> float:
 
 
 def build_learner(hf: dict, cfg: configs.TrainConfig, device: torch.device):
-    """Random-weight Qwen3, FSDP2 on a 1-rank mesh (fp32 master, bf16 compute), train.py's AdamW."""
+    """Random-weight Qwen3, FSDP2 on a 1-rank mesh (fp32 master, bf16 compute), learner.update.build_optimizer's AdamW."""
     torch.manual_seed(0)
     with torch.device(device):
         net = modeling.Transformer(modeling.ModelConfig.from_hf(hf))
@@ -277,7 +271,7 @@ def part_learner(
 
 
 def part_sync(net, engine, device) -> dict:
-    """train.sync_weights into the engine, 3 times: seconds per GiB of bf16 moved, exactness."""
+    """learner.sync.sync_weights into the engine, 3 times: seconds per GiB of bf16 moved, exactness."""
     moved = sum(p.numel() * 2 for p in net.parameters())  # bf16 bytes, a tied lm_head once
     seconds = []
     for _ in range(3):
@@ -529,7 +523,7 @@ def table(r: dict) -> str:
     s = r.get("sync", {})
     add(
         "sync",
-        "train.sync_weights s/GiB (bf16)",
+        "learner.sync.sync_weights s/GiB (bf16)",
         f"{s['s_per_gib']:.3f}" if "s_per_gib" in s else "ERROR",
         f"{gib(s.get('bytes'))} moved, exact: {s.get('exact', s.get('error'))}",
     )

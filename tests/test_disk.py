@@ -55,6 +55,7 @@ def test_layer_bytes_counts_blocks_once_per_inode_and_stops_past_the_limit(tmp_p
     assert layer_bytes([str(tmp_path / "gone")], 1) == 0
 
 
+@pytest.mark.docker
 def test_one_file_cannot_grow_past_the_limit(docker_client):
     box = small_box()
     try:
@@ -72,6 +73,7 @@ def test_one_file_cannot_grow_past_the_limit(docker_client):
         run(box.close())
 
 
+@pytest.mark.docker
 def test_a_sandbox_writing_past_storage_mb_is_killed_and_the_host_disk_freed(docker_client):
     box = small_box()
     try:
@@ -95,6 +97,7 @@ def test_a_sandbox_writing_past_storage_mb_is_killed_and_the_host_disk_freed(doc
         docker_client.api.inspect_container(box.id)
 
 
+@pytest.mark.docker
 def test_a_background_writer_is_caught_before_verification(docker_client, tmp_path):
     box = small_box()
     try:
@@ -109,6 +112,7 @@ def test_a_background_writer_is_caught_before_verification(docker_client, tmp_pa
         run(box.close())
 
 
+@pytest.mark.docker
 def test_tests_that_write_past_what_is_left_are_stopped_with_a_disk_limit_error(
     docker_client, tmp_path
 ):

@@ -750,6 +750,7 @@ def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
     assert "[host] 1 rank(s) x 4 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 4.0 GiB of " in r.stderr
 
 
+@pytest.mark.model_run
 def test_eval_cli_refuses_when_not_one_episode_fits_the_host(tmp_path):
     r = subprocess.run([sys.executable, "evaluate.py", "--oracle", "--tasks", task_dir(tmp_path), "--out",
                         str(tmp_path / "eval"), "--no-progress", "--sandbox.memory-mb", str(1 << 30)],

@@ -148,6 +148,10 @@ def test_a_refused_task_does_not_block_the_others(tmp_path, caplog):
         tasks = load_tasks(tmp_path, refused=refused)
     assert [t.id for t in tasks] == ["t-good"]
     assert [(e.task_id, e.field, e.path) for e in refused] == [("t-bad", "weights", bad / "task.toml")]
+    assert caplog.messages == []  # the caller that collects `refused` reports it; said once, not twice
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
+        assert [t.id for t in load_tasks(tmp_path)] == ["t-good"]
     assert caplog.messages == [f"refused task 't-bad', field 'weights': 'test_nope' names a test that does not exist; "
                                f"tests found: test_alpha, test_beta, test_delta, test_gamma [{bad / 'task.toml'}]"]
 

@@ -535,6 +535,7 @@ def test_an_explicit_tasks_folder_trains_on_all_its_tasks_not_the_presets_select
     assert len(preset.task_ids) == 6 and preset.difficulties == ("easy",)
 
 
+@pytest.mark.model_run
 def test_a_folder_where_no_task_loads_is_one_line_and_the_previous_run_is_untouched(tmp_path):
     import subprocess
 
@@ -553,6 +554,7 @@ def test_a_folder_where_no_task_loads_is_one_line_and_the_previous_run_is_untouc
     assert (out / "config.json").read_text() == '{"previous": true}' and sorted(os.listdir(out)) == ["config.json"]
 
 
+@pytest.mark.model_run
 def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun():
     import subprocess
 
