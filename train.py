@@ -551,6 +551,7 @@ def _build(run: Run, local_rank: int) -> None:
     run.tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     if engines.engine_kind(cfg.policy, device) == "vllm":
         run.tp = cfg.policy.vllm_tensor_parallel_size
+    if engines.engine_kind(cfg.policy, device) == "vllm" and device.type == "cuda":  # GPU memory plan
         report = configs.check_memory_budget(cfg, json.loads((Path(cfg.policy.path) / "config.json").read_text()),
                                              world, torch.cuda.get_device_properties(device).total_memory)
         run.say(report)
