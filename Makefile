@@ -7,7 +7,7 @@ NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn test test-fast validate-tasks bench gpu-smoke clean-containers
+.PHONY: setup train learn test test-fast validate-tasks bench gpu-smoke clean-containers check-gpu-install
 
 setup:
 	@bash scripts/setup.sh
@@ -19,7 +19,11 @@ train: setup
 learn: setup
 	$(PYTHON) -m experiments.learn --nproc $(NPROC) $(ARGS)
 
-test: setup
+# the GPU pins must keep resolving (pip's resolver, --dry-run; re-run only when a pin or the script changed)
+check-gpu-install:
+	@CACHED=1 bash scripts/check_gpu_install.sh
+
+test: setup check-gpu-install
 	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS)
 
 validate-tasks: setup
