@@ -212,3 +212,84 @@ def test_weight_sync_follows_the_optimizer_over_three_steps(engine, model_dir, p
         engine.sleep()
         engine.load_weights(_disk_weights(weights.load_hf(model_dir, dtype=torch.float32)))
         engine.wake_up()
+
+
+def _torchrun_worker(tmp_path, model, nproc: int, tp: int) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    out, log = tmp_path / f"tp{tp}.json", tmp_path / f"tp{tp}.log"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+           os.path.join(root, "tests", "vllm_worker.py"), str(model), str(tp), str(out)]
+    with open(log, "w") as f:
+        rc = subprocess.run(cmd, cwd=root, stdout=f, stderr=subprocess.STDOUT, timeout=600,
+                            env=dict(os.environ, OMP_NUM_THREADS="1")).returncode
+    assert rc == 0, log.read_text()[-4000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.timeout(900)
+def test_tensor_parallel_2_under_torchrun_replays_the_leader_and_equals_tp_1(tmp_path):
+    # even heads, head_dim 64 (vLLM's CPU attention refuses the built-in tiny model's 16; SmolLM2 has 9 heads)
+    model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
+    tp2 = _torchrun_worker(tmp_path, model, 2, 2)
+    tp1 = _torchrun_worker(tmp_path, model, 1, 1)
+    for part in ("first", "second"):  # before and after a weight sync (every 2-D weight x 0.5)
+        a, b = tp2[part], tp1[part]
+        assert a["timed_out"] == b["timed_out"] == "timeout"
+        for kind in ("greedy", "sampled"):
+            for (ta, la), (tb, lb) in zip(a[kind], b[kind]):
+                assert ta == tb, (part, kind)
+                assert max(abs(x - y) for x, y in zip(la, lb)) < 1e-3, (part, kind)
+        assert [len(t) for t, _ in a["greedy"]] == [8, 12, 16]
+    assert tp2["first"]["greedy"] != tp2["second"]["greedy"]  # the sync reached both ranks' shards
+    assert tp2["aborted"] == tp1["aborted"] == 2  # one timed-out request per rollout
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(600)
+def test_evaluate_cli_with_the_vllm_engine_as_a_plain_process(tmp_path):
+    # main: external_launcher outside torchrun -> KeyError: 'RANK'; and policy.engine vllm was CUDA-only
+    import json
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "write-hello-file").symlink_to(os.path.join(root, "data", "tasks", "write-hello-file"))
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
+    r = subprocess.run([sys.executable, "evaluate.py", "--tasks", str(tasks), "--k", "1", "--out",
+                        str(tmp_path / "out"), "--no-progress", "--policy.engine", "vllm", "--policy.path",
+                        str(model), "--policy.max-seq-len", "2048", "--rollout.max-turns", "1",
+                        "--rollout.max-tokens-per-turn", "16"],
+                       cwd=root, capture_output=True, text=True, timeout=540, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["overall"]["episodes"], summary["overall"]["errors"]) == (1, 0)
+
+
+def test_gpu_smoke_scripts_import_the_project_from_their_temp_folder(tmp_path):
+    # main: parts 1 and 3 ran from a temp folder without the project on sys.path (No module named 'model')
+    import ast
+    import re
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    smoke = open(os.path.join(root, "scripts", "gpu_smoke.sh")).read()
+    assert subprocess.run(["bash", "-n", os.path.join(root, "scripts", "gpu_smoke.sh")]).returncode == 0
+    export = re.search(r"^export PYTHONPATH=.*$", smoke, re.M)
+    assert export is not None, "gpu_smoke.sh puts the project on PYTHONPATH"
+    bodies = re.findall(r"cat > \"\$tmp/(\w+\.py)\" <<'EOF'\n(.*?)\nEOF\n", smoke, re.S)
+    assert [name for name, _ in bodies] == ["master.py", "vllm_smoke.py"]
+    for name, body in bodies:
+        imports = [ast.unparse(n) for n in ast.parse(body).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        script = tmp_path / name
+        script.write_text("\n".join(imports) + "\n")
+        r = subprocess.run(["bash", "-c", f"cd {root} && {export.group(0)} && cd {tmp_path} && "
+                            f"{sys.executable} {script}"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, (name, r.stderr[-2000:])
