@@ -236,13 +236,13 @@ class VLLMEngine(Engine):
                 adds.append(("add", rid, ids, kw))
             else:
                 rid = item[1]
-                held = [a for a in self._held if a[1] == rid]
-                if held:
-                    self._held.remove(held[0])
-                elif rid in self._waiters:  # a finished request has nothing left to abort
+                waiting = self._waiters.pop(rid, None) is not None  # else it finished: nothing to abort
+                if any(a[1] == rid for a in adds):  # cancelled before it reached the engine
+                    adds = [a for a in adds if a[1] != rid]
+                elif any(a[1] == rid for a in self._held):
+                    self._held = [a for a in self._held if a[1] != rid]
+                elif waiting:
                     aborts.append(rid)
-                self._waiters.pop(rid, None)
-                adds = [a for a in adds if a[1] != rid]
         if self.scheduling == "batch":
             self._held += adds
             adds = []

@@ -293,3 +293,48 @@ def test_gpu_smoke_scripts_import_the_project_from_their_temp_folder(tmp_path):
         r = subprocess.run(["bash", "-c", f"cd {root} && {export.group(0)} && cd {tmp_path} && "
                             f"{sys.executable} {script}"], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, (name, r.stderr[-2000:])
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1500)
+def test_train_with_the_vllm_engine_on_two_cpu_ranks_checkpoints_and_resumes(tmp_path):
+    # main: policy.engine vllm was refused without CUDA; the CPU engine could not take weights after start-up
+    import json
+    import subprocess
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from judge_server import JudgeServer
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
+    out = tmp_path / "run"
+    args = ["--preset", "cpu-smollm2", "--policy.path", str(model), "--policy.engine", "vllm",
+            "--policy.max-seq-len", "2048", "--policy.vllm-kv-cache-mib", "64", "--out-dir", str(out),
+            "--tasks-per-step", "2", "--grpo.group-size", "2", "--rollout.max-turns", "1",
+            "--rollout.max-tokens-per-turn", "16", "--task-ids", "write-hello-file", "append-line",
+            "--grpo.no-drop-zero-variance-groups", "--save-every", "1"]
+
+    def torchrun(steps: int, *extra: str) -> str:
+        log = tmp_path / f"train{steps}.log"
+        with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge, open(log, "w") as f:
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                   "train.py", *args, "--steps", str(steps), "--reward.judge-backends",
+                   f"openai:judge-m@{judge.url}", *extra]
+            rc = subprocess.run(cmd, cwd=root, stdout=f, stderr=subprocess.STDOUT, timeout=1200,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")).returncode
+        text = log.read_text()
+        assert rc == 0, text[-4000:]
+        return text
+
+    first = torchrun(2)
+    assert "step 1/2 | reward" in first and "step 2/2 | reward" in first
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    assert all(r["episodes"] == 4 and r["episodes_failed"] == 0 for r in records)
+    assert records[1]["sync_s"] > 0  # step 2's rollout ran on the weights of step 1's update
+    assert (out / "checkpoints" / "step_000002" / "COMPLETE").read_text() == "2\n"
+    resumed = torchrun(3, "--resume")
+    assert "resumed from" in resumed and "step 3/3 | reward" in resumed
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2, 3] and records[2]["sync_s"] > 0
