@@ -8,7 +8,7 @@ NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers
+.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers check-gpu-install
 
 setup:
 	@bash scripts/setup.sh
@@ -26,8 +26,12 @@ learn: setup
 lint:
 	$(PYTHON) -m ruff check .
 
+# the GPU pins must keep resolving (pip's resolver, --dry-run; re-run only when a pin or the script changed)
+check-gpu-install:
+	@CACHED=1 bash scripts/check_gpu_install.sh
+
 # the lint runs first and fails the target, but the suite runs either way
-test: setup
+test: setup check-gpu-install
 	@status=0; $(PYTHON) -m ruff check . || status=1; \
 	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS) || status=1; exit $$status
 

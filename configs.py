@@ -59,6 +59,7 @@ class PolicyConfig:
     engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)
     vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
     vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
+    vllm_kv_cache_mib: int = 0  # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
     vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
     vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)
 
@@ -334,6 +335,7 @@ def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
          p.vllm_gpu_memory_utilization, "must be in (0, 1]")
     need(p.vllm_tensor_parallel_size >= 1, "policy.vllm_tensor_parallel_size", p.vllm_tensor_parallel_size, "must be >= 1")
+    need(p.vllm_kv_cache_mib >= 0, "policy.vllm_kv_cache_mib", p.vllm_kv_cache_mib, "must be >= 0")
     need(p.vllm_sleep_level in (1, 2), "policy.vllm_sleep_level", p.vllm_sleep_level, "must be 1 or 2")
     need(0 < p.vllm_kv_fill <= 1, "policy.vllm_kv_fill", p.vllm_kv_fill, "must be in (0, 1]")
     if check_paths:

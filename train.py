@@ -154,8 +154,9 @@ def _build(run: Run, local_rank: int) -> None:
     run.model_dir = resolve_model_dir(cfg.policy.path, rank)  # before any read of its config.json
     if engines.engine_kind(cfg.policy, device) == "vllm":
         run.tp = cfg.policy.vllm_tensor_parallel_size
-        total = torch.cuda.get_device_properties(device).total_memory
-        run.say(engine_memory_report(cfg, run.model_dir, world, total))
+        if device.type == "cuda":  # the GPU memory plan (vLLM on CPU has its own KV size)
+            total = torch.cuda.get_device_properties(device).total_memory
+            run.say(engine_memory_report(cfg, run.model_dir, world, total))
     # in flight per rank: its share of a step's episodes, at most max_concurrent_episodes
     per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
     episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)

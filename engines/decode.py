@@ -164,15 +164,15 @@ def sample_tokens(
     logits fp32 [B, V]; temperature fp32 [B] (0 = greedy); top_p fp32 [B]; top_k int64 [B] (0 =
     off); uniforms fp32 [B] in [0, 1). Returns (tokens int64 [B], logprobs fp32 [B]).
 
-    The sampling distribution of a row (the convention every engine follows; vLLM's
-    "processed_logprobs"):
-        p = softmax(logits / T);  keep the top_k most likely tokens and, in that order, each token
-        whose preceding mass is < top_p (nucleus, Holtzman et al. 2020);  q = p * keep / sum(p *
-        keep).
-    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn
-    from, so importance ratios pi_train / pi_engine compare the same distribution (equal to the
-    learner's log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0)
-    return the argmax and log_softmax(logits)[token] (temperature 1, no truncation).
+    The sampling distribution of a row (the convention every engine follows; vLLM's "processed_logprobs"):
+        p = softmax(logits / T);  keep the tokens >= the top_k-th largest p (ties kept);  renormalise them to
+        pk, then keep, most likely first, each whose preceding pk mass is < top_p (nucleus, Holtzman et al.
+        2020);  q = p * keep / sum(p * keep).  Top-k then top-p on the renormalised top-k: vLLM 0.30.0's
+        order (v1/sample/ops/topk_topp_sampler.py), so TorchEngine and VLLMEngine sample the same set.
+    logprob = log q[token], the log-prob of the sampled token under the distribution it was drawn from, so
+    importance ratios pi_train / pi_engine compare the same distribution (equal to the learner's
+    log_softmax(logits / T)[token] when top-k and top-p are off). Greedy rows (T = 0) return the argmax
+    and log_softmax(logits)[token] (temperature 1, no truncation).
     """
     B, V = logits.shape
     greedy = temperature <= 0
@@ -190,16 +190,20 @@ def sample_tokens(
         tokens = torch.where(full, choice, tokens)
         logprobs = torch.where(full, logp.gather(1, choice[:, None])[:, 0], logprobs)
     if bool(cut.any()):
-        # Only the max(top_k) most likely tokens can be kept when every truncated row has a top-k:
-        # sort just those (topk is O(V); a full sort of the vocabulary cost ~10% of a decode step).
-        n = min(V, int(top_k[cut].max())) if bool((top_k[cut] > 0).all()) else V
+        # Only the max(top_k) most likely tokens (and their ties) can be kept when every truncated row has a
+        # top-k: sort just those, plus 64 to see ties at the boundary (a full sort cost ~10% of a step).
+        kmax = int(top_k[cut].max()) if bool((top_k[cut] > 0).all()) else V
+        n = min(V, kmax + 64)
         sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
         probs = sorted_logp.exp()
-        rank = torch.arange(n, device=logits.device)[None]
-        keep = (top_k[:, None] <= 0) | (rank < top_k[:, None])
-        keep &= (probs.cumsum(-1) - probs) < top_p[
-            :, None
-        ]  # nucleus: mass before this token < top_p
+        # vLLM's rule (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p): top-k keeps every token >= the
+        # k-th largest value (ties included), then top-p runs on the top-k renormalised distribution.
+        kth = sorted_logp.gather(1, (top_k.clamp(min=1, max=n) - 1)[:, None])
+        keep = (top_k[:, None] <= 0) | (sorted_logp >= kth)
+        pk = torch.where(keep, probs, torch.zeros_like(probs))
+        pk = pk / pk.sum(-1, keepdim=True)
+        keep &= (pk.cumsum(-1) - pk) < top_p[:, None]  # nucleus: top-k mass before this token < top_p
+        keep[:, 0] = True  # the most likely token always stays
         cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
         choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)
         tokens = torch.where(cut, order.gather(1, choice)[:, 0], tokens)

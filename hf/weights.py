@@ -417,8 +417,9 @@ def default_model_dir() -> Path:
     return target
 
 
-def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: int = 0) -> Path:
-    """A tiny random HF dir (2 layers, hidden 64, 4 heads / 2 kv heads of 16, SwiGLU 128, tied
+def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: int = 0, head_dim: int = 16) -> Path:
+    """A tiny random HF dir (2 layers, hidden 4 x head_dim, 4 heads / 2 kv heads of head_dim (16; vLLM's
+    CPU attention needs 64 or more), SwiGLU 8 x head_dim, tied
     embeddings) using the default model's tokenizer and vocab (49,152). Weights ~ N(0, 0.02), norm
     weights 1 + N(0, 0.1) so the norms are exercised. Deterministic in `seed`. Returns the dir.
     """
@@ -426,8 +427,9 @@ def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: in
         raise ValueError(f"family={family!r}; supported: {sorted(MODEL_TYPES)}")
     tok_dir = default_model_dir()
     base = ModelConfig.from_hf(tok_dir)
-    cfg = ModelConfig(family=family, vocab_size=base.vocab_size, hidden_size=64, intermediate_size=128,
-                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+    cfg = ModelConfig(family=family, vocab_size=base.vocab_size, hidden_size=4 * head_dim,
+                      intermediate_size=8 * head_dim, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=head_dim,
                       rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=2048,
                       tie_word_embeddings=True, bos_token_id=base.bos_token_id, eos_token_id=base.eos_token_id)
     gen = torch.Generator().manual_seed(seed)

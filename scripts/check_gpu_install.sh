@@ -12,6 +12,9 @@
 #        FAST_DEPS=0       don't use pip's fast-deps (HTTP range reads of wheel metadata); an index without
 #                          PEP 658 metadata then makes pip download every wheel in full (torch alone ~900 MB).
 #        REPORT=path       also keep pip's JSON install report there.
+#        CACHED=1          skip the resolve when requirements-gpu.txt, requirements-common.txt and this script are
+#                          unchanged since the last OK here (stamp in ~/.cache/termrl; `make test` runs it so: a
+#                          changed pin is always resolved again, an unchanged one costs nothing).
 # flash-attn is not checked here: it is sdist-only, its setup.py imports torch (so it needs torch installed
 # first and --no-build-isolation), and termrl treats it as optional (model.py import-guards it).
 set -euo pipefail
@@ -19,6 +22,13 @@ cd "$(dirname "$0")/.."
 
 req=${1:-requirements-gpu.txt}
 [ -f "$req" ] || { echo "check_gpu_install: no such file: $req" >&2; exit 2; }
+
+stamp_dir=${TERMRL_CACHE:-$HOME/.cache/termrl}
+stamp_hash=$(cat "$req" requirements-common.txt scripts/check_gpu_install.sh | sha256sum | cut -c1-16)
+if [ "${CACHED:-0}" = 1 ] && [ "$(cat "$stamp_dir/gpu_install.sha" 2>/dev/null)" = "$stamp_hash" ]; then
+    echo "check_gpu_install: OK ($req resolved before with these exact pins; CACHED=1)"
+    exit 0
+fi
 
 target_py=3.12
 if [ -z "${PYTHON:-}" ]; then
@@ -99,4 +109,5 @@ want = [r for r in meta["vllm"].get("requires_dist", [])
         if re.match(r"(torch|transformers)\b", r) and "extra ==" not in r]
 print("vllm requires: " + ", ".join(want))
 EOF
+mkdir -p "$stamp_dir" && echo "$stamp_hash" > "$stamp_dir/gpu_install.sha"
 echo "check_gpu_install: OK ($req resolves; nothing was installed)"

@@ -15,6 +15,8 @@
 # Usage: bash scripts/gpu_smoke.sh            (make gpu-smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the parts' scripts live in a temp folder: the project must be on sys.path for `import model, engines`
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || { echo "gpu_smoke: no NVIDIA GPU visible" >&2; exit 1; }
 NGPU=$(python -c "import torch; print(torch.cuda.device_count())")
@@ -92,12 +94,15 @@ EOF
 # ---- 3. VLLMEngine: device per thread, tensor parallel, log-prob convention, sleep level 2 + weight sync
 cat > "$tmp/vllm_smoke.py" <<'EOF'
 import asyncio, os, torch, torch.distributed as dist
-import engines
+import sys, engines
 from hf import weights
+from hf.chat import render_ids
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 device = torch.device("cuda", int(os.environ["LOCAL_RANK"])); torch.cuda.set_device(device)
 dist.init_process_group("nccl", device_id=device)
-path = weights.default_model_dir()
+# SmolLM2 has 9 attention heads, which vLLM cannot split over 2 GPUs: tensor parallelism runs on a tiny
+# random Qwen3 with 4 heads of 64 (the SmolLM2 tokenizer)
+path = weights.default_model_dir() if world == 1 else weights.save_tiny_random(f"{sys.argv[1]}-{rank}", head_dim=64)
 tok = weights.load_tokenizer(path)
 tp_group = engines.tp_groups(world, world)
 eng = engines.VLLMEngine(str(path), max_seq_len=2048, gpu_memory_utilization=0.3, dtype="bfloat16", seed=0,
@@ -105,7 +110,7 @@ eng = engines.VLLMEngine(str(path), max_seq_len=2048, gpu_memory_utilization=0.3
 thread_device = asyncio.run(asyncio.to_thread(lambda: (eng._set_device(), torch.cuda.current_device())[1]))
 assert thread_device == device.index, f"worker thread on cuda:{thread_device}, engine on {device}"
 texts = ["Create /app/hello.txt containing hello", "What is the capital of France?", "Count the lines of /app/a.txt", "List /app"]
-prompts = [engines.render_ids(tok, [{"role": "user", "content": t}], add_generation_prompt=True) for t in texts]
+prompts = [render_ids(tok, [{"role": "user", "content": t}], add_generation_prompt=True) for t in texts]
 T, K, P = 0.7, 40, 0.95
 
 async def gen(sp):
@@ -149,5 +154,5 @@ if eng.is_leader:
           f"processed log-probs mean |diff| {err:.4f}, {outside} sampled tokens outside the learner's top-k/top-p set")
 dist.destroy_process_group()
 EOF
-run 420 "$TP" "$tmp/vllm_smoke.py"
+run 420 "$TP" "$tmp/vllm_smoke.py" "$tmp/tiny-qwen3-hd64"
 echo "gpu_smoke: all ok"
