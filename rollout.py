@@ -335,7 +335,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
         traj.timings["agent_s"] = time.monotonic() - t_start
         t0 = time.monotonic()
         report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
-                                    test_setup=getattr(task, "test_setup", None))
+                                    test_setup=getattr(task, "test_setup", None),
+                                    agent_modules=getattr(task, "agent_modules", ()))
         traj.timings["verify_s"] = time.monotonic() - t0
         v = reward_lib.verify(report, task.weights)
         traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
