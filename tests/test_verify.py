@@ -217,7 +217,8 @@ def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
 
 def test_pybuilddir_marker_beside_the_interpreter_has_no_effect(tmp_path, docker_client):
     # CPython reads <exe dir>/pybuilddir.txt as "this is a build tree": stdlib from <exe dir>/../Lib
-    report = attacked(tmp_path, ["cp -a /usr/lib/python3.11 /usr/Lib && mkdir -p /usr/Modules",
+    report = attacked(tmp_path, ["cp -a /usr/lib/python3.11 /usr/Lib && rm -r /usr/Lib/lib-dynload",
+                                 "mkdir -p /usr/Modules",
                                  "touch /usr/Modules/Setup.local", "cat /tmp/forge.py >> /usr/Lib/json/__init__.py"],
                       {"/tmp/forge.py": FORGE, "/usr/bin/pybuilddir.txt": "../lib/python3.11/lib-dynload\n"})
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
@@ -256,12 +257,12 @@ def test_agent_module_declared_by_the_task_is_imported_from_the_agents_files(tmp
 
 
 def test_stdlib_patched_between_check_and_snapshot_has_no_effect(tmp_path, docker_client):
-    # The canary race: a daemon waits for the verifier to walk the filesystem (the canary directory's atime
-    # moves), then patches the stdlib before the snapshot is taken.
-    race = ("mkdir -p /opt/canary/d && touch -a -d 2001-01-01 /opt/canary /opt/canary/d && "
-            "nohup sh -c 'a=$(stat -c %X /opt/canary/d); while [ \"$(stat -c %X /opt/canary/d)\" = \"$a\" ]; do "
-            "sleep 0.005; done; cat /tmp/forge.py >> /usr/lib/python3.11/json/__init__.py' >/dev/null 2>&1 &")
-    report = attacked(tmp_path, [race], {"/tmp/forge.py": FORGE, "/opt/canary/d/f": "x"})
+    # The canary race: a daemon waits for a walk of the filesystem to reach a canary directory that sorts
+    # after /usr (its atime moves), then patches the stdlib the walk has passed, before the snapshot.
+    race = ("mkdir -p /var/canary/d && touch -a -d 2001-01-01 /var/canary /var/canary/d && "
+            "nohup sh -c 'a=$(stat -c %X /var/canary/d); while [ \"$(stat -c %X /var/canary/d)\" = \"$a\" ]; do "
+            "sleep 0.002; done; cat /tmp/forge.py >> /usr/lib/python3.11/json/__init__.py' >/dev/null 2>&1 &")
+    report = attacked(tmp_path, [race], {"/tmp/forge.py": FORGE, "/var/canary/d/f": "x"})
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
@@ -284,10 +285,9 @@ def test_program_under_test_writing_a_pass_report_and_killing_pytest_is_not_scor
 
 
 def test_daemon_stripping_failures_from_the_report_has_no_effect(tmp_path, docker_client):
-    daemon = (f"while :; do if grep -qs failure {REPORT}; then echo '{PASS_XML}' > {REPORT}.new && "
-              f"mv {REPORT}.new {REPORT}; fi; done")
-    prog = f"nohup sh -c \"{daemon}\" >/dev/null 2>&1 &\n"
-    report = attacked(tmp_path, [], {"/app/prog.sh": prog}, hidden=RUNS_PROGRAM)
+    daemon = f"while :; do grep -qs failure {REPORT} && cp /tmp/pass.xml {REPORT}.new && mv {REPORT}.new {REPORT}; done"
+    prog = f"nohup sh -c '{daemon}' >/dev/null 2>&1 &\n"
+    report = attacked(tmp_path, [], {"/app/prog.sh": prog, "/tmp/pass.xml": PASS_XML}, hidden=RUNS_PROGRAM)
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
@@ -297,6 +297,11 @@ RUNS_CHECKER = {"check.py": "import sys\nsys.exit(open('/app/answer.txt').read()
     def test_x():
         assert subprocess.run(['python3', '/tests/check.py']).returncode == 0
     """}
+
+
+def test_child_python3_of_the_tests_runs_the_pristine_interpreter(tmp_path, docker_client):
+    report = attacked(tmp_path, ["echo -n 42 > /app/answer.txt", "rm /usr/bin/python3"], hidden=RUNS_CHECKER)
+    assert (report.tests, report.tampered) == ({"test_x": True}, None)
 
 
 def test_pth_import_line_run_by_a_child_python3_has_no_effect(tmp_path, docker_client):
@@ -319,11 +324,19 @@ def test_bash_of_test_setup_replacing_the_report_by_a_directory_has_no_effect(tm
 
 
 def test_sparse_huge_report_is_refused_without_reading_it(tmp_path, docker_client):
-    prog = f"truncate -s 256M {REPORT}.big && ln -sf {REPORT}.big {REPORT}\n"
+    prog = f"truncate -s 256M {REPORT}\n"  # sparse: no disk cost to the agent
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(SandboxError, match="pytest exited with code 137|not a regular file|over the cap"):
         attacked(tmp_path, [], {"/app/prog.sh": prog + f"kill -9 $({PYTEST_PID})\n"}, hidden=RUNS_PROGRAM)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10  # KiB: far below 256 MiB
+
+
+def test_file_turned_into_a_directory_under_a_verifier_mount_is_tampered(tmp_path, docker_client):
+    report = attacked(tmp_path, ["rm /etc/nsswitch.conf && mkdir /etc/nsswitch.conf"])
+    assert report.tests == {}
+    assert report.tampered.startswith("the verifier cannot mount its files over the agent's: ")
+    v = reward.verify(report, {"test_x": 1.0})
+    assert (v.score, v.resolved) == (0.0, False)
 
 
 def test_read_report_refuses_a_sparse_file_over_the_cap_and_a_directory(docker_client):
