@@ -503,7 +503,8 @@ class Sandbox:
                         test_setup: str | None = None, agent_modules=()) -> TestReport:
         """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
         snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
-        This sandbox is left as it is.
+        This sandbox is paused for the snapshot and left as it was (stopped instead when the engine cannot
+        pause it, on a heavily loaded host: its commands then fail with SandboxError).
 
         Args:
             timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.

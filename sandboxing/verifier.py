@@ -18,8 +18,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
    `termrl-toolchain-<digest>` (the digest of their listing: task images built on one base share it), where
    every symlink is rewritten to point inside the copy (at what it resolved to in the image), the programs'
    PT_INTERP is set to the copied loader, and the stdlib and site dirs are byte-compiled once.
-2. Freeze, then snapshot: the agent's container is paused (or found stopped) and committed while frozen, then
-   unpaused; nothing is compared against it any more, so there is no gap between a check and the snapshot.
+2. Freeze, then snapshot: the agent's container is paused (or found stopped; killed when the cgroup freezer
+   fails three times on a loaded host) and committed while frozen, then unpaused; nothing is compared against
+   it any more, so there is no gap between a check and the snapshot.
 3. A FRESH verifier container from the snapshot (no agent process alive; docker-init PID 1, same limits and no
    network as the sandbox) with: the toolchain volume read-only at /.termrl-toolchain; /dev/null over
    /etc/ld.so.preload and the pristine nsswitch.conf over /etc/nsswitch.conf (read-only binds); the hidden
@@ -601,16 +602,27 @@ def read_report(api, cid: str, path: str = REPORT, cap: int = REPORT_BYTES) -> b
         return tar.extractfile(member).read()
 
 
+def _freeze(api, container_id: str, tries: int = 3) -> bool:
+    """Freeze the agent's container: True when paused (to be unpaused), False when stopped. The cgroup freezer
+    can fail to settle on a loaded host ("unable to freeze"); after `tries` the container is killed instead,
+    which freezes its files just as well (the sandbox's shell dies with it)."""
+    for i in range(tries):
+        try:
+            api.pause(container_id)
+            return True
+        except docker.errors.APIError as e:
+            if "is not running" in str(e):
+                return False  # a stopped container is frozen already
+            log.warning("pausing %s failed (try %d of %d): %s", container_id[:12], i + 1, tries, e)
+            time.sleep(0.5 * (i + 1))
+    api.kill(container_id)
+    return False
+
+
 def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
-    """Commit the agent's container while it is frozen (paused, or already stopped): no process of the agent runs
+    """Commit the agent's container while it is frozen (paused, or stopped): no process of the agent runs
     between the first and the last byte the snapshot takes. Returns the snapshot image id."""
-    try:
-        api.pause(container_id)
-        paused = True
-    except docker.errors.APIError as e:
-        if "is not running" not in str(e):
-            raise
-        paused = False  # a stopped container is frozen already
+    paused = _freeze(api, container_id)
     try:
         return api.commit(container_id, repository="termrl/snapshot", tag=name.lower()[-120:],
                           conf={"Labels": labels}, pause=False)["Id"]
@@ -672,11 +684,20 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             log.warning("removing snapshot image %s failed: %s", snapshot[:19], e)
 
 
-def _start(api, vid: str) -> None:
+_TARGETS = (TOOLCHAIN, TESTS, PRIVATE, "/etc/ld.so.preload", "/etc/nsswitch.conf")
+
+
+def _mounting(call, *args) -> None:
+    """`call(*args)`, a Docker call that mounts the verifier's files into the container (start, put_archive):
+    an engine error about one of our mount targets (say /etc/nsswitch.conf turned into a directory by the
+    agent) becomes _Unmountable; any other error passes."""
     try:
-        api.start(vid)
-    except docker.errors.APIError as e:  # e.g. /etc/nsswitch.conf turned into a directory: no mount over it
-        raise _Unmountable(str(e.explanation or e)) from e
+        call(*args)
+    except docker.errors.APIError as e:
+        why = str(e.explanation or e)
+        if "mount" in why and any(t in why for t in _TARGETS):
+            raise _Unmountable(why) from e
+        raise
 
 
 class _Unmountable(Exception):
@@ -685,11 +706,11 @@ class _Unmountable(Exception):
 
 def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, test_setup: str | None,
                agent_modules: tuple[str, ...], t0: float) -> TestReport:
-    api.put_archive(vid, TESTS, _tests_tar(tests_dir))
-    api.put_archive(vid, PRIVATE, _private_tar())
     env, output = _env(tc), ""
     try:
-        _start(api, vid)
+        _mounting(api.put_archive, vid, TESTS, _tests_tar(tests_dir))
+        _mounting(api.put_archive, vid, PRIVATE, _private_tar())
+        _mounting(api.start, vid)
         if test_setup:
             if tc.shell is None:
                 raise VerifyError("the task has a test_setup but its image has no bash or sh")
@@ -698,7 +719,7 @@ def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, te
                 return TestReport({}, rc is None, f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
                                   f"output tail:\n{output[-2000:]}", time.monotonic() - t0, output)
             api.kill(vid)  # whatever test_setup left running dies; its files stay
-            _start(api, vid)
+            _mounting(api.start, vid)
     except _Unmountable as e:
         why = f"the verifier cannot mount its files over the agent's: {e}"
         log.warning("verification: tampered: %s", why)
@@ -708,7 +729,7 @@ def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, te
                     env, "/", timeout)
     output += out
     if rc is None:
-        _start(api, vid)
+        api.start(vid)
         _, col = _exec(api, vid, _pytest_cmd(tc, ini, ["-q", "--collect-only"], agent_modules), env, "/", 60.0)
         # `--collect-only -q` prints one node id per line: path::[Class::]name[params]
         names = [ln.split("::", 1)[1].rsplit("::", 1)[-1] for ln in col.splitlines()
