@@ -37,6 +37,7 @@ def baseline_module(commit: str):
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("verifier_baseline", path)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)
     return mod
 
