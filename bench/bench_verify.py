@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import sandbox  # noqa: E402
-from sandboxing import images, verifier  # noqa: E402
+import sandbox
+from sandboxing import images, verifier
 
 ROOT = Path(__file__).resolve().parent.parent
 
