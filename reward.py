@@ -39,7 +39,7 @@ class Verification:
         run (`missing`) or were skipped (`skipped`: skip is not a pass) is in failed too.
     unweighted: reported test names no weight key covers (surfaced, not scored).
     timed_out / error: copied from the report; such a report is still scored by its tests but flagged.
-    tampered: the agent changed the test toolchain (verifier.py says what): score 0, nothing passed.
+    tampered: the agent blocked a file the verifier mounts over its own (verifier.py): score 0, nothing passed.
     """
 
     score: float

@@ -349,7 +349,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
         if traj.stop_reason != "disk_limit":
             try:
                 report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
-                                            test_setup=getattr(task, "test_setup", None))
+                                            test_setup=getattr(task, "test_setup", None),
+                                            agent_modules=getattr(task, "agent_modules", ()))
             except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
                 traj.stop_reason = "disk_limit"
         traj.timings["verify_s"] = time.monotonic() - t0

@@ -19,8 +19,8 @@ or let the agent out:
   `docker exec` per command: one message on the socket, output back on it, streamed keeping only a head
   and a rolling tail (bounded memory), stdout and stderr interleaved in one pipe, decoded as UTF-8 with
   replacement, ANSI escapes stripped.
-- Hidden tests: `run_tests` verifies in a fresh container from a snapshot of this one, with a toolchain
-  checked against the task image and a report the agent cannot reach (verifier.py says how).
+- Hidden tests: `run_tests` verifies in a fresh container from a snapshot of this one, frozen, with a toolchain
+  from the untouched task image and a report the agent cannot reach (verifier.py says how).
 
 Blocking docker-py calls run in worker threads behind a semaphore (`max_concurrent`); the async API
 (`Sandbox.start`, `exec`, ...) is what rollout.py and reward.py use.
@@ -537,18 +537,21 @@ class Sandbox:
     # ---- hidden tests ---------------------------------------------------------------------------------
 
     async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0,
-                        test_setup: str | None = None) -> TestReport:
+                        test_setup: str | None = None, agent_modules=()) -> TestReport:
         """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
         snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
-        This sandbox is left as it is.
+        This sandbox is paused for the snapshot and left as it was (stopped instead when the engine cannot
+        pause it, on a heavily loaded host: its commands then fail with SandboxError).
 
         Args:
             timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.
+            agent_modules: module names the tests import from the agent's files (Task.agent_modules).
         Returns:
             TestReport (verifier.py). Timeout: every test found by `--collect-only` is False, timed_out=True.
         Raises:
             FileNotFoundError: tests_dir is not a directory on the host. ValueError: timeout <= 0.
-            SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest.
+            SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest, or
+                pytest's run cannot be scored (killed, exit code other than 0/1, no regular report under the cap).
             DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
 
         Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
@@ -570,7 +573,7 @@ class Sandbox:
         try:
             return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
-                                   max(budget, 1 << 20), limit=False)
+                                   tuple(agent_modules), max(budget, 1 << 20), limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
 

@@ -49,6 +49,16 @@ def tags_field(task_id, value, path) -> list[str]:
     return [t.strip() for t in value]
 
 
+def modules_field(task_id, value, path) -> list[str]:
+    """task.toml `agent_modules`: a list of top-level Python module names (identifiers), default []."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(m, str) and m.isidentifier() for m in value):
+        raise TaskError(task_id, "agent_modules", f"must be a list of top-level module names (identifiers), "
+                                                  f"got {json.dumps(value)}", path)
+    return list(value)
+
+
 def check_id(task_id, value, path) -> str:
     if not isinstance(value, str) or not ID_PATTERN.match(value):
         raise TaskError(task_id, "id", f"must match {ID_PATTERN.pattern} (lowercase letters, digits, '_', '.', '-'), "

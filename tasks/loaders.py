@@ -27,14 +27,16 @@ import tomllib
 from pathlib import Path, PurePosixPath
 
 import configs
-from tasks.fields import check_id, difficulty_field, finish_task, positive_field, tags_field, text_field
+from tasks.fields import (check_id, difficulty_field, finish_task, modules_field, positive_field, tags_field,
+                          text_field)
 from tasks.task import Task, TaskError
 from tasks.terminal_bench import TB_AGENT_TIMEOUT_S, TB_TEST_TIMEOUT_S, load_terminal_bench
 
 log = logging.getLogger("termrl.tasks")
 
 NATIVE_FIELDS = ("id", "instruction", "difficulty", "category", "tags", "agent_timeout_s", "test_timeout_s",
-                 "max_turns", "weights", "allowed_prepass", "meta", "tests_dir", "test_setup", "build_setup")
+                 "max_turns", "weights", "allowed_prepass", "meta", "tests_dir", "test_setup", "build_setup",
+                 "agent_modules")
 CSV_COLUMNS = ("task_id", "difficulty", "title", "use_case_category", "prompt", "category", "tags", "dockerfile",
                "test_functions", "test_weights", "additional_files")
 DEFAULT_AGENT_TIMEOUT_S = 300.0
@@ -72,7 +74,7 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", tests_name):
         raise TaskError(task_id, "tests_dir", f"must be a folder name inside the task, got {json.dumps(tests_name)}",
                         toml_path)
-    return finish_task(
+    task = finish_task(
         task_id, task_dir, instruction=text_field(task_id, data, "instruction", toml_path),
         difficulty=difficulty_field(task_id, data.get("difficulty"), toml_path),
         category=text_field(task_id, data, "category", toml_path), tags=tags_field(task_id, data.get("tags"), toml_path),
@@ -83,6 +85,8 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
         weights_field="weights", source_path=toml_path, meta=dict(meta), tests_name=tests_name,
         test_setup=text_field(task_id, data, "test_setup", toml_path, required=False),
         build_setup=text_field(task_id, data, "build_setup", toml_path, required=False))
+    task.agent_modules = modules_field(task_id, data.get("agent_modules"), toml_path)
+    return task
 
 
 def _toml_str(s: str) -> str:

@@ -41,6 +41,9 @@ class Task:
     build_setup: shell script run as root in a last layer of the task image (images.py): test-only
         dependency installs (pytest, ...) that run-tests.sh would do at test time, when sandboxes have no network.
     meta: free-form provenance (source format, title, ...); never used for scoring.
+    agent_modules: top-level module names the hidden tests import from the agent's files even where the task
+        image has them (the task is about that module, e.g. patching an installed package); by default the
+        verifier takes every module the task image has from the untouched image (sandboxing/verifier.py).
     """
 
     id: str
@@ -61,3 +64,4 @@ class Task:
     build_setup: str | None = None
     allowed_prepass: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
+    agent_modules: list[str] = field(default_factory=list)

@@ -111,11 +111,19 @@ def test_malformed_toml(tmp_path):
                                     f"(at line 2, column 28) [{task_dir / 'task.toml'}]")
 
 
+def test_agent_modules_are_read_and_checked(tmp_path):
+    [task] = load_tasks(make_task(tmp_path / "a", extra='agent_modules = ["mypkg", "numpy"]'))
+    assert task.agent_modules == ["mypkg", "numpy"]
+    task_dir = make_task(tmp_path / "b", extra='agent_modules = ["my-pkg"]')
+    assert load_error(task_dir) == ("task 't-basic', field 'agent_modules': must be a list of top-level module "
+                                    f"names (identifiers), got [\"my-pkg\"] [{task_dir / 'task.toml'}]")
+
+
 def test_unknown_field_is_refused(tmp_path):
     task_dir = make_task(tmp_path, extra="weight = 1")
     assert load_error(task_dir) == ("task 't-basic', field 'weight': unknown field (known: id, instruction, difficulty, "
                                     "category, tags, agent_timeout_s, test_timeout_s, max_turns, weights, "
-                                    f"allowed_prepass, meta, tests_dir, test_setup, build_setup) [{task_dir / 'task.toml'}]")
+                                    f"allowed_prepass, meta, tests_dir, test_setup, build_setup, agent_modules) [{task_dir / 'task.toml'}]")
 
 
 def test_bad_difficulty(tmp_path):

@@ -1,21 +1,22 @@
 """verifier.py against the real Docker engine: hidden tests nobody can forge, Terminal-Bench semantics, pytest outcomes.
 
-Each attack runs in its own sandbox on the base image: the agent's commands, then the hidden test `test_x`
-(which fails unless /app/answer.txt holds 42, and the agent never writes it). An attack either has no effect
-(test_x is reported failed) or is caught (the report is `tampered`, reward 0).
+Each attack runs in its own sandbox on the base image (one task image, one toolchain volume for all): the
+agent's commands, then the hidden test `test_x` (which fails unless /app/answer.txt holds 42, and the agent
+never writes it). An attack either has no effect (test_x is reported failed) or leaves a run that cannot be
+scored (SandboxError: no reward, never a forged one).
 """
 
 import asyncio
 import os
+import resource
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from sandboxing import images
 import reward
-from sandboxing import verifier
-from sandbox import Sandbox
+from sandbox import Sandbox, SandboxError
+from sandboxing import images, verifier
 
 pytestmark = pytest.mark.docker  # all but the last three (pure) tests verify in containers
 
@@ -32,6 +33,54 @@ def pytest_runtest_makereport(item, call):
     r.outcome, r.longrepr = 'passed', None
 """
 SITE = "/usr/local/lib/python3.11/dist-packages"  # first site dir of the base image's python3
+DIST = "/usr/lib/python3/dist-packages"  # Debian's site dir: pytest, numpy
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+STARTUP = ["json/__init__.py"]  # stdlib modules every verifier run imports
+PASS_XML = '<testsuites><testsuite><testcase classname="t" name="test_x"/></testsuite></testsuites>'
+
+# Code the agent wants the verifier's pytest process to run: write an all-pass report where pytest's command
+# line says the report goes (--junitxml=...) and exit 0 before any test runs.
+FORGE = f"""
+import os as _os
+_a = open('/proc/self/cmdline', 'rb').read().replace(b'\\0', b' ').decode('utf-8', 'replace')
+if '--junitxml=' in _a:
+    _p = _a.split('--junitxml=', 1)[1].split('"')[0].split(' ')[0]
+    open(_p, 'w').write({PASS_XML!r})
+    _os._exit(0)
+"""
+# The same as a shared library's constructor (runs when the loader maps it, before main).
+FORGE_C = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void forge(void) {
+    static char buf[1 << 16], path[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    if (fd < 0) return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return;
+    for (ssize_t i = 0; i < n; i++) if (!buf[i]) buf[i] = ' ';
+    buf[n] = 0;
+    char *p = strstr(buf, "--junitxml=");
+    if (!p) return;
+    p += 11;
+    int k = 0;
+    while (p[k] && p[k] != '"' && p[k] != ' ' && k < 4095) { path[k] = p[k]; k++; }
+    path[k] = 0;
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fputs("PASS_XML", f);
+    fclose(f);
+    _exit(0);
+}
+""".replace("PASS_XML", PASS_XML.replace('"', '\\"'))
+
+
+def build_so(out: str) -> str:
+    """The agent's command that compiles /tmp/forge.c into the shared library `out`."""
+    return f"gcc -shared -fPIC -o {out} /tmp/forge.c"
 
 
 def run(coro):
@@ -46,14 +95,15 @@ def write_tests(d: Path, files: dict[str, str]) -> Path:
     return d
 
 
-async def _attacked(commands: list[str], files: dict[str, str], tests: Path, test_setup=None, timeout=60):
+async def _attacked(commands: list[str], files: dict[str, str], tests: Path, test_setup=None, timeout=60,
+                    agent_modules=()):
     async with await Sandbox.start(images.BASE_IMAGE, run_id=RUN_ID) as sb:
         for path, data in files.items():
             await sb.write_file(path, textwrap.dedent(data))
         for cmd in commands:
             r = await sb.exec(cmd, timeout=30)
             assert r.exit_code == 0, (cmd, r.output)
-        return await sb.run_tests(tests, timeout=timeout, test_setup=test_setup)
+        return await sb.run_tests(tests, timeout=timeout, test_setup=test_setup, agent_modules=agent_modules)
 
 
 def attacked(tmp_path, commands=(), files=None, hidden=None, **kw) -> verifier.TestReport:
@@ -82,10 +132,9 @@ def test_python3_replaced_by_a_wrapper_has_no_effect(tmp_path, docker_client):
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_interpreter_overwritten_through_its_symlink_is_tampered(tmp_path, docker_client):
+def test_interpreter_overwritten_through_its_symlink_has_no_effect(tmp_path, docker_client):
     report = attacked(tmp_path, ["printf '#!/bin/sh\\nexit 0\\n' > /usr/bin/python3"])
-    assert report.tests == {}
-    assert report.tampered == "changed /usr/bin/python3.11 (test interpreter or a library it loads)"
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_background_process_rewriting_reports_has_no_effect(tmp_path, docker_client):
@@ -96,15 +145,14 @@ def test_background_process_rewriting_reports_has_no_effect(tmp_path, docker_cli
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_edit_of_pytest_source_is_tampered(tmp_path, docker_client):
+def test_edit_of_pytest_source_has_no_effect(tmp_path, docker_client):
     patch = ("printf '\\n_orig = pytest_runtest_makereport\\ndef pytest_runtest_makereport(item, call):\\n"
              "    r = _orig(item, call)\\n    r.outcome = \"passed\"\\n    return r\\n' "
              ">> /usr/lib/python3/dist-packages/_pytest/runner.py")
     report = attacked(tmp_path, [patch])
-    assert report.tampered == ("changed /usr/lib/python3/dist-packages/_pytest/runner.py "
-                               "(pytest or a module it loads)")
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
     v = reward.verify(report, {"test_x": 1.0})
-    assert (v.score, v.resolved, v.tampered) == (0.0, False, report.tampered)
+    assert (v.score, v.resolved) == (0.0, False)
 
 
 # ---- variations ---------------------------------------------------------------------------------------
@@ -136,25 +184,27 @@ def test_tests_dir_planted_by_agent_is_replaced_not_merged(tmp_path, docker_clie
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_stdlib_edit_is_tampered(tmp_path, docker_client):
-    report = attacked(tmp_path, ["echo 'x = 1' >> /usr/lib/python3.11/json/__init__.py"])
-    assert report.tampered == "changed /usr/lib/python3.11/json/__init__.py (the interpreter's standard library)"
+def test_stdlib_edit_has_no_effect(tmp_path, docker_client):
+    report = attacked(tmp_path, [f"cat /tmp/forge.py >> /usr/lib/python3.11/{m}" for m in STARTUP],
+                      {"/tmp/forge.py": FORGE})
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_ld_so_preload_is_tampered(tmp_path, docker_client):
-    report = attacked(tmp_path, [], {"/etc/ld.so.preload": "/nonexistent/libevil.so\n"})
-    assert report.tampered == "added /etc/ld.so.preload (preloads a library into every process)"
+def test_ld_so_preload_has_no_effect(tmp_path, docker_client):
+    report = attacked(tmp_path, [build_so("/opt/libforge.so")], {"/tmp/forge.c": FORGE_C,
+                                                                  "/etc/ld.so.preload": "/opt/libforge.so\n"})
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_module_shadowing_pluggy_in_an_earlier_site_dir_is_tampered(tmp_path, docker_client):
+def test_module_shadowing_pluggy_in_an_earlier_site_dir_has_no_effect(tmp_path, docker_client):
     report = attacked(tmp_path, [], {f"{SITE}/pluggy/__init__.py": "raise SystemExit(0)\n"})
-    assert report.tampered == f"added {SITE}/pluggy/__init__.py (shadows the module 'pluggy' the test run imports)"
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_stdlib_module_planted_in_root_is_tampered_when_tests_are_a_package(tmp_path, docker_client):
-    hidden = {"__init__.py": "", **HIDDEN}
-    report = attacked(tmp_path, [], {"/csv.py": "raise SystemExit(0)\n"}, hidden=hidden)
-    assert report.tampered == "added /csv.py (shadows the module 'csv' the test run imports)"
+def test_stdlib_module_planted_in_root_has_no_effect_when_tests_are_a_package(tmp_path, docker_client):
+    hidden = {"__init__.py": "", "test_hidden.py": "import csv\n" + HIDDEN["test_hidden.py"]}
+    report = attacked(tmp_path, [], {"/csv.py": FORGE}, hidden=hidden)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
@@ -162,6 +212,152 @@ def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
     report = attacked(tmp_path, ["mkdir -p /opt/src/mylib"], {"/opt/src/mylib/__init__.py": "VALUE = 42\n",
                                                                 f"{SITE}/mylib.pth": "/opt/src\n"}, hidden=hidden)
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
+
+
+# ---- issue 26: files no list of guarded paths names -----------------------------------------------------
+
+
+def test_pybuilddir_marker_beside_the_interpreter_has_no_effect(tmp_path, docker_client):
+    # CPython reads <exe dir>/pybuilddir.txt as "this is a build tree": stdlib from <exe dir>/../Lib
+    report = attacked(tmp_path, ["cp -a /usr/lib/python3.11 /usr/Lib && rm -r /usr/Lib/lib-dynload",
+                                 "mkdir -p /usr/Modules",
+                                 "touch /usr/Modules/Setup.local", "cat /tmp/forge.py >> /usr/Lib/json/__init__.py"],
+                      {"/tmp/forge.py": FORGE, "/usr/bin/pybuilddir.txt": "../lib/python3.11/lib-dynload\n"})
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_soname_symlink_to_an_agent_built_shim_has_no_effect(tmp_path, docker_client):
+    # libexpat.so.1 (what the loader cache names) -> a shim with expat's symbols and a forging constructor
+    stubs = "nm -D --undefined-only /usr/bin/python3.11 | awk '/XML_/{print \"void \" $2 \"(void){}\"}' >> /tmp/forge.c"
+    report = attacked(tmp_path, [stubs, build_so("/opt/libshim.so"),
+                                 f"ln -sf /opt/libshim.so {LIBDIR}/libexpat.so.1"], {"/tmp/forge.c": FORGE_C})
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_nsswitch_module_loaded_by_tmp_path_user_lookup_has_no_effect(tmp_path, docker_client):
+    hidden = {"test_hidden.py": "def test_x(tmp_path):\n    assert open('/app/answer.txt').read() == '42'\n"}
+    report = attacked(tmp_path, [build_so(f"{LIBDIR}/libnss_forge.so.2")],
+                      {"/tmp/forge.c": FORGE_C, "/etc/nsswitch.conf": "passwd: forge files\ngroup: forge files\n"},
+                      hidden=hidden)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_patched_module_the_hidden_tests_import_has_no_effect(tmp_path, docker_client):
+    hidden = {"test_hidden.py": "import numpy\n" + HIDDEN["test_hidden.py"]}
+    report = attacked(tmp_path, [f"cat /tmp/forge.py >> {DIST}/numpy/__init__.py"], {"/tmp/forge.py": FORGE},
+                      hidden=hidden)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_agent_module_declared_by_the_task_is_imported_from_the_agents_files(tmp_path, docker_client):
+    # the task is about the installed package (task.toml agent_modules = ["numpy"]): the agent's copy is used
+    hidden = {"test_hidden.py": "import numpy\ndef test_x():\n    assert numpy.ANSWER == 42\n"}
+    tests = write_tests(tmp_path / "tests", hidden)
+    report = run(_attacked([f"echo 'ANSWER = 42' >> {DIST}/numpy/__init__.py"], {}, tests,
+                           agent_modules=("numpy",)))
+    assert (report.tests, report.tampered) == ({"test_x": True}, None)
+
+
+def test_stdlib_patched_between_check_and_snapshot_has_no_effect(tmp_path, docker_client):
+    # The canary race: a daemon waits for a walk of the filesystem to reach a canary directory that sorts
+    # after /usr (its atime moves), then patches the stdlib the walk has passed, before the snapshot.
+    race = ("mkdir -p /var/canary/d && touch -a -d 2001-01-01 /var/canary /var/canary/d && "
+            "nohup sh -c 'a=$(stat -c %X /var/canary/d); while [ \"$(stat -c %X /var/canary/d)\" = \"$a\" ]; do "
+            "sleep 0.002; done; cat /tmp/forge.py >> /usr/lib/python3.11/json/__init__.py' >/dev/null 2>&1 &")
+    report = attacked(tmp_path, [race], {"/tmp/forge.py": FORGE, "/var/canary/d/f": "x"})
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+# ---- issue 26: processes the tests start, and the report -------------------------------------------------
+
+RUNS_PROGRAM = {"test_hidden.py": """
+    import subprocess
+    def test_x():
+        subprocess.run(['sh', '/app/prog.sh'], timeout=30)
+        assert open('/app/answer.txt').read() == '42'
+    """}
+PYTEST_PID = "for p in /proc/[0-9]*; do grep -qa -- --junitxml= $p/cmdline 2>/dev/null && echo ${p#/proc/}; done"
+REPORT = "/.termrl-verify/out/report.xml"
+
+
+def test_program_under_test_writing_a_pass_report_and_killing_pytest_is_not_scored(tmp_path, docker_client):
+    prog = f"echo '{PASS_XML}' > {REPORT}\nkill -9 $({PYTEST_PID})\nsleep 5\n"
+    with pytest.raises(SandboxError, match="pytest exited with code 137: not a test outcome"):
+        attacked(tmp_path, [], {"/app/prog.sh": prog}, hidden=RUNS_PROGRAM)
+
+
+def test_daemon_stripping_failures_from_the_report_has_no_effect(tmp_path, docker_client):
+    daemon = f"while :; do grep -qs failure {REPORT} && cp /tmp/pass.xml {REPORT}.new && mv {REPORT}.new {REPORT}; done"
+    prog = f"nohup sh -c '{daemon}' >/dev/null 2>&1 &\n"
+    report = attacked(tmp_path, [], {"/app/prog.sh": prog, "/tmp/pass.xml": PASS_XML}, hidden=RUNS_PROGRAM)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+RUNS_CHECKER = {"check.py": "import sys\nsys.exit(open('/app/answer.txt').read() != '42')\n",
+                "test_hidden.py": """
+    import subprocess
+    def test_x():
+        assert subprocess.run(['python3', '/tests/check.py']).returncode == 0
+    """}
+
+
+def test_child_python3_of_the_tests_runs_the_pristine_interpreter(tmp_path, docker_client):
+    report = attacked(tmp_path, ["echo -n 42 > /app/answer.txt", "rm /usr/bin/python3"], hidden=RUNS_CHECKER)
+    assert (report.tests, report.tampered) == ({"test_x": True}, None)
+
+
+def test_pth_import_line_run_by_a_child_python3_has_no_effect(tmp_path, docker_client):
+    pth = "import os, sys; sys.argv[-1:] == ['/tests/check.py'] and os._exit(0)\n"
+    report = attacked(tmp_path, [], {f"{SITE}/zz-forge.pth": pth}, hidden=RUNS_CHECKER)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_wrapper_python3_earlier_on_path_has_no_effect(tmp_path, docker_client):
+    report = attacked(tmp_path, ["chmod +x /usr/local/bin/python3"], {"/usr/local/bin/python3": "#!/bin/sh\nexit 0\n"},
+                      hidden=RUNS_CHECKER)
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_bash_of_test_setup_replacing_the_report_by_a_directory_has_no_effect(tmp_path, docker_client):
+    fake_bash = f"#!/bin/dash\nmkdir -p {REPORT}\necho '{PASS_XML}' > {REPORT}/fake.xml\nexit 0\n"
+    swap = "chmod +x /tmp/bash && cp /tmp/bash /usr/bin/bash.new && mv /usr/bin/bash.new /usr/bin/bash"
+    report = attacked(tmp_path, [swap], {"/tmp/bash": fake_bash}, test_setup="true")
+    assert (report.tests, report.tampered) == ({"test_x": False}, None)
+
+
+def test_sparse_huge_report_is_refused_without_reading_it(tmp_path, docker_client):
+    prog = f"truncate -s 256M {REPORT}\n"  # sparse: no disk cost to the agent
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(SandboxError, match="pytest exited with code 137|not a regular file|over the cap"):
+        attacked(tmp_path, [], {"/app/prog.sh": prog + f"kill -9 $({PYTEST_PID})\n"}, hidden=RUNS_PROGRAM)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10  # KiB: far below 256 MiB
+
+
+def test_file_turned_into_a_directory_under_a_verifier_mount_is_tampered(tmp_path, docker_client):
+    report = attacked(tmp_path, ["rm /etc/nsswitch.conf && mkdir /etc/nsswitch.conf"])
+    assert report.tests == {}
+    assert report.tampered.startswith("the verifier cannot mount its files over the agent's: ")
+    v = reward.verify(report, {"test_x": 1.0})
+    assert (v.score, v.resolved) == (0.0, False)
+
+
+def test_read_report_refuses_a_sparse_file_over_the_cap_and_a_directory(docker_client):
+    api = docker_client.api
+    cid = api.create_container(images.BASE_IMAGE, entrypoint=[], labels={"termrl": "1", "termrl.run_id": RUN_ID},
+                               command=["sh", "-c", ("truncate -s 256M /big.xml && mkdir /dir.xml && "
+                                                     "echo '<testsuites/>' > /small.xml")])["Id"]
+    try:
+        api.start(cid)
+        api.wait(cid, timeout=60)
+        rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        with pytest.raises(verifier.VerifyError, match="has 268435456 bytes, over the cap of 16777216"):
+            verifier.read_report(api, cid, "/big.xml")
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10  # KiB
+        with pytest.raises(verifier.VerifyError, match="is not a regular file"):
+            verifier.read_report(api, cid, "/dir.xml")
+        assert verifier.read_report(api, cid, "/small.xml") == b"<testsuites/>\n"
+    finally:
+        api.remove_container(cid, force=True, v=True)
 
 
 # ---- Terminal-Bench semantics ---------------------------------------------------------------------------
@@ -237,30 +433,6 @@ def test_timeout_fails_every_collected_test(tmp_path, docker_client):
 
 
 # ---- pure parts ---------------------------------------------------------------------------------------------
-
-
-def toolchain(**kw) -> verifier.Toolchain:
-    base = dict(python="/usr/bin/python3.11", stdlib=["/usr/lib/python311.zip", "/usr/lib/python3.11"],
-                search=["/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages"],
-                site_dirs=["/usr/lib/python3/dist-packages"], files=["/usr/bin/python3.11", "/lib64",
-                                                                     "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"],
-                packages=["/usr/lib/python3/dist-packages/_pytest"], toplevel=["_pytest"], stdlib_names=["csv"],
-                libnames=["libz.so.1.2.13"], plugins=[], env=[], workdir="/app")
-    return verifier.Toolchain(**{**base, **kw})
-
-
-def test_find_tampering_ignores_pycache_and_ordinary_work():
-    changes = [{"Path": "/usr/lib/python3.11/__pycache__/json.cpython-311.pyc", "Kind": 1},
-               {"Path": "/app/solution.py", "Kind": 1}, {"Path": "/usr/bin", "Kind": 0},
-               {"Path": "/usr/local/lib/python3.11/dist-packages/numpy/__init__.py", "Kind": 1}]
-    assert verifier.find_tampering(changes, toolchain()) == []
-
-
-def test_find_tampering_names_loader_symlink_and_shadowing_library():
-    changes = [{"Path": "/lib64", "Kind": 0}, {"Path": "/usr/local/lib/libz.so.1.2.13", "Kind": 1}]
-    assert verifier.find_tampering(changes, toolchain()) == [
-        "changed /lib64 (test interpreter or a library it loads)",
-        "added /usr/local/lib/libz.so.1.2.13 (shadows the library libz.so.1.2.13 the test interpreter loads)"]
 
 
 def test_normalize_test_id_undoes_pytest_escapes():
