@@ -359,7 +359,7 @@ def test_csv_import_round_trip(tmp_path, caplog):
                                   "/app/total.txt.",
         difficulty="easy", category="data-processing", tags=["math", "files"],
         weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=360.0,
-        test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={},
+        test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={}, agent_modules=[],
         meta={"source": "terminal-bench-rl csv tbrl_tasks.csv", "title": "Sum a column",
               "use_case_category": "data analysis"})
     assert upper.instruction == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
