@@ -41,6 +41,13 @@ class Task:
     build_setup: shell script run as root in a last layer of the task image (images.py): test-only
         dependency installs (pytest, ...) that run-tests.sh would do at test time, when sandboxes have no network.
     meta: free-form provenance (source format, title, ...); never used for scoring.
+    verifier_script: a Harbor tests/test.sh kept as a script (tasks/harbor.py): run in the verifier
+        container instead of pytest, scored from the reward.txt / reward.json it writes; weights then
+        hold the single key "reward".
+    solution_dir: the oracle's folder (Harbor solution/: solve.sh and its side files), copied to /solution;
+        None when the oracle is the single file `solution`.
+    cpus, memory_mb, storage_mb: the task's own resource request (Harbor [environment]); None = the
+        sandbox defaults (configs.SandboxConfig).
     """
 
     id: str
@@ -61,3 +68,8 @@ class Task:
     build_setup: str | None = None
     allowed_prepass: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
+    verifier_script: str | None = None
+    solution_dir: Path | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    storage_mb: int | None = None
