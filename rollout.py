@@ -313,16 +313,14 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
                                            sandbox_cfg.image_map, sandbox_cfg.build_network)
         t0 = time.monotonic()
-        sb = await sandbox_lib.Sandbox.start(image, limits=sandbox_lib.Limits.from_config(sandbox_cfg), run_id=run_id)
+        limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
+        sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id)
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         ep = _Episode(task, sb, cfg, chat, time.monotonic() + timeout_s, sandbox_cfg.exec_timeout_s,
                       sandbox_cfg.output_limit_bytes)
         if oracle:
-            if task.solution is None:
-                raise ValueError(f"task {task.id}: no solution.sh for --oracle")
-            await sb.write_file("/tmp/solution.sh", Path(task.solution).read_bytes())
-            r = await sb.exec("bash /tmp/solution.sh", timeout=timeout_s)
+            r = await sb.exec(await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s)
             traj.messages = [{"role": "oracle", "content": r.output, "exit_code": r.exit_code, "timed_out": r.timed_out}]
             traj.stop_reason = "oracle"
         else:
@@ -335,7 +333,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
         traj.timings["agent_s"] = time.monotonic() - t_start
         t0 = time.monotonic()
         report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
-                                    test_setup=getattr(task, "test_setup", None))
+                                    test_setup=getattr(task, "test_setup", None),
+                                    script=getattr(task, "verifier_script", None))
         traj.timings["verify_s"] = time.monotonic() - t0
         v = reward_lib.verify(report, task.weights)
         traj.test_report, traj.verification, traj.resolved = report, v, v.resolved

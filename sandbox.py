@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import functools
 import io
 import logging
@@ -49,7 +50,7 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import verifier
+from sandboxing import harbor_verifier, verifier
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
 from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
@@ -98,6 +99,34 @@ class Limits:
         """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s)."""
         return cls(memory_bytes=int(cfg.memory_mb) << 20, cpus=float(cfg.cpus), pids=int(cfg.pids),
                    output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s))
+
+
+    def for_task(self, task) -> Limits:
+        """These limits with a task's own request (Harbor [environment] memory_mb, cpus; Task fields, None =
+        keep) applied; cpus capped at this machine's cores (the engine refuses more). storage_mb is not
+        enforced: `--storage-opt size=` needs overlay on XFS with project quotas."""
+        memory_mb, cpus = getattr(task, "memory_mb", None), getattr(task, "cpus", None)
+        return dataclasses.replace(
+            self, memory_bytes=int(memory_mb) << 20 if memory_mb else self.memory_bytes,
+            cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus)
+
+
+SOLUTION_DIR = "/solution"  # Harbor's: solve.sh refers to its side files as /solution/<file>
+
+
+async def put_solution(sb: Sandbox, task, path: str) -> str:
+    """Copy a task's oracle into the sandbox; returns the bash command that runs it (from the WORKDIR).
+    A Harbor solution/ folder goes to /solution whole (solve.sh and its side files); a single script to
+    `path`. Raises ValueError when the task has no oracle."""
+    folder = getattr(task, "solution_dir", None)
+    if folder is not None:
+        for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            await sb.write_file(f"{SOLUTION_DIR}/{f.relative_to(folder).as_posix()}", f.read_bytes(), 0o755)
+        return f"bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
+    if task.solution is None:
+        raise ValueError(f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)")
+    await sb.write_file(path, Path(task.solution).read_bytes())
+    return f"bash {path}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -500,13 +529,15 @@ class Sandbox:
     # ---- hidden tests ---------------------------------------------------------------------------------
 
     async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0,
-                        test_setup: str | None = None) -> TestReport:
+                        test_setup: str | None = None, script: str | None = None) -> TestReport:
         """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
         snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
         This sandbox is left as it is.
 
         Args:
             timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.
+            script: a Harbor test.sh (Task.verifier_script) run instead of pytest and scored from the reward
+                files it writes (harbor_verifier.run_script_blocking: report.parts), or None.
         Returns:
             TestReport (verifier.py). Timeout: every test found by `--collect-only` is False, timed_out=True.
         Raises:
@@ -521,8 +552,12 @@ class Sandbox:
         self._check_open()
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
                   "termrl.owner": _owner(), "termrl.verifies": self.name}
+        api = docker_api(float(timeout) + 120.0)
         try:
-            return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
+            if script is not None:
+                return await _blocking(harbor_verifier.run_script_blocking, api, self.id, self.name, labels,
+                                       self.limits, tests_dir, float(timeout), script, limit=False)
+            return await _blocking(verifier.run_tests_blocking, api, self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup, limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e

@@ -142,7 +142,7 @@ def mirrors_reachable() -> bool:
     """Whether a package mirror of this machine's configuration answers: the apt mirror of the host's Debian
     suite (scripts/apt_mirror.py) or the pip index (host pip config, else PyPI). One HTTP request each,
     5 s timeout; the answer is kept for the process."""
-    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).parent / "scripts" / "apt_mirror.py")
+    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).resolve().parents[1] / "scripts" / "apt_mirror.py")
     apt_mirror = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(apt_mirror)
     suite = next((ln.split("=", 1)[1].strip() for ln in Path("/etc/os-release").read_text().splitlines()

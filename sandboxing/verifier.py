@@ -86,6 +86,7 @@ class TestReport:
     output: str  # pytest's terminal output (capped); informational only, never parsed for results
     skipped: list[str] = field(default_factory=list)
     tampered: str | None = None  # what the agent changed in the test toolchain; tests were not run
+    parts: dict[str, float] | None = None  # a Harbor test.sh's named rewards (harbor_verifier.py), else None
 
 
 @dataclass
@@ -446,6 +447,19 @@ def _ini(tests_dir: Path) -> str:
     return f"{PRIVATE}/pytest.ini"
 
 
+def remove_quietly(api, cid: str) -> None:
+    """Remove a verifier container and its volumes. A 409 "removal already in progress" (a busy engine
+    removing it already) and a 404 are fine: the verdict was read before; other errors are raised."""
+    try:
+        api.remove_container(cid, force=True, v=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as e:
+        if e.status_code != 409:
+            raise
+        log.info("verifier container %s: %s", cid[:12], e.explanation or e)
+
+
 def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str], limits, tests_dir: Path,
                        timeout: float, test_setup: str | None = None) -> TestReport:
     """Verify the agent container `container_id` with the hidden tests in `tests_dir` (steps: module docstring).
@@ -478,7 +492,7 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
         try:
             return _verify_in(api, vid, tc, changes, tests_dir, timeout, test_setup, t0)
         finally:
-            api.remove_container(vid, force=True, v=True)
+            remove_quietly(api, vid)
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
     finally:
@@ -500,9 +514,9 @@ def _verify_in(api, vid: str, tc: Toolchain, changes: list[dict], tests_dir: Pat
     env, output = _env(tc), ""
     if test_setup:
         rc, output = _exec(api, vid, ["bash", "-c", test_setup], env, tc.workdir, timeout)
-        if rc != 0:
-            return TestReport({}, rc is None, f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
-                              f"output tail:\n{output[-2000:]}", time.monotonic() - t0, output)
+        if rc != 0:  # the task's own set-up broke: no verdict on the agent, never a 0.0
+            raise VerifyError(f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
+                              f"output tail:\n{output[-2000:]}")
         api.kill(vid)  # whatever test_setup left running dies; its files stay
         found = find_tampering(api.diff(vid) or [], tc, (tests_dir / "__init__.py").exists())
         if found:

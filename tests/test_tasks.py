@@ -351,7 +351,8 @@ def test_csv_import_round_trip(tmp_path, caplog):
         weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=360.0,
         test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={},
         meta={"source": "terminal-bench-rl csv tbrl_tasks.csv", "title": "Sum a column",
-              "use_case_category": "data analysis"})
+              "use_case_category": "data analysis"},
+        verifier_script=None, solution_dir=None, cpus=None, memory_mb=None, storage_mb=None)
     assert upper.instruction == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
     assert upper.meta["title"] == 'Uppercase, "quoted", multi-line'
     assert (tmp_path / "out" / "csv-sum" / "numbers.txt").read_text() == "10\n20\n30\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 from sandboxing import images
 import reward
 from sandboxing import verifier
-from sandbox import Sandbox
+from sandbox import Sandbox, SandboxError
 
 RUN_ID = f"test-verify-{os.getpid()}"
 HIDDEN = {"test_hidden.py": "def test_x():\n    assert open('/app/answer.txt').read() == '42'\n"}
@@ -181,10 +181,9 @@ def test_tests_run_at_slash_tests_from_workdir_with_test_dir_and_package(tmp_pat
     assert (report.error, report.tampered) == (None, None)
 
 
-def test_failing_test_setup_is_an_error(tmp_path, docker_client):
-    report = attacked(tmp_path, [], test_setup="echo broken; exit 3")
-    assert report.tests == {}
-    assert report.error == "test_setup exited 3; output tail:\nbroken\n"
+def test_failing_test_setup_is_an_error_not_a_score(tmp_path, docker_client):
+    with pytest.raises(SandboxError, match="test_setup exited 3; output tail:\nbroken\n$"):
+        attacked(tmp_path, [], test_setup="echo broken; exit 3")
 
 
 # ---- outcomes --------------------------------------------------------------------------------------------
