@@ -291,6 +291,7 @@ class EvalConfig:
     seed: int = 0  # sampling seed
     run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
     progress: bool = True  # progress line on stderr
+    allow_errors: bool = False  # exit 0 even when some episodes errored (default: exit 1, with the count)
     rollout: RolloutConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout))
     sandbox: SandboxConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox))
     reward: RewardConfig = field(default_factory=RewardConfig)

@@ -419,3 +419,8 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
 
 # ----------------------------------------------------------------------------- metrics
+
+
+if __name__ == "__main__":  # the command moved (issue 23); running this file must not silently do nothing
+    sys.exit("error: `python rollout.py` is no command: rollout.py is the agent loop's library. "
+             "Evaluate (or run the oracle) with `python evaluate.py [--oracle] --tasks ...`")

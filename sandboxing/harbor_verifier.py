@@ -123,7 +123,8 @@ def run_script_blocking(api, container_id: str, name: str, labels: dict[str, str
             api.put_archive(vid, TESTS, _tests_tar(tests_dir))
             api.put_archive(vid, PRIVATE, _script_tar(script))
             api.start(vid)
-            api.exec_run(vid, ["chmod", "0777", REWARD_DIR], user="root")  # writable by the image's USER
+            eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")["Id"]  # for the image's USER
+            api.exec_start(eid)
             rc, output = _exec(api, vid, ["bash", SCRIPT], _env(tc), tc.workdir, timeout)
             if rc is None:
                 return TestReport({}, True, None, time.monotonic() - t0, output, parts={})
