@@ -164,8 +164,9 @@ def test_nothing_loadable_is_an_error(tmp_path):
 def test_folder_without_task_file(tmp_path):
     make_task(tmp_path)
     (tmp_path / "notes").mkdir()
-    assert load_error(tmp_path) == ("task 'notes', field 'task.toml': the folder has neither task.toml (native) "
-                                    f"nor task.yaml (Terminal-Bench) [{tmp_path / 'notes'}]")
+    assert load_error(tmp_path) == ("task 'notes', field 'task.toml': the folder holds no task file; formats "
+                                    "tried: native (task.toml with `id`), Harbor (task.toml beside instruction.md "
+                                    f"and environment/), Terminal-Bench (task.yaml) [{tmp_path / 'notes'}]")
 
 
 # ---------------------------------------------------------------- weights
