@@ -123,7 +123,7 @@ def _blocks(lines: list[str]) -> list[list[str]]:
 def _is_exit_status_block(block: list[str]) -> bool:
     """harbor's `if [ $? -eq 0 ]; then echo 1 > reward.txt; else echo 0 > ...; fi` (or via _EXIT_CODE)."""
     text = "\n".join(block)
-    return "reward.txt" in text and bool(re.search(r"\$\?|\$\{?_?EXIT_CODE", text)) and "reward.json" not in text
+    return "reward.txt" in text and bool(re.search(r"\$\?|-eq\s+0", text)) and "reward.json" not in text
 
 
 _VALUED = ("-w", "--with", "-p", "--python", "--from", "--with-requirements", "--index-url", "--extra-index-url")
@@ -243,9 +243,10 @@ def _pytest_line(line: str) -> bool:
 
 def _trivial(line: str) -> bool:
     """Lines harbor-shaped scripts carry around the one pytest run: the `$PWD = /` guard, the exit-code
-    bookkeeping, `exit`, `cd /tests` or the WORKDIR."""
+    bookkeeping (`result=$?`), the reward folder's variable and mkdir, `exit`, `set -uo pipefail`, `cd`."""
     s = line.strip()
-    return bool(re.match(r"^(?:_?EXIT_CODE=\$\?|exit\b.*|set -[a-z]+|cd\s+\S+|echo\b[^>]*)$", s)) or \
+    return bool(re.match(r"^(?:\w+=\$\?|\w+=\"?/logs/verifier/?\"?|mkdir -p \S+|exit\b.*|set(?:\s+[-+]\w+)+(?:\s+pipefail)?"
+                         r"|cd\s+\S+|echo\b[^>]*)$", s)) or \
         ('"$PWD" = "/"' in s and "reward" not in s)
 
 
