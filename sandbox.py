@@ -111,6 +111,9 @@ class Limits:
             cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus)
 
 
+# The image's ENTRYPOINT ("$@" here) starts the task's services; one ending in `exec "$@"` then sleeps.
+_WITH_ENTRYPOINT = ('if [ $# -gt 0 ]; then ("$@" sleep infinity </dev/null >/dev/null 2>&1 &); fi; set --; '
+                    'eval "$TERMRL_SERVER"')
 SOLUTION_DIR = "/solution"  # Harbor's: solve.sh refers to its side files as /solution/<file>
 
 
@@ -219,7 +222,9 @@ class Sandbox:
     @classmethod
     async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
-        WORKDIR (/app when it sets none). The image's ENTRYPOINT is replaced by the shell server.
+        WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
+        the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
+        are up beside the shell server, which is the container's own command.
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
@@ -230,7 +235,8 @@ class Sandbox:
     def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
         api = docker_api()
         try:
-            workdir = api.inspect_image(image)["Config"].get("WorkingDir") or WORKDIR
+            config = api.inspect_image(image)["Config"] or {}
+            workdir = config.get("WorkingDir") or WORKDIR
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
@@ -244,7 +250,7 @@ class Sandbox:
         try:
             cid = api.create_container(
                 image, command=["timeout", "-s", "KILL", f"{limits.max_lifetime_s:.0f}", "bash", "-c",
-                                'eval "$TERMRL_SERVER"', "termrl-shell"], stdin_open=True,
+                                _WITH_ENTRYPOINT, "termrl-shell", *(config.get("Entrypoint") or [])], stdin_open=True,
                 environment={"TERMRL_SERVER": _SERVER, "TERMRL_INNER": _INNER},
                 working_dir=workdir, entrypoint=[], labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
         except docker.errors.ImageNotFound:

@@ -218,3 +218,21 @@ def test_a_script_that_writes_no_reward_file_is_an_error_not_a_zero(tmp_path, do
     with pytest.raises(sandbox.SandboxError, match="tests/test.sh wrote neither /logs/verifier/reward.json nor "
                                                    "reward.txt \\(test.sh exit code 0\\); output tail:\nchecking\n"):
         asyncio.run(_scripted(task, []))
+
+
+def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_path, docker_client):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "start.sh").write_text(
+        '#!/bin/bash\necho up > /tmp/service-state\n(while true; do sleep 1; done) &\nexec "$@"\n')
+    (d / "environment" / "Dockerfile").write_text(
+        (d / "environment" / "Dockerfile").read_text() + 'COPY start.sh /start.sh\nRUN chmod +x /start.sh\n'
+        'ENTRYPOINT ["/start.sh"]\n')
+    (task,) = load_tasks(d)
+
+    async def main():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            first = await sb.exec("for i in $(seq 50); do [ -f /tmp/service-state ] && break; sleep 0.1; done; "
+                                  "cat /tmp/service-state; ps -eo args | grep -c '^sleep infinity'", timeout=30)
+            return first.output.split()
+    assert asyncio.run(main()) == ["up", "1"]  # the script ran, then exec'd harbor's `sleep infinity`
