@@ -9,6 +9,7 @@ import asyncio
 import os
 import textwrap
 from pathlib import Path
+import pytest
 
 
 from sandboxing import images
