@@ -35,8 +35,8 @@ from pathlib import Path
 
 import yaml
 
-from tasks.checks import check_dockerfile, find_tests
-from tasks.fields import check_id, difficulty_field, tags_field
+from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
+from tasks.fields import check_id, difficulty_field, positive_field, tags_field
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -349,12 +349,22 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
     dockerfile, context = _dockerfile(task_id, task_dir, env, toml_path)
     check_dockerfile(task_id, dockerfile, context, "tests")
-    build_setup, test_setup, script = split_test_sh(task_id, test_sh.read_text(encoding="utf-8", errors="replace"),
-                                                    task_dir / "tests")
-    if script is None:
+    test_text = test_sh.read_text(encoding="utf-8", errors="replace")
+    exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
+    prepass, max_turns = {}, None
+    if isinstance(exported, dict):  # termrl's own task (export_harbor): its weights and fields come back
+        tests = find_tests(task_id, task_dir / "tests")
+        weights = check_weights(task_id, exported.get("weights"), tests, False, "metadata.termrl.weights",
+                                toml_path)
+        prepass = check_allowed_prepass(task_id, exported.get("allowed_prepass"), tests, toml_path)
+        max_turns = positive_field(task_id, exported, "max_turns", toml_path, None, integer=True)
+        build_setup, test_setup, script = exported.get("build_setup"), exported.get("test_setup"), None
+    else:
+        build_setup, test_setup, script = split_test_sh(task_id, test_text, task_dir / "tests")
+    if exported is None and script is None:
         tests = find_tests(task_id, task_dir / "tests")
         weights = {n: 1.0 / len(tests) for n in sorted(tests)}  # Terminal-Bench: resolved iff all pass
-    else:
+    elif script is not None:
         weights = dict(SCRIPT_WEIGHTS)
     internet = env.get("allow_internet") is True or env.get("network_mode") in ("public", "allowlist")
     if internet:
@@ -363,8 +373,9 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
     solution_dir = task_dir / "solution"
     solve = solution_dir / "solve.sh"
     meta = {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in meta_in.items()
-            if k not in ("difficulty", "category", "tags")}
-    meta["source"] = "harbor"
+            if k not in ("difficulty", "category", "tags", "termrl")}
+    if exported is None:
+        meta.setdefault("source", "harbor")
     if internet:
         meta["allow_internet"] = "true"
     return Task(id=task_id, instruction=instruction,
@@ -377,7 +388,115 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
                 agent_timeout_s=_timeout(task_id, agent, "agent", toml_path, None),
                 test_timeout_s=_timeout(task_id, verifier, "verifier", toml_path, HARBOR_TEST_TIMEOUT_S),
                 test_setup=test_setup, build_setup=build_setup, meta=meta, verifier_script=script,
+                max_turns=max_turns, allowed_prepass=prepass,
                 solution_dir=solution_dir if solve.is_file() else None,
                 cpus=_resource(task_id, env, "cpus", None, toml_path),
                 memory_mb=_resource(task_id, env, "memory_mb", "memory", toml_path),
                 storage_mb=_resource(task_id, env, "storage_mb", "storage", toml_path))
+
+
+# ---------------------------------------------------------------- export
+
+EXPORT_MARK = "# termrl-export: weighted pytest"  # the first comment of an exported test.sh
+_EXPORT_SCORE = r'''
+import json, xml.etree.ElementTree as ET
+weights = json.loads(WEIGHTS)
+cases = {}
+try:
+    root = ET.parse("/logs/verifier/junit.xml").getroot()
+except (OSError, ET.ParseError) as e:
+    raise SystemExit(f"no JUnit report from pytest: {e}")
+for c in root.iter("testcase"):
+    bad = any(x.tag in ("failure", "error") or (x.tag == "skipped" and x.get("type") != "pytest.xfail") for x in c)
+    cases[c.get("name")] = cases.get(c.get("name"), True) and not bad
+parts = {}
+for k in weights:  # a key without brackets covers its parametrized cases (termrl reward.verify)
+    hits = [ok for n, ok in cases.items() if n == k or ("[" not in k and n.startswith(k + "["))]
+    parts[k] = 1.0 if hits and all(hits) else 0.0
+score = sum(weights[k] * parts[k] for k in weights) / sum(weights.values())
+json.dump({"reward": score, **parts}, open("/logs/verifier/reward.json", "w"))
+open("/logs/verifier/reward.txt", "w").write(f"{score}\n")
+'''
+
+
+def _q(s: str) -> str:
+    return json.dumps(s)  # an ASCII JSON string is a TOML basic string
+
+
+def _export_test_sh(task: Task) -> str:
+    weights = json.dumps(task.weights, sort_keys=True)
+    lines = ["#!/bin/bash", EXPORT_MARK + " (tasks/harbor.py export_harbor); per-test parts in reward.json",
+             "mkdir -p /logs/verifier"]
+    if task.test_setup:
+        lines += ["(", task.test_setup.rstrip(), ") || exit 1"]
+    lines += ["python3 -m pytest /tests -rA -p no:cacheprovider --junitxml=/logs/verifier/junit.xml",
+              f"WEIGHTS={shlex.quote(weights)} python3 - <<'TERMRL_SCORE'",
+              _EXPORT_SCORE.strip().replace("json.loads(WEIGHTS)", "json.loads(__import__('os').environ['WEIGHTS'])"),
+              "TERMRL_SCORE", ""]
+    return "\n".join(lines)
+
+
+def _export_toml(task: Task) -> str:
+    lines = ['version = "1.0"', "", "[task]", f"name = {_q('termrl/' + task.id)}", "", "[metadata]",
+             f"difficulty = {_q(task.difficulty)}", f"category = {_q(task.category)}",
+             f"tags = [{', '.join(_q(t) for t in task.tags)}]"]
+    for key, value in sorted(task.meta.items()):
+        if key not in ("difficulty", "category", "tags", "termrl"):
+            lines.append(f"{_q(key)} = {_q(value)}")
+    lines += ["", "[verifier]", f"timeout_sec = {float(task.test_timeout_s)!r}"]
+    if task.agent_timeout_s:
+        lines += ["", "[agent]", f"timeout_sec = {float(task.agent_timeout_s)!r}"]
+    lines += ["", "[environment]", "allow_internet = false"]
+    termrl = {"weights": task.weights}
+    for key in ("allowed_prepass", "max_turns", "build_setup", "test_setup"):
+        if getattr(task, key):
+            termrl[key] = getattr(task, key)
+    lines += ["", "[metadata.termrl]"] + [f"{key} = {_toml_value(v)}" for key, v in termrl.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v) -> str:
+    """A str, int, float or flat dict of them as TOML (JSON numbers and ASCII strings are TOML's)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_q(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    return _q(v) if isinstance(v, str) else repr(float(v)) if isinstance(v, float) else str(int(v))
+
+
+def export_harbor(tasks: list[Task], out_dir: Path) -> list[Path]:
+    """Write each task as a Harbor task folder out_dir/<id>/: task.toml ([task].name "termrl/<id>",
+    [metadata] difficulty/category/tags and the task's meta, timeouts, `[metadata.termrl]` weights and the
+    other termrl fields), instruction.md, environment/ (the Dockerfile and its build context, without the
+    hidden tests and the oracle), tests/ (the hidden tests and a test.sh that runs them with pytest from
+    the WORKDIR, then writes the weighted score to reward.txt and {"reward": score, <test>: 0/1 ...} to
+    reward.json), solution/solve.sh. Loading the folder back (load_harbor) gives the same task.
+    Raises FileExistsError when out_dir/<id> exists. Returns the folders written.
+    """
+    written = []
+    for task in tasks:
+        root = Path(out_dir) / task.id
+        if root.exists():
+            raise FileExistsError(f"export-harbor: {root} exists; export into an empty folder")
+        skip = {Path(task.tests_dir).resolve(), Path(task.path, "task.toml").resolve()}
+        if task.solution is not None:
+            skip.add(Path(task.solution).resolve())
+        env = root / "environment"
+        env.mkdir(parents=True)
+        for p in sorted(Path(task.context_dir).rglob("*")):
+            if p.is_file() and not any(p.resolve() == s or s in p.resolve().parents for s in skip) \
+                    and "__pycache__" not in p.parts:
+                (env / p.relative_to(task.context_dir)).parent.mkdir(parents=True, exist_ok=True)
+                (env / p.relative_to(task.context_dir)).write_bytes(p.read_bytes())
+        (env / "Dockerfile").write_bytes(Path(task.dockerfile).read_bytes())
+        (root / "tests").mkdir()
+        for p in sorted(Path(task.tests_dir).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                (root / "tests" / p.relative_to(task.tests_dir)).parent.mkdir(parents=True, exist_ok=True)
+                (root / "tests" / p.relative_to(task.tests_dir)).write_bytes(p.read_bytes())
+        (root / "tests" / "test.sh").write_text(_export_test_sh(task))
+        if task.solution is not None:
+            (root / "solution").mkdir()
+            (root / "solution" / "solve.sh").write_bytes(Path(task.solution).read_bytes())
+        (root / "instruction.md").write_text(task.instruction + "\n", encoding="utf-8")
+        (root / "task.toml").write_text(_export_toml(task), encoding="utf-8")
+        written.append(root)
+    return written

@@ -4,6 +4,7 @@ with side files. Fixtures in tests/fixtures/harbor/ are written in Harbor's shap
 copied). Builds use the real Docker engine on the local base image."""
 
 import asyncio
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -15,7 +16,7 @@ import sandbox
 from sandboxing import harbor_verifier, images
 from sandboxing.verifier import VerifyError
 from tasks import TaskError, load_tasks
-from tasks.harbor import split_test_sh
+from tasks.harbor import export_harbor, split_test_sh
 from tasks.terminal_bench import split_run_tests
 from tasks.validate import validate_task
 
@@ -236,3 +237,47 @@ def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_pat
                                   "cat /tmp/service-state; ps -eo args | grep -c '^sleep infinity'", timeout=30)
             return first.output.split()
     assert asyncio.run(main()) == ["up", "1"]  # the script ran, then exec'd harbor's `sleep infinity`
+
+
+# ---------------------------------------------------------------- export
+
+
+NATIVE = Path(__file__).resolve().parent / "fixtures" / "tasks"
+
+
+def test_export_harbor_loads_back_as_the_same_tasks(tmp_path):
+    native = load_tasks(NATIVE)
+    written = export_harbor(native, tmp_path / "out")
+    assert [p.name for p in written] == [t.id for t in native]
+    again = load_tasks(tmp_path / "out")
+    keys = ("id", "instruction", "difficulty", "category", "tags", "weights", "agent_timeout_s",
+            "test_timeout_s", "max_turns", "allowed_prepass", "meta", "test_setup", "build_setup",
+            "verifier_script")
+    assert [[getattr(t, k) for k in keys] for t in again] == [[getattr(t, k) for k in keys] for t in native]
+    assert [t.solution.read_bytes() for t in again] == [t.solution.read_bytes() for t in native]
+    greeting = tmp_path / "out" / "fx-greeting"
+    assert sorted(p.relative_to(greeting).as_posix() for p in greeting.rglob("*") if p.is_file()) == [
+        "environment/Dockerfile", "environment/files/name.txt", "instruction.md", "solution/solve.sh",
+        "task.toml", "tests/test.sh", "tests/test_outputs.py"]
+    with pytest.raises(FileExistsError, match="export into an empty folder"):
+        export_harbor(native[:1], tmp_path / "out")
+
+
+def test_exported_test_sh_writes_the_weighted_reward_as_harbor_reads_it(tmp_path, docker_client):
+    (task,) = [t for t in load_tasks(NATIVE) if t.id == "fx-greeting"]
+    (root,) = export_harbor([task], tmp_path)
+
+    async def main():  # as harbor runs it: in the agent's container, /tests uploaded after the solution
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            await sb.write_file("/tmp/solve.sh", (root / "solution" / "solve.sh").read_bytes())
+            assert (await sb.exec("bash /tmp/solve.sh && rm /app/name.txt", timeout=60)).exit_code == 0
+            for p in (root / "tests").iterdir():
+                await sb.write_file(f"/tests/{p.name}", p.read_bytes())
+            await sb.exec("bash /tests/test.sh", timeout=120)
+            return (await sb.read_file("/logs/verifier/reward.json"), await sb.read_file("/logs/verifier/reward.txt"))
+    parts, txt = asyncio.run(main())
+    # name.txt deleted after solving: only test_name_untouched (weight 0.1) fails
+    assert json.loads(parts) == {"reward": pytest.approx(0.9), "test_contains": 1.0, "test_greeting_content": 1.0,
+                                 "test_greeting_exists": 1.0, "test_name_untouched": 0.0}
+    assert float(txt) == pytest.approx(0.9)
