@@ -1,17 +1,17 @@
-"""Harbor verification: a task's tests/test.sh run as-is in termrl's fresh verifier container, scored from
-the reward files it writes (Task.verifier_script, tasks/harbor.py).
+"""Harbor verification: a task's tests/test.sh run as-is in termrl's fresh verifier container,
+scored from the reward files it writes (Task.verifier_script, tasks/harbor.py).
 
-Harbor runs test.sh in the agent's own container and reads /logs/verifier/reward.json (a flat object of
-numbers; it wins when both exist) or reward.txt (one float). There the agent can plant reward.json
-beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted, the same tamper check
-runs on the engine's list of changes, and the script runs in a FRESH container of the snapshot (no agent
-process alive) with /tests and /logs/verifier as new empty volumes (no copy of what the agent left there:
-`no_copy`), so only what the script wrote during verification is read. The script's exit status is
-ignored, as in harbor; a script that writes neither file, or a malformed one, is a VerifyError (never a
-0.0 reward).
+Harbor runs test.sh in the agent's own container and reads /logs/verifier/reward.json (a flat object
+of numbers; it wins when both exist) or reward.txt (one float). There the agent can plant
+reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted, the
+same tamper check runs on the engine's list of changes, and the script runs in a FRESH container of
+the snapshot (no agent process alive) with /tests and /logs/verifier as new empty volumes (no copy
+of what the agent left there: `no_copy`), so only what the script wrote during verification is read.
+The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
+one, is a VerifyError (never a 0.0 reward).
 
-Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code) run with its
-rights and could write the reward files themselves.
+Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code) run with
+its rights and could write the reward files themselves.
 """
 
 from __future__ import annotations
@@ -27,8 +27,20 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
-from sandboxing.verifier import (PRIVATE, TESTS, TestReport, VerifyError, _env, _exec, _host_config,
-                                 _tests_tar, find_tampering, probe_toolchain, remove_quietly, swapped_dirs)
+from sandboxing.verifier import (
+    PRIVATE,
+    TESTS,
+    TestReport,
+    VerifyError,
+    _env,
+    _exec,
+    _host_config,
+    _tests_tar,
+    find_tampering,
+    probe_toolchain,
+    remove_quietly,
+    swapped_dirs,
+)
 
 log = logging.getLogger("termrl.verifier")
 
@@ -40,8 +52,8 @@ def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, 
     """reward.json (flat object name -> number; wins when both exist) or reward.txt (one float, key
     "reward") -> named parts, each in [0, 1].
 
-    Raises VerifyError naming the file: neither given, empty, not a number / not a flat object of numbers,
-    not finite or outside [0, 1].
+    Raises VerifyError naming the file: neither given, empty, not a number / not a flat object of
+    numbers, not finite or outside [0, 1].
     """
     if json_text is not None:
         try:
@@ -49,8 +61,10 @@ def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, 
         except json.JSONDecodeError as e:
             raise VerifyError(f"{REWARD_DIR}/reward.json does not parse: {e}") from e
         if not isinstance(data, dict) or not data:
-            raise VerifyError(f"{REWARD_DIR}/reward.json must be a non-empty flat object of numbers, got "
-                              f"{json_text[:200]!r}")
+            raise VerifyError(
+                f"{REWARD_DIR}/reward.json must be a non-empty flat object of numbers, got "
+                f"{json_text[:200]!r}"
+            )
         parts = data
         name = "reward.json"
     elif txt_text is not None:
@@ -58,14 +72,22 @@ def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, 
         try:
             parts = {"reward": float(text)}
         except ValueError:
-            raise VerifyError(f"{REWARD_DIR}/reward.txt must hold one number, got {text[:200]!r}") from None
+            raise VerifyError(
+                f"{REWARD_DIR}/reward.txt must hold one number, got {text[:200]!r}"
+            ) from None
         name = "reward.txt"
     else:
         raise VerifyError(f"tests/test.sh wrote neither {REWARD_DIR}/reward.json nor reward.txt")
     for key, value in parts.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not 0.0 <= value <= 1.0:
-            raise VerifyError(f"{REWARD_DIR}/{name}: {key!r} = {value!r} must be a number in [0, 1]")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0.0 <= value <= 1.0
+        ):
+            raise VerifyError(
+                f"{REWARD_DIR}/{name}: {key!r} = {value!r} must be a number in [0, 1]"
+            )
     return {k: float(v) for k, v in parts.items()}
 
 
@@ -89,53 +111,95 @@ def _read(api, cid: str, path: str) -> bytes | None:
         return tar.extractfile(member).read(1 << 16) if member is not None else None
 
 
-def run_script_blocking(api, container_id: str, name: str, labels: dict[str, str], limits, tests_dir: Path,
-                        timeout: float, script: str) -> TestReport:
-    """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier container.
+def run_script_blocking(
+    api,
+    container_id: str,
+    name: str,
+    labels: dict[str, str],
+    limits,
+    tests_dir: Path,
+    timeout: float,
+    script: str,
+) -> TestReport:
+    """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier
+    container.
 
-    Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value == 1);
-    tampered set (nothing run) when the agent changed the test toolchain; timed_out with no parts when the
-    script ran past `timeout` seconds.
-    Raises VerifyError: no usable toolchain in the image, Docker failed, the script wrote no (or a bad)
-    reward file.
+    Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value ==
+    1); tampered set (nothing run) when the agent changed the test toolchain; timed_out with no
+    parts when the script ran past `timeout` seconds.
+    Raises VerifyError: no usable toolchain in the image, Docker failed, the script wrote no (or a
+    bad) reward file.
     """
     t0 = time.monotonic()
     try:
         image = api.inspect_container(container_id)["Image"]
         tc = probe_toolchain(api, image, limits, labels)
         changes = api.diff(container_id) or []
-        snapshot = api.commit(container_id, repository="termrl/snapshot", tag=name.lower()[-120:],
-                              conf={"Labels": labels})["Id"]
+        snapshot = api.commit(
+            container_id,
+            repository="termrl/snapshot",
+            tag=name.lower()[-120:],
+            conf={"Labels": labels},
+        )["Id"]
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
     try:
-        mounts = [docker.types.Mount(d, None, type="volume", no_copy=True) for d in (TESTS, PRIVATE, REWARD_DIR)]
+        mounts = [
+            docker.types.Mount(d, None, type="volume", no_copy=True)
+            for d in (TESTS, PRIVATE, REWARD_DIR)
+        ]
         vid = api.create_container(
-            snapshot, entrypoint=[], command=[tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"],
-            labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
-            host_config=_host_config(api, limits, mounts))["Id"]
+            snapshot,
+            entrypoint=[],
+            command=[tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"],
+            labels=labels,
+            name=f"{name}-verify",
+            hostname="sandbox",
+            environment=_env(tc),
+            host_config=_host_config(api, limits, mounts),
+        )["Id"]
         try:
-            found = find_tampering(changes, tc, (tests_dir / "__init__.py").exists()) or \
-                swapped_dirs(api, vid, changes, tc)
+            found = find_tampering(
+                changes, tc, (tests_dir / "__init__.py").exists()
+            ) or swapped_dirs(api, vid, changes, tc)
             if found:
-                return TestReport({}, False, None, time.monotonic() - t0, "", tampered="; ".join(found[:5]),
-                                  parts={})
+                return TestReport(
+                    {},
+                    False,
+                    None,
+                    time.monotonic() - t0,
+                    "",
+                    tampered="; ".join(found[:5]),
+                    parts={},
+                )
             api.put_archive(vid, TESTS, _tests_tar(tests_dir))
             api.put_archive(vid, PRIVATE, _script_tar(script))
             api.start(vid)
-            eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")["Id"]  # for the image's USER
+            eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")[
+                "Id"
+            ]  # for the image's USER
             api.exec_start(eid)
             rc, output = _exec(api, vid, ["bash", SCRIPT], _env(tc), tc.workdir, timeout)
             if rc is None:
                 return TestReport({}, True, None, time.monotonic() - t0, output, parts={})
             api.kill(vid)  # nothing may touch the reward files after the script ends
             try:
-                parts = parse_rewards(_read(api, vid, f"{REWARD_DIR}/reward.json"),
-                                      _read(api, vid, f"{REWARD_DIR}/reward.txt"))
+                parts = parse_rewards(
+                    _read(api, vid, f"{REWARD_DIR}/reward.json"),
+                    _read(api, vid, f"{REWARD_DIR}/reward.txt"),
+                )
             except VerifyError as e:
-                raise VerifyError(f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}") from None
-            return TestReport({k: v >= 1.0 for k, v in parts.items()}, False, None, time.monotonic() - t0,
-                              output, parts=parts)
+                raise VerifyError(
+                    f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}"
+                ) from None
+            return TestReport(
+                {k: v >= 1.0 for k, v in parts.items()},
+                False,
+                None,
+                time.monotonic() - t0,
+                output,
+                parts=parts,
+            )
         finally:
             remove_quietly(api, vid)
     except docker.errors.APIError as e:

@@ -22,8 +22,8 @@ import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
 from tasks.task import Task
 
-SOLUTION_PATH = "/oracle/solution.sh"
-DEFAULT_SOLUTION_TIMEOUT_S = 600.0  # a Harbor task without [agent].timeout_sec (harbor: unbounded)  # outside /app, removed before the tests run
+SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
+DEFAULT_SOLUTION_TIMEOUT_S = 600.0  # a Harbor task without [agent].timeout_sec (harbor: unbounded)
 DESTROY = "rm -rf /app"  # the destructive attempt: no weighted test may pass after it
 
 
