@@ -160,14 +160,15 @@ def _helper(source: str, tests_name: str, context_dir: Path | None) -> bool:
         fnmatch.fnmatch(name, "test_*.py") or fnmatch.fnmatch(name, "*_test.py") or name == "conftest.py")
 
 
-def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str = "tests") -> None:
+def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str | None = "tests") -> None:
     """The Dockerfile parses, no COPY/ADD puts the hidden tests (context folder `tests_name`) or solution.sh
     into the image, and (given context_dir) every plain COPY/ADD source exists in the build context with at
     least one file in it.
 
     Tests must reach the container only at verification time, or the agent could read (or edit) them.
     `COPY . ...` or a wildcard matching the tests folder is refused too; one helper file of the tests
-    folder that is no test (`_helper`) is allowed. BuildKit heredoc sources
+    folder that is no test (`_helper`) is allowed. tests_name None: the hidden tests are outside the
+    build context (Harbor's environment/), so no COPY can reach them. BuildKit heredoc sources
     (`COPY <<EOF /dest`) are no build context (tasks/dockerfile.py expands them); `--from=` stages are not
     either; sources with wildcards or variables are not checked for existence (docker resolves them).
     Raises TaskError (field 'dockerfile').
@@ -193,7 +194,8 @@ def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = 
             if "://" in source:
                 continue
             first = posixpath.normpath(source).lstrip("/").split("/")[0]
-            if (first == "." or fnmatch.fnmatch(tests_name, first)) and not _helper(source, tests_name, context_dir):
+            if tests_name is not None and (first == "." or fnmatch.fnmatch(tests_name, first)) \
+                    and not _helper(source, tests_name, context_dir):
                 raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies the hidden tests "
                                 f"({tests_name}/) into the image; they are copied in only at verification time",
                                 dockerfile)

@@ -453,7 +453,8 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
             f"must be a non-empty string, got {json.dumps(name)}",
             toml_path,
         )
-    task_id = check_id(task_dir.name, name.rsplit("/", 1)[-1].strip(), toml_path)
+    # harbor allows upper case; a docker image name does not
+    task_id = check_id(task_dir.name, name.rsplit("/", 1)[-1].strip().lower(), toml_path)
     meta_in = _table(task_id, data, "metadata", toml_path)
     env = _table(task_id, data, "environment", toml_path)
     verifier = _table(task_id, data, "verifier", toml_path)
@@ -473,7 +474,9 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
     if not test_sh.is_file():
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
     dockerfile, context = _dockerfile(task_id, task_dir, env, toml_path)
-    check_dockerfile(task_id, dockerfile, context, "tests")
+    hidden = task_dir.resolve() / "tests"
+    inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not in harbor's layout
+    check_dockerfile(task_id, dockerfile, context, "tests" if inside else None)
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
     exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
     prepass, max_turns = {}, None

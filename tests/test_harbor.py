@@ -398,3 +398,13 @@ def test_exported_test_sh_writes_the_weighted_reward_as_harbor_reads_it(tmp_path
         "test_name_untouched": 0.0,
     }
     assert float(txt) == pytest.approx(0.9)
+
+
+def test_environment_tests_folder_is_the_apps_own_and_upper_case_folder_ids_are_lowered(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts").rename(tmp_path / "Sort_Numbers")
+    (d / "environment" / "tests").mkdir()
+    (d / "environment" / "tests" / "test_app.py").write_text("def test_app():\n    pass\n")
+    dockerfile = d / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "COPY tests/ /app/tests/\nCOPY . /src/\n")
+    (task,) = load_tasks(d)  # the hidden tests are outside environment/: no COPY can reach them
+    assert task.id == "sort_numbers"
