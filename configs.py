@@ -78,6 +78,7 @@ class SandboxConfig:
     image_map: tuple[str, ...] = (
         "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
         "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
+        "python:3.11*=termrl/base:bookworm",  # the Python a task names: 3.11 on Debian 12, else 3.13
         "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
         "buildpack-deps:*=termrl/base:trixie")
     build_network: Literal["auto", "host", "none"] = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)

@@ -408,3 +408,8 @@ def test_environment_tests_folder_is_the_apps_own_and_upper_case_folder_ids_are_
     dockerfile.write_text(dockerfile.read_text() + "COPY tests/ /app/tests/\nCOPY . /src/\n")
     (task,) = load_tasks(d)  # the hidden tests are outside environment/: no COPY can reach them
     assert task.id == "sort_numbers"
+
+
+def test_python_3_11_images_map_to_the_python_3_11_base():
+    assert images.map_image("python:3.11-slim", present=lambda i: False) == "termrl/base:bookworm"
+    assert images.map_image("python:3.12-slim@sha256:0a1b", present=lambda i: False) == "termrl/base:trixie"
