@@ -412,4 +412,25 @@ def test_environment_tests_folder_is_the_apps_own_and_upper_case_folder_ids_are_
 
 def test_python_3_11_images_map_to_the_python_3_11_base():
     assert images.map_image("python:3.11-slim", present=lambda i: False) == "termrl/base:bookworm"
-    assert images.map_image("python:3.12-slim@sha256:0a1b", present=lambda i: False) == "termrl/base:trixie"
+    assert (
+        images.map_image("python:3.12-slim@sha256:0a1b", present=lambda i: False)
+        == "termrl/base:trixie"
+    )
+
+
+def test_a_stand_in_base_drops_the_python_link_and_debian_test_packages_after_from():
+    text, _ = (
+        images._with_stand_in_fixes(
+            "FROM termrl/base:trixie\nRUN true\n", [("ubuntu:24.04", "termrl/base:trixie")]
+        ),
+        None,
+    )
+    assert text.splitlines() == [
+        "FROM termrl/base:trixie",
+        "RUN rm -f /usr/bin/python && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
+        " /usr/lib/python3/dist-packages/numpy-*.dist-info",
+        "RUN true",
+    ]
+    assert "ln -sf /usr/bin/python3 /usr/local/bin/python" in images.stand_in_fix(
+        "python:3.12-slim"
+    )
