@@ -81,6 +81,7 @@ class SandboxConfig:
     image_map: tuple[str, ...] = (
         "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
         "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
+        "python:3.11*=termrl/base:bookworm",  # the Python a task names: 3.11 on Debian 12, else 3.13
         "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
         "buildpack-deps:*=termrl/base:trixie")
     build_network: Literal["auto", "host", "none"] = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
@@ -294,6 +295,7 @@ class EvalConfig:
     seed: int = 0  # sampling seed
     run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
     progress: bool = True  # progress line on stderr
+    allow_errors: bool = False  # exit 0 even when some episodes errored (default: exit 1, with the count)
     rollout: RolloutConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout))
     sandbox: SandboxConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox))
     reward: RewardConfig = field(default_factory=RewardConfig)

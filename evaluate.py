@@ -54,9 +54,11 @@ def summarize(trajs: list[Trajectory], k: int) -> dict:
         p1 = [pass_at_k(len(r), sum(r), 1) for r in by_task.values() if r]
         pk = [pass_at_k(len(r), sum(r), k) for r in by_task.values() if len(r) >= k]
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+        # resolved_all: an errored episode counts as unresolved (its task was not shown to be solvable)
         return {"episodes": len(ts), "errors": len(ts) - len(ok), "tasks": len({t.task_id for t in ts}),
-                "resolved_rate": mean([float(t.resolved) for t in ok]), "pass@1": mean(p1), f"pass@{k}": mean(pk),
-                "mean_reward": mean([t.reward for t in ok])}
+                "resolved_rate": mean([float(t.resolved) for t in ok]),
+                "resolved_all": mean([float(t.reward is not None and bool(t.resolved)) for t in ts]),
+                "pass@1": mean(p1), f"pass@{k}": mean(pk), "mean_reward": mean([t.reward for t in ok])}
 
     out = {"overall": stats(trajs), "by_difficulty": {}, "by_category": {}}
     for key, attr in (("by_difficulty", "difficulty"), ("by_category", "category")):
@@ -69,7 +71,7 @@ def summarize(trajs: list[Trajectory], k: int) -> dict:
 
 def format_summary(summary: dict, k: int) -> str:
     """The summary as an aligned text table."""
-    cols = ["episodes", "errors", "resolved_rate", "pass@1"] + ([f"pass@{k}"] if k > 1 else []) + ["mean_reward"]
+    cols = ["episodes", "errors", "resolved_rate", "resolved_all", "pass@1"] + ([f"pass@{k}"] if k > 1 else []) + ["mean_reward"]
     fmt = lambda v: "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))  # noqa: E731
     rows = [("overall", summary["overall"])]
     rows += [(f"difficulty={g}", s) for g, s in summary["by_difficulty"].items()]
@@ -80,13 +82,17 @@ def format_summary(summary: dict, k: int) -> str:
     return "\n".join(lines)
 
 
-def failed_run_line(summary: dict) -> str | None:
-    """The one line explaining why a run failed as a whole (every episode errored, so no rate means anything),
-    or None when at least one episode was scored. Shared by model and --oracle runs: the CLI exits 1 on it."""
+def failed_run_line(summary: dict, allow_errors: bool = False) -> str | None:
+    """The one line explaining why a run failed: every episode errored (no rate means anything), or, unless
+    allow_errors, some did (resolved_rate leaves them out; resolved_all counts them unresolved). None when
+    the run is fine. Shared by model and --oracle runs: the CLI exits 1 on it."""
     o = summary["overall"]
-    if o["episodes"] == 0 or o["errors"] < o["episodes"]:
-        return None
     top = summary.get("top_error") or "unknown"
+    if o["episodes"] == 0 or o["errors"] == 0 or (allow_errors and o["errors"] < o["episodes"]):
+        return None
+    if o["errors"] < o["episodes"]:
+        return (f"error: {o['errors']} of {o['episodes']} episodes errored (resolved_rate leaves them out, "
+                f"resolved_all counts them unresolved; --allow-errors to exit 0); most common error: {top}")
     return f"error: all {o['episodes']} episodes errored, nothing was scored; most common error: {top}"
 
 
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if stop.requested:
         print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
         return 130
-    why = failed_run_line(summary) if summary is not None else None
+    why = failed_run_line(summary, cfg.allow_errors) if summary is not None else None
     if why:
         print(why, file=sys.stderr)
         return 1

@@ -110,6 +110,9 @@ def verify(report, weights: dict[str, float]) -> Verification:
     tampered = getattr(report, "tampered", None)
     if tampered:
         return Verification(0.0, False, [], list(weights), [], [], bool(report.timed_out), report.error, [], tampered)
+    parts = getattr(report, "parts", None)
+    if parts is not None:  # a Harbor test.sh scored itself: weights are not test names
+        return _verify_parts(parts, bool(report.timed_out), report.error)
 
     skipped_names = {normalize_test_id(t) for t in (getattr(report, "skipped", None) or [])}
     names = {t: normalize_test_id(t) for t in tests}
@@ -130,6 +133,20 @@ def verify(report, weights: dict[str, float]) -> Verification:
         log.warning("test report flagged (timed_out=%s, error=%r); scored by the tests it has: %.4f",
                     v.timed_out, v.error, v.score)
     return v
+
+
+def _verify_parts(parts: dict[str, float], timed_out: bool, error: str | None) -> Verification:
+    """A Harbor test.sh's named rewards (reward.json, or reward.txt as {"reward": x}) -> Verification.
+
+    score = parts["reward"] when that key exists, else the mean of the parts (harbor defines no fold; the
+    mean weighs each named part the same); resolved = every part is 1. A timeout has no parts: 0.
+    """
+    if not parts:
+        return Verification(0.0, False, [], ["reward"], ["reward"], [], timed_out, error)
+    score = parts["reward"] if "reward" in parts else sum(parts.values()) / len(parts)
+    passed = [k for k, v in parts.items() if v >= 1.0]
+    failed = [k for k in parts if k not in passed]
+    return Verification(score, not failed, passed, failed, [], [], timed_out, error)
 
 
 # -----------------------------------------------------------------------------

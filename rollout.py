@@ -57,7 +57,6 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from tqdm import tqdm
@@ -324,16 +323,14 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
                                            sandbox_cfg.image_map, sandbox_cfg.build_network)
         t0 = time.monotonic()
-        sb = await sandbox_lib.Sandbox.start(image, limits=sandbox_lib.Limits.from_config(sandbox_cfg), run_id=run_id)
+        limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
+        sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id)
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         ep = _Episode(task, sb, cfg, chat, time.monotonic() + timeout_s, sandbox_cfg.exec_timeout_s,
                       sandbox_cfg.output_limit_bytes)
         if oracle:
-            if task.solution is None:
-                raise ValueError(f"task {task.id}: no solution.sh for --oracle")
-            await sb.write_file("/tmp/solution.sh", Path(task.solution).read_bytes())
-            r = await sb.exec("bash /tmp/solution.sh", timeout=timeout_s)
+            r = await sb.exec(await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s)
             traj.messages = [{"role": "oracle", "content": r.output, "exit_code": r.exit_code, "timed_out": r.timed_out}]
             traj.stop_reason = "oracle"
         else:
@@ -350,7 +347,8 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             try:
                 report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
                                             test_setup=getattr(task, "test_setup", None),
-                                            agent_modules=getattr(task, "agent_modules", ()))
+                                            agent_modules=getattr(task, "agent_modules", ()),
+                                            script=getattr(task, "verifier_script", None))
             except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
                 traj.stop_reason = "disk_limit"
         traj.timings["verify_s"] = time.monotonic() - t0
@@ -493,3 +491,8 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
 
 # ----------------------------------------------------------------------------- metrics
+
+
+if __name__ == "__main__":  # the command moved (issue 23); running this file must not silently do nothing
+    sys.exit("error: `python rollout.py` is no command: rollout.py is the agent loop's library. "
+             "Evaluate (or run the oracle) with `python evaluate.py [--oracle] --tasks ...`")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import functools
 import io
 import logging
@@ -49,7 +50,7 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import verifier
+from sandboxing import harbor_verifier, verifier
 from sandboxing.disk import DiskWatch
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
@@ -114,6 +115,37 @@ class Limits:
     def ulimits(self) -> list:
         """RLIMIT_FSIZE = storage_bytes (no file grows past the disk limit; disk.py), soft = hard."""
         return [docker.types.Ulimit(name="fsize", soft=self.storage_bytes, hard=self.storage_bytes)]
+
+
+    def for_task(self, task) -> Limits:
+        """These limits with a task's own request (Harbor [environment] memory_mb, cpus; Task fields, None =
+        keep) applied; cpus capped at this machine's cores (the engine refuses more). storage_mb is not
+        enforced: `--storage-opt size=` needs overlay on XFS with project quotas."""
+        memory_mb, cpus = getattr(task, "memory_mb", None), getattr(task, "cpus", None)
+        return dataclasses.replace(
+            self, memory_bytes=int(memory_mb) << 20 if memory_mb else self.memory_bytes,
+            cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus)
+
+
+# The image's ENTRYPOINT ("$@" here) starts the task's services; one ending in `exec "$@"` then sleeps.
+_WITH_ENTRYPOINT = ('if [ $# -gt 0 ]; then ("$@" sleep infinity </dev/null >/dev/null 2>&1 &); fi; set --; '
+                    'eval "$TERMRL_SERVER"')
+SOLUTION_DIR = "/solution"  # Harbor's: solve.sh refers to its side files as /solution/<file>
+
+
+async def put_solution(sb: Sandbox, task, path: str) -> str:
+    """Copy a task's oracle into the sandbox; returns the bash command that runs it (from the WORKDIR).
+    A Harbor solution/ folder goes to /solution whole (solve.sh and its side files); a single script to
+    `path`. Raises ValueError when the task has no oracle."""
+    folder = getattr(task, "solution_dir", None)
+    if folder is not None:
+        for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            await sb.write_file(f"{SOLUTION_DIR}/{f.relative_to(folder).as_posix()}", f.read_bytes(), 0o755)
+        return f"bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
+    if task.solution is None:
+        raise ValueError(f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)")
+    await sb.write_file(path, Path(task.solution).read_bytes())
+    return f"bash {path}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -207,7 +239,9 @@ class Sandbox:
     @classmethod
     async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
-        WORKDIR (/app when it sets none). The image's ENTRYPOINT is replaced by the shell server.
+        WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
+        the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
+        are up beside the shell server, which is the container's own command.
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
@@ -218,7 +252,8 @@ class Sandbox:
     def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
         api = docker_api()
         try:
-            workdir = api.inspect_image(image)["Config"].get("WorkingDir") or WORKDIR
+            config = api.inspect_image(image)["Config"] or {}
+            workdir = config.get("WorkingDir") or WORKDIR
         except docker.errors.ImageNotFound:
             raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
         name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
@@ -232,7 +267,7 @@ class Sandbox:
         try:
             cid = api.create_container(
                 image, command=["timeout", "-s", "KILL", f"{limits.max_lifetime_s:.0f}", "bash", "-c",
-                                'eval "$TERMRL_SERVER"', "termrl-shell"], stdin_open=True,
+                                _WITH_ENTRYPOINT, "termrl-shell", *(config.get("Entrypoint") or [])], stdin_open=True,
                 environment={"TERMRL_SERVER": _SERVER, "TERMRL_INNER": _INNER},
                 working_dir=workdir, entrypoint=[], labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
         except docker.errors.ImageNotFound:
@@ -537,7 +572,7 @@ class Sandbox:
     # ---- hidden tests ---------------------------------------------------------------------------------
 
     async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0,
-                        test_setup: str | None = None, agent_modules=()) -> TestReport:
+                        test_setup: str | None = None, agent_modules=(), script: str | None = None) -> TestReport:
         """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
         snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
         This sandbox is paused for the snapshot and left as it was (stopped instead when the engine cannot
@@ -546,6 +581,8 @@ class Sandbox:
         Args:
             timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.
             agent_modules: module names the tests import from the agent's files (Task.agent_modules).
+            script: a Harbor test.sh (Task.verifier_script) run instead of pytest and scored from the reward
+                files it writes (harbor_verifier.run_script_blocking: report.parts), or None.
         Returns:
             TestReport (verifier.py). Timeout: every test found by `--collect-only` is False, timed_out=True.
         Raises:
@@ -570,8 +607,12 @@ class Sandbox:
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
                   "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(),
                   "termrl.verifies": self.name}
+        api = docker_api(float(timeout) + 120.0)
         try:
-            return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
+            if script is not None:
+                return await _blocking(harbor_verifier.run_script_blocking, api, self.id, self.name, labels,
+                                       self.limits, tests_dir, float(timeout), script, limit=False)
+            return await _blocking(verifier.run_tests_blocking, api, self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
                                    tuple(agent_modules), max(budget, 1 << 20), limit=False)
         except verifier.VerifyError as e:

@@ -142,7 +142,7 @@ def mirrors_reachable() -> bool:
     """Whether a package mirror of this machine's configuration answers: the apt mirror of the host's Debian
     suite (scripts/apt_mirror.py) or the pip index (host pip config, else PyPI). One HTTP request each,
     5 s timeout; the answer is kept for the process."""
-    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).parent / "scripts" / "apt_mirror.py")
+    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).resolve().parents[1] / "scripts" / "apt_mirror.py")
     apt_mirror = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(apt_mirror)
     suite = next((ln.split("=", 1)[1].strip() for ln in Path("/etc/os-release").read_text().splitlines()
@@ -228,12 +228,43 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -
         used.append(target)
         return target
 
-    text, _ = rewrite_from(text, resolve)
+    text, changes = rewrite_from(text, resolve)
+    text = _with_stand_in_fixes(text, changes)
     if any("$" in ins.args.split()[0] for ins in parse_dockerfile(text) if ins.keyword == "FROM" and ins.args):
         used.append(base)  # FROM ${BASE_IMAGE}
     if network == "host":
         text = _with_host_trust(text, files)
     return text, files, used
+
+
+def stand_in_fix(image: str) -> str:
+    """The RUN step that makes a local base behave like the `image` it stands in for (IMAGE_MAP): no
+    /usr/bin/python (ubuntu and python:* images have none, so `ln -s /usr/bin/python3 /usr/bin/python`
+    works), `python` in /usr/local/bin for python:* images, and Debian's pytest and numpy unregistered
+    (their files stay importable) so that a task's `pip install pytest==X` installs beside them in
+    /usr/local instead of failing to uninstall a package pip did not install."""
+    python = image.split("/")[-1].startswith("python") or "python-3" in image
+    return ("RUN rm -f /usr/bin/python" + (" && ln -sf /usr/bin/python3 /usr/local/bin/python" if python else "")
+            + " && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
+            " /usr/lib/python3/dist-packages/numpy-*.dist-info")
+
+
+def _with_stand_in_fixes(text: str, changes: list[tuple[str, str]]) -> str:
+    """stand_in_fix(old) after each FROM that rewrite_from mapped to a termrl base (in FROM order)."""
+    pending = [(old, new) for old, new in changes]
+    lines = text.splitlines()
+    inserts = []
+    for ins in parse_dockerfile(text):
+        if ins.keyword != "FROM" or not pending:
+            continue
+        image = next((w for w in ins.args.split() if not w.startswith("--")), "")
+        if image == pending[0][1]:
+            old, new = pending.pop(0)
+            if new.startswith("termrl/base:"):
+                inserts.append((ins.last, stand_in_fix(old)))
+    for line_no, run in reversed(inserts):
+        lines[line_no:line_no] = [run]
+    return "\n".join(lines) + "\n"
 
 
 def _network_hint(task, mode: str) -> str:

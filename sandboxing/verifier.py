@@ -105,6 +105,7 @@ class TestReport:
     output: str  # pytest's terminal output (capped); informational only, never parsed for results
     skipped: list[str] = field(default_factory=list)
     tampered: str | None = None  # the verifier could not put its files over the agent's; tests were not run
+    parts: dict[str, float] | None = None  # a Harbor test.sh's named rewards (harbor_verifier.py), else None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -644,6 +645,19 @@ def _mounts(tc: Toolchain, labels: dict[str, str]) -> list:
             docker.types.Mount("/etc/nsswitch.conf", tc.nsswitch, type="bind", read_only=True)]
 
 
+def remove_quietly(api, cid: str) -> None:
+    """Remove a verifier container and its volumes. A 409 "removal already in progress" (a busy engine
+    removing it already) and a 404 are fine: the verdict was read before; other errors are raised."""
+    try:
+        api.remove_container(cid, force=True, v=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as e:
+        if e.status_code != 409:
+            raise
+        log.info("verifier container %s: %s", cid[:12], e.explanation or e)
+
+
 def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str], limits, tests_dir: Path,
                        timeout: float, test_setup: str | None = None, agent_modules=(),
                        disk_budget: int | None = None) -> TestReport:
@@ -692,7 +706,7 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             report = None  # the kill broke a step; the disk limit is the reason
         finally:
             watch.stop()
-            api.remove_container(vid, force=True, v=True)
+            remove_quietly(api, vid)
         if watch.exceeded is not None:
             held = watch.exceeded / 2**20
             return TestReport({}, False, f"disk_limit: the verifier container held {held:.1f} MiB or more, "
@@ -739,9 +753,9 @@ def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, te
             if tc.shell is None:
                 raise VerifyError("the task has a test_setup but its image has no bash or sh")
             rc, output = _exec(api, vid, _pristine(tc, tc.shell, "-c", test_setup), env, tc.workdir, timeout)
-            if rc != 0:
-                return TestReport({}, rc is None, f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
-                                  f"output tail:\n{output[-2000:]}", time.monotonic() - t0, output)
+            if rc != 0:  # the task's own set-up broke: no verdict on the agent, never a 0.0
+                raise VerifyError(f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
+                                  f"output tail:\n{output[-2000:]}")
             api.kill(vid)  # whatever test_setup left running dies; its files stay
             _mounting(api.start, vid)
     except _Unmountable as e:

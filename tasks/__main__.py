@@ -1,9 +1,10 @@
-"""CLI: python -m tasks {validate, stats, import-csv, generate} (tyro).
+"""CLI: python -m tasks {validate, stats, import-csv, export-harbor, generate} (tyro).
 
   python -m tasks validate [IDS ...] [--tasks data/tasks] [--jobs 4] [--sample N --seed S] [--normalize-weights]
                            [--strict]
   python -m tasks stats [--tasks data/tasks]     counts by category and difficulty (a Markdown table)
   python -m tasks import-csv CSV OUT_DIR [--normalize-weights] [--strict]
+  python -m tasks export-harbor OUT_DIR [--tasks data/tasks]   termrl's tasks as Harbor task folders
   python -m tasks generate --seed-tasks data/tasks --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
 A refused task (bad field, unbuildable image, failed validation) is reported in one line (id, field,
@@ -26,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 import configs
+from tasks.harbor import export_harbor as _export_harbor
 from tasks.loaders import import_csv as _import_csv, load_tasks
 from tasks.task import DIFFICULTIES, TaskError
 from tasks.generate import generate as run_generate, make_llm
@@ -187,6 +189,25 @@ def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str
     return 0
 
 
+def export_harbor(out_dir: tyro.conf.Positional[str], tasks: str = "data/tasks") -> int:
+    """Write tasks as Harbor task folders OUT_DIR/<id>/ (tasks/harbor.py export_harbor), for other harnesses.
+
+    Args:
+        out_dir: folder to write into (created if missing; an existing task folder there is an error).
+        tasks: the tasks to export (any path load_tasks reads).
+    """
+    loaded = _load(tasks, False)
+    if loaded is None:
+        return 2
+    try:
+        written = _export_harbor(loaded, Path(out_dir))
+    except FileExistsError as e:
+        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        return 2
+    console.print(f"exported {len(written)} task(s) as Harbor tasks into {out_dir}", markup=False, soft_wrap=True)
+    return 0
+
+
 def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backend: Literal["anthropic", "openai"] = "anthropic",
              base_url: str | None = None, jobs: int = 4, dedup_threshold: float = 0.8, max_tokens: int = 8192) -> int:
     """Draft N tasks with an LLM from seed tasks; keep the novel ones that validate.
@@ -228,7 +249,7 @@ def main() -> int:
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
     return tyro.extras.subcommand_cli_from_dict({"validate": validate, "stats": stats, "import-csv": import_csv,
-                                                 "generate": generate},
+                                                 "generate": generate, "export-harbor": export_harbor},
                                                 prog="python -m tasks")
 
 

@@ -149,13 +149,26 @@ def check_allowed_prepass(task_id: str, raw, tests: dict[str, bool], path: Path 
     return allowed
 
 
-def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str = "tests") -> None:
+def _helper(source: str, tests_name: str, context_dir: Path | None) -> bool:
+    """`COPY tests/<file>` of one existing file that is no hidden test (a data file or script the image
+    needs, as Terminal-Bench tasks do): not test_*.py / *_test.py / conftest.py, no wildcard."""
+    parts = posixpath.normpath(source).lstrip("/").split("/")
+    if context_dir is None or len(parts) < 2 or parts[0] != tests_name or any(c in source for c in "*?[$"):
+        return False
+    name = parts[-1]
+    return (context_dir / Path(*parts)).is_file() and not (
+        fnmatch.fnmatch(name, "test_*.py") or fnmatch.fnmatch(name, "*_test.py") or name == "conftest.py")
+
+
+def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str | None = "tests") -> None:
     """The Dockerfile parses, no COPY/ADD puts the hidden tests (context folder `tests_name`) or solution.sh
     into the image, and (given context_dir) every plain COPY/ADD source exists in the build context with at
     least one file in it.
 
     Tests must reach the container only at verification time, or the agent could read (or edit) them.
-    `COPY . ...` or a wildcard matching the tests folder is refused too. BuildKit heredoc sources
+    `COPY . ...` or a wildcard matching the tests folder is refused too; one helper file of the tests
+    folder that is no test (`_helper`) is allowed. tests_name None: the hidden tests are outside the
+    build context (Harbor's environment/), so no COPY can reach them. BuildKit heredoc sources
     (`COPY <<EOF /dest`) are no build context (tasks/dockerfile.py expands them); `--from=` stages are not
     either; sources with wildcards or variables are not checked for existence (docker resolves them).
     Raises TaskError (field 'dockerfile').
@@ -181,7 +194,8 @@ def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = 
             if "://" in source:
                 continue
             first = posixpath.normpath(source).lstrip("/").split("/")[0]
-            if first == "." or fnmatch.fnmatch(tests_name, first):
+            if tests_name is not None and (first == "." or fnmatch.fnmatch(tests_name, first)) \
+                    and not _helper(source, tests_name, context_dir):
                 raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies the hidden tests "
                                 f"({tests_name}/) into the image; they are copied in only at verification time",
                                 dockerfile)

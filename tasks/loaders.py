@@ -30,6 +30,7 @@ import configs
 from tasks.fields import (check_id, difficulty_field, finish_task, modules_field, positive_field, tags_field,
                           text_field)
 from tasks.task import Task, TaskError
+from tasks.harbor import is_harbor, load_harbor
 from tasks.terminal_bench import TB_AGENT_TIMEOUT_S, TB_TEST_TIMEOUT_S, load_terminal_bench
 
 log = logging.getLogger("termrl.tasks")
@@ -55,12 +56,7 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
     """
     task_dir = Path(task_dir)
     toml_path = task_dir / "task.toml"
-    try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise TaskError(task_dir.name, "task.toml", f"malformed TOML: {e}", toml_path) from e
-    except UnicodeDecodeError as e:
-        raise TaskError(task_dir.name, "task.toml", f"not UTF-8: {e}", toml_path) from e
+    data = _read_toml(task_dir)
     if "id" not in data:
         raise TaskError(task_dir.name, "id", "is missing", toml_path)
     task_id = check_id(task_dir.name, data["id"], toml_path)
@@ -312,13 +308,35 @@ def load_csv(csv_path: Path | str, normalize_weights: bool = False, strict: bool
 
 # ---------------------------------------------------------------- entry point
 
+def _read_toml(task_dir: Path) -> dict:
+    toml_path = task_dir / "task.toml"
+    try:
+        return tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise TaskError(task_dir.name, "task.toml", f"malformed TOML: {e}", toml_path) from e
+    except UnicodeDecodeError as e:
+        raise TaskError(task_dir.name, "task.toml", f"not UTF-8: {e}", toml_path) from e
+
+
+FORMATS_TRIED = ("native (task.toml with `id`), Harbor (task.toml beside instruction.md and environment/), "
+                 "Terminal-Bench (task.yaml)")
+
+
 def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
+    """One task folder in whichever format it is; a folder of none of them names the formats tried."""
     if (task_dir / "task.toml").is_file():
-        return load_native(task_dir, normalize_weights)
+        data = _read_toml(task_dir)
+        if "id" in data:
+            return load_native(task_dir, normalize_weights)
+        if is_harbor(task_dir, data):
+            return load_harbor(task_dir, data)
+        raise TaskError(task_dir.name, "task.toml", f"is no task format termrl reads: no `id` (native) and no "
+                        f"instruction.md or environment/ beside it (Harbor); formats tried: {FORMATS_TRIED}",
+                        task_dir / "task.toml")
     if (task_dir / "task.yaml").is_file():
         return load_terminal_bench(task_dir)
-    raise TaskError(task_dir.name, "task.toml", "the folder has neither task.toml (native) nor task.yaml "
-                                                "(Terminal-Bench)", task_dir)
+    raise TaskError(task_dir.name, "task.toml", f"the folder holds no task file; formats tried: {FORMATS_TRIED}",
+                    task_dir)
 
 
 def load_tasks(path: Path | str, normalize_weights: bool = False, strict: bool = False,

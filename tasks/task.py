@@ -44,6 +44,13 @@ class Task:
     agent_modules: top-level module names the hidden tests import from the agent's files even where the task
         image has them (the task is about that module, e.g. patching an installed package); by default the
         verifier takes every module the task image has from the untouched image (sandboxing/verifier.py).
+    verifier_script: a Harbor tests/test.sh kept as a script (tasks/harbor.py): run in the verifier
+        container instead of pytest, scored from the reward.txt / reward.json it writes; weights then
+        hold the single key "reward".
+    solution_dir: the oracle's folder (Harbor solution/: solve.sh and its side files), copied to /solution;
+        None when the oracle is the single file `solution`.
+    cpus, memory_mb, storage_mb: the task's own resource request (Harbor [environment]); None = the
+        sandbox defaults (configs.SandboxConfig).
     """
 
     id: str
@@ -65,3 +72,8 @@ class Task:
     allowed_prepass: dict[str, str] = field(default_factory=dict)
     meta: dict[str, str] = field(default_factory=dict)
     agent_modules: list[str] = field(default_factory=list)
+    verifier_script: str | None = None
+    solution_dir: Path | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    storage_mb: int | None = None

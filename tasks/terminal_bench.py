@@ -40,6 +40,8 @@ _SOURCED = re.compile(r"^\s*(?:source|\.|bash|sh)\s+[\"']?\$\{?TEST_DIR\}?/([\w.
 _APT = re.compile(r"^\s*(?:sudo\s+)?apt(?:-get)?\s+(update|install)\b(.*)$")
 _PIP = re.compile(r"^\s*(?:uv\s+add|uv\s+pip\s+install|(?:python3?\s+-m\s+)?pip3?\s+install)\s+(.*)$")
 _UV_SETUP = re.compile(r"astral\.sh/uv|^\s*(?:source|\.)\s+\$HOME/\.local/bin/env\b|^\s*uv\s+(?:init|venv|sync)\b")
+_UV_VENV = re.compile(r"^\s*uv\s+venv\b(?:\s+(?:-\S+\s+)*([^\s-][^\s;&|]*))?")
+_ACTIVATE = re.compile(r"^\s*(?:source|\.)\s+[\"']?([^\s\"']+)/bin/activate[\"']?\s*$")
 _PYTEST = re.compile(r"^\s*(?:uv\s+run\s+)?(?:python3?\s+-m\s+)?pytest\b")
 
 
@@ -68,12 +70,17 @@ def split_run_tests(task_id: str, text: str, tests_dir: Path) -> tuple[str | Non
     apt-get install lines give apt packages (installed at build time when missing: `dpkg -s` first, so
     an offline build of an image that has them passes); pip / uv add / uv pip install lines give pip
     packages; the uv installer, `uv init/venv/sync`, `apt-get update` and the pytest command itself are
-    dropped (the verifier runs pytest). Comments and blank lines are dropped; None when nothing remains.
+    dropped (the verifier runs pytest), and so is the `source X/bin/activate` of a venv X made by a dropped
+    `uv venv X` (it would not exist). Comments and blank lines are dropped; None when nothing remains.
     """
-    apt, pip, rest = [], [], []
+    apt, pip, rest, venvs = [], [], [], set()
     for line in _script_lines(task_id, text, tests_dir):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
+            continue
+        if m := _UV_VENV.match(line):  # dropped below, so the activation of that venv goes with it
+            venvs.add((m.group(1) or ".venv").rstrip("/"))
+        if (m := _ACTIVATE.match(line)) and m.group(1).rstrip("/") in venvs:
             continue
         if m := _APT.match(line):
             apt += _packages(m.group(2)) if m.group(1) == "install" else []

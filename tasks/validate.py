@@ -23,6 +23,7 @@ from reward import verify  # the same weighted-test rule the training reward use
 from tasks.task import Task
 
 SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
+DEFAULT_SOLUTION_TIMEOUT_S = 600.0  # a Harbor task without [agent].timeout_sec (harbor: unbounded)
 DESTROY = "rm -rf /app"  # the destructive attempt: no weighted test may pass after it
 
 
@@ -76,7 +77,7 @@ def check_destroyed(task: Task, report) -> list[str]:
 def check_after(task: Task, exec_result, report) -> list[str]:
     """Reasons the solution run disqualifies the task (empty list = fine)."""
     if exec_result.timed_out:
-        return [f"solution.sh timed out after {task.agent_timeout_s:g}s"]
+        return [f"solution.sh timed out after {task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S:g}s"]
     if exec_result.exit_code != 0:
         return [f"solution.sh exited with code {exec_result.exit_code}: {_tail(exec_result.output)}"]
     if report.timed_out:
@@ -98,17 +99,23 @@ async def _run_tests(image: str, task: Task, limits, first: str | None = None):
     async with await sandbox.Sandbox.start(image, limits=limits) as sb:
         if first is not None:
             await sb.exec(first, timeout=60)
-        return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+        return await _tests(sb, task)
+
+
+async def _tests(sb, task: Task):
+    """The hidden tests exactly as evaluation runs them (test_setup, a Harbor verifier script)."""
+    return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s, test_setup=task.test_setup,
+                              script=task.verifier_script)
 
 
 async def _run_solution(image: str, task: Task, limits):
     async with await sandbox.Sandbox.start(image, limits=limits) as sb:
-        await sb.write_file(SOLUTION_PATH, task.solution.read_bytes())
-        result = await sb.exec(f"cd /app && bash {SOLUTION_PATH}", timeout=task.agent_timeout_s)
+        command = await sandbox.put_solution(sb, task, SOLUTION_PATH)
+        result = await sb.exec(command, timeout=task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S)
         if result.timed_out or result.exit_code != 0:
             return result, None
-        await sb.exec(f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]}", timeout=30)
-        return result, await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+        await sb.exec(f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]} {sandbox.SOLUTION_DIR}", timeout=30)
+        return result, await _tests(sb, task)
 
 
 async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:
@@ -128,6 +135,7 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
     except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
         result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
     else:
+        limits = (limits or sandbox.Limits()).for_task(task)
         runs = [_run_tests(image, task, limits), _run_tests(image, task, limits, first=DESTROY)]
         if task.solution is not None:
             runs.append(_run_solution(image, task, limits))

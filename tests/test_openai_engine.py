@@ -166,22 +166,29 @@ def test_eval_cli_run_whose_every_episode_errored_exits_1_with_one_line(tmp_path
     assert r.stderr.strip().splitlines()[-1] == ("error: all 1 episodes errored, nothing was scored; most common error: "
                                                  "ValueError: ScriptedEngine: no reply for turn 0 (script has 0)")
     header = r.stdout.splitlines()[0].split()
-    assert header == ["episodes", "errors", "resolved_rate", "pass@1", "mean_reward"]  # k=1: pass@1 once
+    assert header == ["episodes", "errors", "resolved_rate", "resolved_all", "pass@1", "mean_reward"]  # k=1
 
 
-def test_failed_run_line_only_when_nothing_was_scored():
+def test_failed_run_line_when_any_episode_errored_unless_allowed():
     def summary(episodes, errors):
         return {"overall": {"episodes": episodes, "errors": errors}, "top_error": "RuntimeError: boom"}
 
     assert EV.failed_run_line(summary(3, 3)) == ("error: all 3 episodes errored, nothing was scored; "
                                                  "most common error: RuntimeError: boom")
-    assert EV.failed_run_line(summary(3, 2)) is None
+    assert EV.failed_run_line(summary(3, 3), allow_errors=True) == EV.failed_run_line(summary(3, 3))
+    assert EV.failed_run_line(summary(3, 2)) == (
+        "error: 2 of 3 episodes errored (resolved_rate leaves them out, resolved_all counts them unresolved; "
+        "--allow-errors to exit 0); most common error: RuntimeError: boom")
+    assert EV.failed_run_line(summary(3, 2), allow_errors=True) is None
+    assert EV.failed_run_line(summary(3, 0)) is None
     assert EV.failed_run_line(summary(0, 0)) is None
 
 
 def test_format_summary_prints_pass_at_k_beside_pass_at_1_only_when_k_above_1():
-    stats = {"episodes": 2, "errors": 0, "resolved_rate": 0.5, "pass@1": 0.5, "pass@2": 1.0, "mean_reward": 0.5}
+    stats = {"episodes": 2, "errors": 0, "resolved_rate": 0.5, "resolved_all": 0.5, "pass@1": 0.5, "pass@2": 1.0,
+             "mean_reward": 0.5}
     s = {"overall": stats, "by_difficulty": {}, "by_category": {}}
-    assert EV.format_summary(s, 2).splitlines()[0].split() == ["episodes", "errors", "resolved_rate", "pass@1",
-                                                               "pass@2", "mean_reward"]
-    assert EV.format_summary(s, 1).splitlines()[1].split() == ["overall", "2", "0", "0.500", "0.500", "0.500"]
+    assert EV.format_summary(s, 2).splitlines()[0].split() == ["episodes", "errors", "resolved_rate", "resolved_all",
+                                                               "pass@1", "pass@2", "mean_reward"]
+    assert EV.format_summary(s, 1).splitlines()[1].split() == ["overall", "2", "0", "0.500", "0.500", "0.500",
+                                                               "0.500"]

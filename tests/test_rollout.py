@@ -719,7 +719,8 @@ def test_summarize_by_difficulty_and_category_excludes_failed_episodes():
              t("b", "hard", "git", False, 0.0), t("b", "hard", "git", False, 0.25),
              t("b", "hard", "git", False, None)]
     s = EV.summarize(trajs, k=2)
-    assert s["overall"] == {"episodes": 5, "errors": 1, "tasks": 2, "resolved_rate": 0.25, "pass@1": 0.25,
+    assert s["overall"] == {"episodes": 5, "errors": 1, "tasks": 2, "resolved_rate": 0.25, "resolved_all": 0.2,
+                            "pass@1": 0.25,
                             "pass@2": 0.5, "mean_reward": 0.4375}
     assert s["by_difficulty"]["easy"]["pass@2"] == 1.0 and s["by_category"]["git"]["pass@2"] == 0.0
 
@@ -741,7 +742,8 @@ def test_eval_cli_oracle_resolves_starter_tasks_and_writes_outputs(tmp_path):
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["overall"] == {"episodes": 4, "errors": 0, "tasks": 2, "resolved_rate": 1.0, "pass@1": 1.0,
+    assert summary["overall"] == {"episodes": 4, "errors": 0, "tasks": 2, "resolved_rate": 1.0, "resolved_all": 1.0,
+                                  "pass@1": 1.0,
                                   "pass@2": 1.0, "mean_reward": 1.0}
     lines = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
     assert len(lines) == 4 and {x["stop_reason"] for x in lines} == {"oracle"}

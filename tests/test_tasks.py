@@ -174,8 +174,9 @@ def test_nothing_loadable_is_an_error(tmp_path):
 def test_folder_without_task_file(tmp_path):
     make_task(tmp_path)
     (tmp_path / "notes").mkdir()
-    assert load_error(tmp_path) == ("task 'notes', field 'task.toml': the folder has neither task.toml (native) "
-                                    f"nor task.yaml (Terminal-Bench) [{tmp_path / 'notes'}]")
+    assert load_error(tmp_path) == ("task 'notes', field 'task.toml': the folder holds no task file; formats "
+                                    "tried: native (task.toml with `id`), Harbor (task.toml beside instruction.md "
+                                    f"and environment/), Terminal-Bench (task.yaml) [{tmp_path / 'notes'}]")
 
 
 # ---------------------------------------------------------------- weights
@@ -361,7 +362,8 @@ def test_csv_import_round_trip(tmp_path, caplog):
         weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=360.0,
         test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={}, agent_modules=[],
         meta={"source": "terminal-bench-rl csv tbrl_tasks.csv", "title": "Sum a column",
-              "use_case_category": "data analysis"})
+              "use_case_category": "data analysis"},
+        verifier_script=None, solution_dir=None, cpus=None, memory_mb=None, storage_mb=None)
     assert upper.instruction == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
     assert upper.meta["title"] == 'Uppercase, "quoted", multi-line'
     assert (tmp_path / "out" / "csv-sum" / "numbers.txt").read_text() == "10\n20\n30\n"

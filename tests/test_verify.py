@@ -11,6 +11,7 @@ import os
 import resource
 import textwrap
 from pathlib import Path
+import pytest
 
 import pytest
 
@@ -380,10 +381,9 @@ def test_tests_run_at_slash_tests_from_workdir_with_test_dir_and_package(tmp_pat
     assert (report.error, report.tampered) == (None, None)
 
 
-def test_failing_test_setup_is_an_error(tmp_path, docker_client):
-    report = attacked(tmp_path, [], test_setup="echo broken; exit 3")
-    assert report.tests == {}
-    assert report.error == "test_setup exited 3; output tail:\nbroken\n"
+def test_failing_test_setup_is_an_error_not_a_score(tmp_path, docker_client):
+    with pytest.raises(SandboxError, match="test_setup exited 3; output tail:\nbroken\n$"):
+        attacked(tmp_path, [], test_setup="echo broken; exit 3")
 
 
 # ---- outcomes --------------------------------------------------------------------------------------------

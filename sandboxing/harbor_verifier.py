@@ -1,0 +1,183 @@
+"""Harbor verification: a task's tests/test.sh run as-is in termrl's fresh verifier container,
+scored from the reward files it writes (Task.verifier_script, tasks/harbor.py).
+
+Harbor runs test.sh in the agent's own container and reads /logs/verifier/reward.json (a flat object
+of numbers; it wins when both exist) or reward.txt (one float). There the agent can plant
+reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted, the
+same tamper check runs on the engine's list of changes, and the script runs in a FRESH container of
+the snapshot (no agent process alive) with /tests and /logs/verifier as new empty volumes (no copy
+of what the agent left there: `no_copy`), so only what the script wrote during verification is read.
+The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
+one, is a VerifyError (never a 0.0 reward).
+
+Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code) run with
+its rights and could write the reward files themselves.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import tarfile
+import time
+from pathlib import Path
+
+import docker.errors
+import docker.types
+
+from sandboxing.verifier import (
+    PRIVATE,
+    TESTS,
+    TestReport,
+    VerifyError,
+    _env,
+    _exec,
+    _host_config,
+    _mounting,
+    _mounts,
+    _pristine,
+    _snapshot,
+    _tests_tar,
+    _Unmountable,
+    prepare_toolchain,
+    remove_quietly,
+)
+
+log = logging.getLogger("termrl.verifier")
+
+REWARD_DIR = "/logs/verifier"  # harbor's EnvironmentPaths.verifier_dir
+SCRIPT = f"{PRIVATE}/test.sh"
+
+
+def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, float]:
+    """reward.json (flat object name -> number; wins when both exist) or reward.txt (one float, key
+    "reward") -> named parts, each in [0, 1].
+
+    Raises VerifyError naming the file: neither given, empty, not a number / not a flat object of
+    numbers, not finite or outside [0, 1].
+    """
+    if json_text is not None:
+        try:
+            data = json.loads(json_text.decode("utf-8", "replace"))
+        except json.JSONDecodeError as e:
+            raise VerifyError(f"{REWARD_DIR}/reward.json does not parse: {e}") from e
+        if not isinstance(data, dict) or not data:
+            raise VerifyError(
+                f"{REWARD_DIR}/reward.json must be a non-empty flat object of numbers, got "
+                f"{json_text[:200]!r}"
+            )
+        parts = data
+        name = "reward.json"
+    elif txt_text is not None:
+        text = txt_text.decode("utf-8", "replace").strip()
+        try:
+            parts = {"reward": float(text)}
+        except ValueError:
+            raise VerifyError(
+                f"{REWARD_DIR}/reward.txt must hold one number, got {text[:200]!r}"
+            ) from None
+        name = "reward.txt"
+    else:
+        raise VerifyError(f"tests/test.sh wrote neither {REWARD_DIR}/reward.json nor reward.txt")
+    for key, value in parts.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0.0 <= value <= 1.0
+        ):
+            raise VerifyError(
+                f"{REWARD_DIR}/{name}: {key!r} = {value!r} must be a number in [0, 1]"
+            )
+    return {k: float(v) for k, v in parts.items()}
+
+
+def _script_tar(script: str) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        data = script.encode()
+        info = tarfile.TarInfo("test.sh")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _read(api, cid: str, path: str) -> bytes | None:
+    try:
+        stream, _ = api.get_archive(cid, path)
+    except docker.errors.NotFound:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        member = next((m for m in tar.getmembers() if m.isfile()), None)
+        return tar.extractfile(member).read(1 << 16) if member is not None else None
+
+
+def run_script_blocking(
+    api,
+    container_id: str,
+    name: str,
+    labels: dict[str, str],
+    limits,
+    tests_dir: Path,
+    timeout: float,
+    script: str,
+) -> TestReport:
+    """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier
+    container.
+
+    Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value ==
+    1); tampered set (nothing run) when the agent changed the test toolchain; timed_out with no
+    parts when the script ran past `timeout` seconds.
+    Raises VerifyError: no usable toolchain in the image, Docker failed, the script wrote no (or a
+    bad) reward file.
+    """
+    t0 = time.monotonic()
+    try:
+        image = api.inspect_container(container_id)["Image"]
+        tc = prepare_toolchain(api, image, limits, labels)
+        snapshot = _snapshot(api, container_id, name, labels)  # frozen, as verifier.py does
+    except docker.errors.APIError as e:
+        raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
+    if tc.shell is None:
+        raise VerifyError(f"image {image!r}: a Harbor test.sh needs bash or sh in the task image")
+    try:
+        mounts = _mounts(tc, labels) + [
+            docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)]
+        vid = api.create_container(
+            snapshot, entrypoint=[],
+            command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
+            labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
+            host_config=_host_config(api, limits, mounts))["Id"]
+        try:
+            try:
+                _mounting(api.put_archive, vid, TESTS, _tests_tar(tests_dir))
+                _mounting(api.put_archive, vid, PRIVATE, _script_tar(script))
+                _mounting(api.start, vid)
+            except _Unmountable as e:
+                why = f"the verifier cannot mount its files over the agent's: {e}"
+                return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
+            eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")["Id"]
+            api.exec_start(eid)  # for the image's USER
+            # the script runs with the pristine shell; `python3` on its PATH is the pristine interpreter
+            rc, output = _exec(api, vid, _pristine(tc, tc.shell, SCRIPT), _env(tc), tc.workdir, timeout)
+            if rc is None:
+                return TestReport({}, True, None, time.monotonic() - t0, output, parts={})
+            api.kill(vid)  # nothing may touch the reward files after the script ends
+            try:
+                parts = parse_rewards(_read(api, vid, f"{REWARD_DIR}/reward.json"),
+                                      _read(api, vid, f"{REWARD_DIR}/reward.txt"))
+            except VerifyError as e:
+                raise VerifyError(f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}") from None
+            return TestReport({k: v >= 1.0 for k, v in parts.items()}, False, None,
+                              time.monotonic() - t0, output, parts=parts)
+        finally:
+            remove_quietly(api, vid)
+    except docker.errors.APIError as e:
+        raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
+    finally:
+        try:
+            api.remove_image(snapshot, force=True)
+        except docker.errors.APIError as e:
+            log.warning("removing snapshot image %s failed: %s", snapshot[:19], e)

@@ -1,0 +1,684 @@
+"""Harbor task folders (Terminal-Bench 2.x and most newer sets; harbor 0.1.x - 0.13.x,
+harborframework.com).
+
+A folder holds task.toml, instruction.md, environment/ (Dockerfile, or docker-compose.yaml whose
+service `main` is the agent's container), tests/test.sh (+ the files it uses) and optionally
+solution/ (solve.sh and its side files, copied to /solution). What termrl takes from each, following
+harbor's TaskConfig (every key optional, unknown keys ignored):
+
+- `[task].name` "org/name": the id is the part after `/`; without `[task]` the folder's name.
+- `[metadata]` (free-form): difficulty (absent = "unknown"), category (absent =
+  "software_engineering"), tags. Other keys are kept in Task.meta as text.
+- `[agent].timeout_sec` -> agent_timeout_s (absent: termrl's episode limit);
+  `[verifier].timeout_sec` -> test_timeout_s (absent: harbor's 600 s).
+- `[environment]`: cpus, memory_mb (or the older `memory = "2G"`), storage_mb (or `storage`) ->
+  Task.cpus, memory_mb, storage_mb; `allow_internet = true` (or network_mode "public") is logged:
+  termrl's sandboxes have no network, so such a task may fail here wherever it downloads at run
+  time. `docker_image` names a prebuilt image that cannot be pulled here: environment/Dockerfile is
+  built instead when it exists.
+- tests/test.sh (harbor runs it after the agent and reads /logs/verifier/reward.txt or reward.json):
+  `split_test_sh` recognises the common shapes. Installs (apt-get, the uv installer, `uvx
+  -w/--with`, `pip install`, `uv pip install`, `uv add`) move to build time (Task.build_setup); one
+  pytest run whose exit status is written to reward.txt becomes termrl's weighted pytest (equal
+  weights per test, JUnit); anything else is kept as Task.verifier_script, run as-is in the verifier
+  container with pytest and uv invocations rewritten to the image's `python3 -m pytest`, and scored
+  from its reward files.
+
+Refused with one line naming the feature: `[[steps]]` (multi-step tasks),
+`[[environment.mcp_servers]]`, `os = "windows"`, a separate verifier environment, and compose files
+with sidecar services (one container per episode here).
+"""
+
+import json
+import logging
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import yaml
+
+from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
+from tasks.fields import check_id, difficulty_field, positive_field, tags_field
+from tasks.task import Task, TaskError
+
+log = logging.getLogger("termrl.tasks")
+
+HARBOR_TEST_TIMEOUT_S = 600.0  # harbor VerifierConfig.timeout_sec default
+HARBOR_CATEGORY = "software_engineering"
+SCRIPT_WEIGHTS = {
+    "reward": 1.0
+}  # a verifier_script task is scored from its reward files, not by test name
+_CANARY = re.compile(r"^\s*(?:#|<!--)?.*canary GUID.*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([GMK])B?\s*$", re.IGNORECASE)
+_APT = re.compile(r"^\s*(?:sudo\s+)?apt(?:-get)?\s+(?:-\S+\s+)*(update|install)\b(.*)$")
+_PIP = re.compile(
+    r"^\s*(?:uv\s+add|uv\s+pip\s+install|(?:python3?\s+-m\s+)?pip3?\s+install)\s+(.*)$"
+)
+_DROP = re.compile(
+    r"astral\.sh/uv|^\s*(?:source|\.)\s+\S*(?:\.local/bin/env|/bin/activate)\b"
+    r"|^\s*uv\s+(?:init|venv|sync)\b"
+)
+_CTRF = (
+    "--ctrf",
+    "--json-ctrf",
+    "--json-report-file",
+)  # report plugins' options taking a file argument
+
+
+def _size_mb(task_id: str, value, key: str, path: Path) -> int:
+    """`memory = "2G"` / "512M" / "1024K" -> MiB, as harbor's _parse_size_to_mb."""
+    m = _SIZE.match(value) if isinstance(value, str) else None
+    if m is None:
+        raise TaskError(
+            task_id,
+            f"environment.{key}",
+            f'must be a size like "2G" or "512M", got {json.dumps(value)}',
+            path,
+        )
+    n = float(m.group(1)) * {"G": 1024, "M": 1, "K": 1 / 1024}[m.group(2).upper()]
+    return max(1, int(n))
+
+
+def _resource(task_id: str, env: dict, key: str, old: str | None, path: Path) -> int | None:
+    value = env.get(key)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0
+    ):
+        raise TaskError(
+            task_id,
+            f"environment.{key}",
+            f"must be a positive number, got {json.dumps(value)}",
+            path,
+        )
+    if value is None and old is not None and env.get(old) is not None:
+        return _size_mb(task_id, env[old], old, path)
+    return None if value is None else int(value)
+
+
+def _table(task_id: str, data: dict, key: str, path: Path) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise TaskError(
+            task_id, key, f"must be a table, got {json.dumps(value, default=str)}", path
+        )
+    return value
+
+
+def _timeout(
+    task_id: str, table: dict, name: str, path: Path, default: float | None
+) -> float | None:
+    value = table.get("timeout_sec", default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise TaskError(
+            task_id,
+            f"{name}.timeout_sec",
+            f"must be a positive number, got {json.dumps(value)}",
+            path,
+        )
+    return float(value)
+
+
+def is_harbor(task_dir: Path, data: dict) -> bool:
+    """A task.toml without termrl's `id` beside instruction.md or environment/ is Harbor's."""
+    return "id" not in data and (
+        (task_dir / "instruction.md").is_file() or (task_dir / "environment").is_dir()
+    )
+
+
+# ---------------------------------------------------------------- tests/test.sh
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines with `\\` continuations joined, comments and blank lines dropped."""
+    out = []
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.strip() and not line.strip().startswith("#"):
+            out.append(line)
+    return out
+
+
+def _blocks(lines: list[str]) -> list[list[str]]:
+    """Top-level statements: an `if ... fi` block is one item (nested ifs counted), every other line
+    its own."""
+    out, depth, cur = [], 0, []
+    for line in lines:
+        words = re.findall(r"(?:^|[;\s])(if|fi)(?=[;\s]|$)", line)
+        cur.append(line)
+        for w in words:
+            depth += 1 if w == "if" else -1
+        if depth <= 0:
+            out.append(cur)
+            cur, depth = [], 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _is_exit_status_block(block: list[str]) -> bool:
+    """harbor's `if [ $? -eq 0 ]; then echo 1 > reward.txt; else echo 0 > ...; fi` (or via
+    _EXIT_CODE)."""
+    text = "\n".join(block)
+    return (
+        "reward.txt" in text
+        and bool(re.search(r"\$\?|-eq\s+0", text))
+        and "reward.json" not in text
+    )
+
+
+_VALUED = (
+    "-w",
+    "--with",
+    "-p",
+    "--python",
+    "--from",
+    "--with-requirements",
+    "--index-url",
+    "--extra-index-url",
+)
+
+
+def _pytest_parts(task_id: str, line: str) -> tuple[list[str], list[str]] | None:
+    """A pytest invocation (`pytest`, `python3 -m pytest`, `uv run [python -m] pytest`, `uvx [opts]
+    pytest`) -> (pip requirements from uvx -w/--with, pytest args with report-file options dropped);
+    None when the line runs no pytest. `&& x=1` tails are not part of the args."""
+    head = line.split("&&")[0].split("||")[0]
+    try:
+        words = shlex.split(head, comments=True)
+    except ValueError:
+        return None
+    reqs = []
+    if words[:1] == ["uvx"] or words[:2] == ["uv", "run"]:
+        i = 1 if words[0] == "uvx" else 2
+        while i < len(words) and words[i].startswith("-"):
+            if words[i] in ("-w", "--with") and i + 1 < len(words):
+                reqs.append(words[i + 1])
+            elif words[i].startswith("--with="):
+                reqs.append(words[i].split("=", 1)[1])
+            i += 2 if words[i] in _VALUED else 1
+        words = words[i:]
+    if words[:3] in (["python3", "-m", "pytest"], ["python", "-m", "pytest"]):
+        words = words[3:]
+    elif words[:1] == ["pytest"]:
+        words = words[1:]
+    else:
+        return None
+    args, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _CTRF:
+            skip = True
+        elif not word.startswith(_CTRF) and word not in ("-rA", "-p", "ctrf"):
+            args.append(word)
+    return reqs, args
+
+
+def _packages(args: str) -> list[str]:
+    args = re.split(r"&&|\|\||;|\||>", args)[0]
+    return [a for a in shlex.split(args, comments=True) if not a.startswith("-")]
+
+
+def _build_setup(apt: list[str], pip: list[str]) -> str | None:
+    build = []
+    if apt:
+        pkgs = " ".join(shlex.quote(p) for p in dict.fromkeys(apt))
+        build.append(
+            f"missing=''; for p in {pkgs}; do "
+            'dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done; '
+            'if [ -n "$missing" ]; then apt-get update && apt-get install -y $missing; fi'
+        )
+    pip = [
+        p for p in dict.fromkeys(pip) if not p.lower().startswith("pytest-json-ctrf")
+    ]  # termrl writes JUnit
+    if pip:
+        pkgs = " ".join(shlex.quote(p) for p in pip)
+        install = f"python3 -m pip install --no-cache-dir --break-system-packages {pkgs}"
+        # A distro-owned copy (Debian's python3-pytest) cannot be uninstalled by pip: install beside
+        # it.
+        install += f" || {install} --ignore-installed"
+        if all(
+            re.split(r"[=<>!~\[]", p)[0].lower() == "pytest" for p in pip
+        ):  # offline: the image's pytest
+            install += " || python3 -c 'import pytest'"
+        build.append(install)
+    return "\n".join(build) + "\n" if build else None
+
+
+def split_test_sh(
+    task_id: str, text: str, tests_dir: Path
+) -> tuple[str | None, str | None, str | None]:
+    """tests/test.sh -> (build_setup, test_setup, verifier_script).
+
+    Installs move to build_setup (apt packages missing from the image, pip requirements from `uvx
+    -w`, `pip install`, `uv pip install`, `uv add`; pytest-json-ctrf left out since termrl writes
+    JUnit); the uv installer, `source .../env`, `uv venv/init`, venv activation and `apt-get update`
+    are dropped. When what remains is one pytest run over every hidden test file whose exit status
+    goes to reward.txt, the verifier runs its own weighted pytest: verifier_script is None and the
+    other lines (if any) are test_setup. Otherwise verifier_script is the script with its installs
+    dropped and each pytest invocation run as `python3 -m pytest <args>`, test_setup None.
+    """
+    apt, pip, kept, runs = [], [], [], []
+    for block in _blocks(_logical_lines(text)):
+        if '"$PWD" = "/"' in block[0]:  # harbor's WORKDIR guard: termrl runs from the image WORKDIR
+            continue
+        if len(block) == 1:
+            line = block[0]
+            if m := _APT.match(line):
+                apt += (
+                    [p for p in _packages(m.group(2)) if p != "curl"]
+                    if m.group(1) == "install"
+                    else []
+                )
+                continue
+            if (m := _PIP.match(line)) and _pytest_parts(task_id, line) is None:
+                pip += [p for p in _packages(m.group(1)) if p != "install"]
+                continue
+            if _DROP.search(line):
+                continue
+            if (parts := _pytest_parts(task_id, line)) is not None:
+                pip += parts[0]
+                runs.append(parts[1])
+                head = line.split("&&")[0].split("||")[0]
+                lead = head[: len(head) - len(head.lstrip())]
+                kept.append(
+                    f"{lead}python3 -m pytest {' '.join(shlex.quote(a) for a in parts[1])} "
+                    f"{line[len(head) :].strip()}".rstrip()
+                )
+                continue
+        kept.append("\n".join(block))
+    build = _build_setup(apt, pip)
+    files = {p.name for p in tests_dir.glob("test_*.py")} | {
+        p.name for p in tests_dir.glob("*_test.py")
+    }
+    simple = len(runs) == 1 and all(
+        _is_exit_status_block(k.splitlines()) or _pytest_line(k) or _trivial(k) for k in kept
+    )
+    if simple:
+        named = {Path(a).name for a in runs[0] if a.endswith(".py")}
+        dirs = [a for a in runs[0] if not a.endswith(".py") and not a.startswith("-")]
+        simple = bool(files) and (
+            named == files
+            or (not named and all(d.rstrip("/").endswith("tests") or "TEST_DIR" in d for d in dirs))
+        )
+        simple = simple and not any(
+            a.startswith("-") and a not in ("-q", "-v", "-x", "-s") for a in runs[0]
+        )
+    if simple:
+        return build, None, None
+    return build, None, "#!/bin/bash\n" + "\n".join(kept) + "\n"
+
+
+def _pytest_line(line: str) -> bool:
+    return line.lstrip().startswith("python3 -m pytest ")
+
+
+def _trivial(line: str) -> bool:
+    """Lines harbor-shaped scripts carry around the one pytest run: the `$PWD = /` guard, the
+    exit-code bookkeeping (`result=$?`), the reward folder's variable and mkdir, `exit`, `set -uo
+    pipefail`, `cd`."""
+    s = line.strip()
+    return bool(
+        re.match(
+            r"^(?:\w+=\$\?|\w+=\"?/logs/verifier/?\"?|mkdir -p \S+|exit\b.*"
+            r"|set(?:\s+[-+]\w+)+(?:\s+pipefail)?|cd\s+\S+|echo\b[^>]*)$",
+            s,
+        )
+    ) or ('"$PWD" = "/"' in s and "reward" not in s)
+
+
+# ---------------------------------------------------------------- environment/
+
+
+def _compose_main(task_id: str, env_dir: Path) -> tuple[Path | None, Path]:
+    """(Dockerfile, build context) of environment/docker-compose.yaml's `main` service (harbor
+    supplies `build: context: environment/` when the file leaves it out). Sidecars are refused."""
+    path = env_dir / "docker-compose.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise TaskError(task_id, "docker-compose.yaml", f"malformed YAML: {e}", path) from e
+    services = data.get("services") if isinstance(data, dict) else None
+    if not isinstance(services, dict) or "main" not in services:
+        raise TaskError(
+            task_id, "docker-compose.yaml", "has no service `main` (harbor's agent container)", path
+        )
+    sidecars = sorted(s for s in services if s != "main")
+    if sidecars:
+        raise TaskError(
+            task_id,
+            "docker-compose.yaml",
+            f"sidecar services ({', '.join(sidecars)}) are not "
+            "supported: termrl runs one container per episode",
+            path,
+        )
+    build = (services["main"] or {}).get("build") if isinstance(services["main"], dict) else None
+    if isinstance(build, str):
+        build = {"context": build}
+    build = build if isinstance(build, dict) else {}
+    context = (env_dir / str(build.get("context", "."))).resolve()
+    if env_dir.resolve() not in (context, *context.parents):
+        raise TaskError(
+            task_id,
+            "docker-compose.yaml",
+            f"service 'main': build context {context} is outside environment/",
+            path,
+        )
+    return context / str(build.get("dockerfile", "Dockerfile")), context
+
+
+def _dockerfile(task_id: str, task_dir: Path, env: dict, toml_path: Path) -> tuple[Path, Path]:
+    env_dir = task_dir / "environment"
+    if (env_dir / "docker-compose.yaml").is_file():
+        dockerfile, context = _compose_main(task_id, env_dir)
+    else:
+        dockerfile, context = env_dir / "Dockerfile", env_dir
+    image = env.get("docker_image")
+    if dockerfile.is_file():
+        if image:
+            log.info(
+                "task %s: docker_image %s cannot be pulled here (no registry); building %s instead",
+                task_id,
+                image,
+                dockerfile,
+            )
+        return dockerfile, context
+    if isinstance(image, str) and image.strip():
+        generated = task_dir / "environment" / ".termrl-prebuilt.Dockerfile"
+        raise TaskError(
+            task_id,
+            "environment.docker_image",
+            f"{image} is a prebuilt image that cannot be pulled "
+            f"here (no registry) and {dockerfile} does not exist to build it from; load the image "
+            f"locally and write `FROM {image}` to {generated.with_name('Dockerfile')}",
+            toml_path,
+        )
+    raise TaskError(
+        task_id,
+        "environment",
+        f"missing {dockerfile} (harbor: environment/Dockerfile, "
+        "docker-compose.yaml or [environment].docker_image)",
+        dockerfile,
+    )
+
+
+# ---------------------------------------------------------------- the task
+
+
+def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -> None:
+    if data.get("steps"):
+        raise TaskError(task_id, "steps", "multi-step tasks ([[steps]]) are not supported", path)
+    if env.get("mcp_servers"):
+        raise TaskError(
+            task_id,
+            "environment.mcp_servers",
+            "MCP servers ([[environment.mcp_servers]]) are not supported",
+            path,
+        )
+    if str(env.get("os", "linux")).lower() != "linux":
+        raise TaskError(
+            task_id, "environment.os", f"{env['os']!r} tasks are not supported (linux only)", path
+        )
+    if verifier.get("environment") or verifier.get("environment_mode") == "separate":
+        raise TaskError(
+            task_id,
+            "verifier.environment",
+            "a separate verifier environment is not supported",
+            path,
+        )
+
+
+def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
+    """A Harbor task folder -> Task (see the module docstring for what is taken from where).
+
+    Raises TaskError naming the task and field: malformed task.toml, a missing instruction.md,
+    environment/Dockerfile or tests/test.sh, a refused feature, bad resource values, a Dockerfile
+    that copies the hidden tests, and (pytest-shaped test.sh) what find_tests refuses.
+    """
+    task_dir = Path(task_dir)
+    toml_path = task_dir / "task.toml"
+    if data is None:
+        try:
+            data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise TaskError(task_dir.name, "task.toml", f"malformed TOML: {e}", toml_path) from e
+    info = _table(task_dir.name, data, "task", toml_path)
+    name = info.get("name", task_dir.name) if info else task_dir.name
+    if not isinstance(name, str) or not name.strip():
+        raise TaskError(
+            task_dir.name,
+            "task.name",
+            f"must be a non-empty string, got {json.dumps(name)}",
+            toml_path,
+        )
+    # harbor allows upper case; a docker image name does not
+    task_id = check_id(task_dir.name, name.rsplit("/", 1)[-1].strip().lower(), toml_path)
+    meta_in = _table(task_id, data, "metadata", toml_path)
+    env = _table(task_id, data, "environment", toml_path)
+    verifier = _table(task_id, data, "verifier", toml_path)
+    agent = _table(task_id, data, "agent", toml_path)
+    _refusals(task_id, data, env, verifier, toml_path)
+    instruction_path = task_dir / "instruction.md"
+    if not instruction_path.is_file():
+        raise TaskError(task_id, "instruction.md", "is missing", instruction_path)
+    instruction = "\n".join(
+        ln
+        for ln in instruction_path.read_text(encoding="utf-8").splitlines()
+        if not _CANARY.match(ln)
+    ).strip()
+    if not instruction:
+        raise TaskError(task_id, "instruction.md", "is empty", instruction_path)
+    test_sh = task_dir / "tests" / "test.sh"
+    if not test_sh.is_file():
+        raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
+    dockerfile, context = _dockerfile(task_id, task_dir, env, toml_path)
+    hidden = task_dir.resolve() / "tests"
+    inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not in harbor's layout
+    check_dockerfile(task_id, dockerfile, context, "tests" if inside else None)
+    test_text = test_sh.read_text(encoding="utf-8", errors="replace")
+    exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
+    prepass, max_turns = {}, None
+    if isinstance(
+        exported, dict
+    ):  # termrl's own task (export_harbor): its weights and fields come back
+        tests = find_tests(task_id, task_dir / "tests")
+        weights = check_weights(
+            task_id, exported.get("weights"), tests, False, "metadata.termrl.weights", toml_path
+        )
+        prepass = check_allowed_prepass(task_id, exported.get("allowed_prepass"), tests, toml_path)
+        max_turns = positive_field(task_id, exported, "max_turns", toml_path, None, integer=True)
+        build_setup, test_setup, script = (
+            exported.get("build_setup"),
+            exported.get("test_setup"),
+            None,
+        )
+    else:
+        build_setup, test_setup, script = split_test_sh(task_id, test_text, task_dir / "tests")
+    if exported is None and script is None:
+        tests = find_tests(task_id, task_dir / "tests")
+        weights = {
+            n: 1.0 / len(tests) for n in sorted(tests)
+        }  # Terminal-Bench: resolved iff all pass
+    elif script is not None:
+        weights = dict(SCRIPT_WEIGHTS)
+    internet = env.get("allow_internet") is True or env.get("network_mode") in (
+        "public",
+        "allowlist",
+    )
+    if internet:
+        log.warning(
+            "task %s: allow_internet = true; termrl's sandboxes have no network, so it fails here "
+            "wherever the agent or its tests download at run time",
+            task_id,
+        )
+    solution_dir = task_dir / "solution"
+    solve = solution_dir / "solve.sh"
+    meta = {
+        k: v if isinstance(v, str) else json.dumps(v, default=str)
+        for k, v in meta_in.items()
+        if k not in ("difficulty", "category", "tags", "termrl")
+    }
+    if exported is None:
+        meta.setdefault("source", "harbor")
+    if internet:
+        meta["allow_internet"] = "true"
+    return Task(
+        id=task_id,
+        instruction=instruction,
+        difficulty=difficulty_field(
+            task_id, meta_in.get("difficulty", "unknown"), toml_path, "metadata.difficulty"
+        ),
+        category=str(meta_in.get("category") or HARBOR_CATEGORY),
+        tags=tags_field(task_id, meta_in.get("tags"), toml_path),
+        path=task_dir,
+        dockerfile=dockerfile,
+        context_dir=context,
+        tests_dir=task_dir / "tests",
+        weights=weights,
+        solution=solve if solve.is_file() else None,
+        agent_timeout_s=_timeout(task_id, agent, "agent", toml_path, None),
+        test_timeout_s=_timeout(task_id, verifier, "verifier", toml_path, HARBOR_TEST_TIMEOUT_S),
+        test_setup=test_setup,
+        build_setup=build_setup,
+        meta=meta,
+        verifier_script=script,
+        max_turns=max_turns,
+        allowed_prepass=prepass,
+        solution_dir=solution_dir if solve.is_file() else None,
+        cpus=_resource(task_id, env, "cpus", None, toml_path),
+        memory_mb=_resource(task_id, env, "memory_mb", "memory", toml_path),
+        storage_mb=_resource(task_id, env, "storage_mb", "storage", toml_path),
+    )
+
+
+# ---------------------------------------------------------------- export
+
+EXPORT_MARK = "# termrl-export: weighted pytest"  # the first comment of an exported test.sh
+_EXPORT_SCORE = r"""
+import json, xml.etree.ElementTree as ET
+weights = json.loads(WEIGHTS)
+cases = {}
+try:
+    root = ET.parse("/logs/verifier/junit.xml").getroot()
+except (OSError, ET.ParseError) as e:
+    raise SystemExit(f"no JUnit report from pytest: {e}")
+for c in root.iter("testcase"):
+    skip = [x for x in c if x.tag == "skipped" and x.get("type") != "pytest.xfail"]
+    bad = bool(skip) or any(x.tag in ("failure", "error") for x in c)
+    cases[c.get("name")] = cases.get(c.get("name"), True) and not bad
+parts = {}
+for k in weights:  # a key without brackets covers its parametrized cases (termrl reward.verify)
+    hits = [ok for n, ok in cases.items() if n == k or ("[" not in k and n.startswith(k + "["))]
+    parts[k] = 1.0 if hits and all(hits) else 0.0
+score = sum(weights[k] * parts[k] for k in weights) / sum(weights.values())
+json.dump({"reward": score, **parts}, open("/logs/verifier/reward.json", "w"))
+open("/logs/verifier/reward.txt", "w").write(f"{score}\n")
+"""
+
+
+def _q(s: str) -> str:
+    return json.dumps(s)  # an ASCII JSON string is a TOML basic string
+
+
+def _export_test_sh(task: Task) -> str:
+    weights = json.dumps(task.weights, sort_keys=True)
+    lines = [
+        "#!/bin/bash",
+        EXPORT_MARK + " (tasks/harbor.py export_harbor); per-test parts in reward.json",
+        "mkdir -p /logs/verifier",
+    ]
+    if task.test_setup:
+        lines += ["(", task.test_setup.rstrip(), ") || exit 1"]
+    lines += [
+        "python3 -m pytest /tests -rA -p no:cacheprovider --junitxml=/logs/verifier/junit.xml",
+        f"WEIGHTS={shlex.quote(weights)} python3 - <<'TERMRL_SCORE'",
+        _EXPORT_SCORE.strip().replace(
+            "json.loads(WEIGHTS)", "json.loads(__import__('os').environ['WEIGHTS'])"
+        ),
+        "TERMRL_SCORE",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _export_toml(task: Task) -> str:
+    lines = [
+        'version = "1.0"',
+        "",
+        "[task]",
+        f"name = {_q('termrl/' + task.id)}",
+        "",
+        "[metadata]",
+        f"difficulty = {_q(task.difficulty)}",
+        f"category = {_q(task.category)}",
+        f"tags = [{', '.join(_q(t) for t in task.tags)}]",
+    ]
+    for key, value in sorted(task.meta.items()):
+        if key not in ("difficulty", "category", "tags", "termrl"):
+            lines.append(f"{_q(key)} = {_q(value)}")
+    lines += ["", "[verifier]", f"timeout_sec = {float(task.test_timeout_s)!r}"]
+    if task.agent_timeout_s:
+        lines += ["", "[agent]", f"timeout_sec = {float(task.agent_timeout_s)!r}"]
+    lines += ["", "[environment]", "allow_internet = false"]
+    termrl = {"weights": task.weights}
+    for key in ("allowed_prepass", "max_turns", "build_setup", "test_setup"):
+        if getattr(task, key):
+            termrl[key] = getattr(task, key)
+    lines += ["", "[metadata.termrl]"] + [f"{key} = {_toml_value(v)}" for key, v in termrl.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v) -> str:
+    """A str, int, float or flat dict of them as TOML (JSON numbers and ASCII strings are
+    TOML's)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_q(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    return _q(v) if isinstance(v, str) else repr(float(v)) if isinstance(v, float) else str(int(v))
+
+
+def export_harbor(tasks: list[Task], out_dir: Path) -> list[Path]:
+    """Write each task as a Harbor task folder out_dir/<id>/: task.toml ([task].name "termrl/<id>",
+    [metadata] difficulty/category/tags and the task's meta, timeouts, `[metadata.termrl]` weights
+    and the other termrl fields), instruction.md, environment/ (the Dockerfile and its build
+    context, without the hidden tests and the oracle), tests/ (the hidden tests and a test.sh that
+    runs them with pytest from the WORKDIR, then writes the weighted score to reward.txt and
+    {"reward": score, <test>: 0/1 ...} to reward.json), solution/solve.sh. Loading the folder back
+    (load_harbor) gives the same task. Raises FileExistsError when out_dir/<id> exists. Returns the
+    folders written.
+    """
+    written = []
+    for task in tasks:
+        root = Path(out_dir) / task.id
+        if root.exists():
+            raise FileExistsError(f"export-harbor: {root} exists; export into an empty folder")
+        skip = {Path(task.tests_dir).resolve(), Path(task.path, "task.toml").resolve()}
+        if task.solution is not None:
+            skip.add(Path(task.solution).resolve())
+        env = root / "environment"
+        env.mkdir(parents=True)
+        for p in sorted(Path(task.context_dir).rglob("*")):
+            if (
+                p.is_file()
+                and not any(p.resolve() == s or s in p.resolve().parents for s in skip)
+                and "__pycache__" not in p.parts
+            ):
+                (env / p.relative_to(task.context_dir)).parent.mkdir(parents=True, exist_ok=True)
+                (env / p.relative_to(task.context_dir)).write_bytes(p.read_bytes())
+        (env / "Dockerfile").write_bytes(Path(task.dockerfile).read_bytes())
+        (root / "tests").mkdir()
+        for p in sorted(Path(task.tests_dir).rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                (root / "tests" / p.relative_to(task.tests_dir)).parent.mkdir(
+                    parents=True, exist_ok=True
+                )
+                (root / "tests" / p.relative_to(task.tests_dir)).write_bytes(p.read_bytes())
+        (root / "tests" / "test.sh").write_text(_export_test_sh(task))
+        if task.solution is not None:
+            (root / "solution").mkdir()
+            (root / "solution" / "solve.sh").write_bytes(Path(task.solution).read_bytes())
+        (root / "instruction.md").write_text(task.instruction + "\n", encoding="utf-8")
+        (root / "task.toml").write_text(_export_toml(task), encoding="utf-8")
+        written.append(root)
+    return written

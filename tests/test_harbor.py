@@ -1,0 +1,436 @@
+"""Harbor task folders (Terminal-Bench 2.x): loading as published, test.sh shapes, refusals naming
+the feature, the script verifier reading reward files the agent cannot plant, named reward parts,
+oracles with side files. Fixtures in tests/fixtures/harbor/ are written in Harbor's shapes (no
+published task copied). Builds use the real Docker engine on the local base image."""
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import reward
+import sandbox
+from sandboxing import harbor_verifier, images
+from sandboxing.verifier import VerifyError
+from tasks import TaskError, load_tasks
+from tasks.harbor import export_harbor, split_test_sh
+from tasks.terminal_bench import split_run_tests
+from tasks.validate import validate_task
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "harbor"
+RUN_ID = "test-harbor"
+INSTALL = "python3 -m pip install --no-cache-dir --break-system-packages pytest==8.4.1"
+PIN = f"{INSTALL} || {INSTALL} --ignore-installed || python3 -c 'import pytest'\n"
+
+
+def copy_fixture(tmp_path: Path, name: str) -> Path:
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+# ---------------------------------------------------------------- loading
+
+
+def test_harbor_task_loads_id_metadata_resources_and_timeouts():
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-hello"]  # id: [task].name's part after '/'
+    assert (task.difficulty, task.category, task.tags) == (
+        "easy",
+        "file-operations",
+        ["fixture", "harbor"],
+    )
+    assert (task.agent_timeout_s, task.test_timeout_s) == (90.0, 120.0)
+    assert (task.cpus, task.memory_mb, task.storage_mb) == (
+        1,
+        1024,
+        2048,
+    )  # memory = "1G", storage = "2G"
+    assert task.instruction == (
+        "Create /app/greeting.txt holding the line `hello, harbor` and /app/count.txt "
+        "holding the number of\nlines of /app/words.txt."
+    )  # canary line dropped
+    assert task.context_dir == FIXTURES / "hb-hello" / "environment"
+    assert task.solution == FIXTURES / "hb-hello" / "solution" / "solve.sh"
+    assert task.solution_dir == FIXTURES / "hb-hello" / "solution"
+    # one uvx pytest run over every test file, exit status to reward.txt: termrl's weighted pytest
+    assert task.verifier_script is None and task.test_setup is None
+    assert task.weights == {"test_count": 0.5, "test_greeting": 0.5}
+    assert task.build_setup == PIN  # uvx --with pins at build time; pytest-json-ctrf left out
+    assert task.meta["author_name"] == "termrl" and task.meta["source"] == "harbor"
+
+
+def test_harbor_defaults_and_a_reward_json_script_kept_as_a_script():
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]  # no [task]: the folder's name
+    assert (task.difficulty, task.agent_timeout_s, task.test_timeout_s) == ("unknown", None, 120.0)
+    assert (task.cpus, task.memory_mb, task.storage_mb) == (None, 1024, None)
+    assert task.weights == {"reward": 1.0}
+    dump = "json.dump({'correctness': $correctness, 'performance': $performance}, "
+    assert task.verifier_script.splitlines() == [
+        "#!/bin/bash",
+        "correctness=0",
+        "performance=0",
+        "python3 -m pytest /tests/test_correctness.py && correctness=1",
+        "python3 -m pytest /tests/test_performance.py && performance=1",
+        'python3 -c "',
+        "import json",
+        dump + "open('/logs/verifier/reward.json', 'w'))",
+        '"',
+    ]
+
+
+def test_plain_pytest_test_sh_with_exit_code_bookkeeping_is_termrls_pytest(tmp_path):
+    (tmp_path / "test_outputs.py").write_text("def test_a():\n    pass\n")
+    text = (
+        "#!/bin/bash\n\n# Run tests (test dependencies already installed in Dockerfile)\n"
+        "pytest /tests/test_outputs.py -rA\n\n_EXIT_CODE=$?\nif [ $_EXIT_CODE -eq 0 ]; then\n"
+        "    echo 1 > /logs/verifier/reward.txt\nelse\n    echo 0 > /logs/verifier/reward.txt\nfi\n"
+        "exit $_EXIT_CODE\n"
+    )
+    assert split_test_sh("t", text, tmp_path) == (None, None, None)
+
+
+def test_uvx_python_and_extra_deps_move_to_build_time(tmp_path):
+    (tmp_path / "test_outputs.py").write_text("def test_a():\n    pass\n")
+    text = (
+        "uvx \\\n  -p 3.13 \\\n  -w pytest==8.4.1 \\\n  -w numpy==2.3.4 \\\n"
+        "  -w pytest-json-ctrf==0.3.5 \\\n"
+        "  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA\n"
+        "if [ $? -eq 0 ]; then\n  echo 1 > /logs/verifier/reward.txt\nelse\n"
+        "  echo 0 > /logs/verifier/reward.txt\nfi\n"
+    )
+    install = (
+        "python3 -m pip install --no-cache-dir --break-system-packages pytest==8.4.1 numpy==2.3.4"
+    )
+    assert split_test_sh("t", text, tmp_path) == (
+        f"{install} || {install} --ignore-installed\n",
+        None,
+        None,
+    )
+
+
+def test_terminal_bench_venv_activation_goes_with_the_dropped_uv_venv(tmp_path):
+    text = (
+        "uv venv .tbench-testing\nsource .tbench-testing/bin/activate\n"
+        "source /opt/app/bin/activate\n"
+        "uv pip install pytest==8.4.1\nuv run pytest $TEST_DIR/test_outputs.py -rA\n"
+    )
+    build, setup = split_run_tests("t", text, tmp_path)
+    assert setup == "source /opt/app/bin/activate\n"  # a venv the image made itself stays activated
+    assert (
+        build
+        == "python3 -m pip install --no-cache-dir pytest==8.4.1 || python3 -c 'import pytest'\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            '\n[[steps]]\nname = "one"\n',
+            "field 'steps': multi-step tasks ([[steps]]) are not supported",
+        ),
+        (
+            '\n[[environment.mcp_servers]]\nname = "tools"\nurl = "http://tools:8000/mcp"\n',
+            "field 'environment.mcp_servers': "
+            "MCP servers ([[environment.mcp_servers]]) are not supported",
+        ),
+        (
+            '\n[environment]\nos = "windows"\n',
+            "field 'environment.os': 'windows' tasks are not supported",
+        ),
+    ],
+)
+def test_unsupported_harbor_features_are_refused_with_one_line_naming_them(tmp_path, edit, message):
+    d = copy_fixture(tmp_path, "hb-parts")
+    text = (d / "task.toml").read_text()
+    if "[environment]" in edit:
+        text = text.replace("[environment]\nmemory_mb = 1024\n", "")
+    (d / "task.toml").write_text(text + edit)
+    with pytest.raises(
+        TaskError,
+        match="^"
+        + "task 'hb-parts', "
+        + message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]"),
+    ):
+        load_tasks(d)
+
+
+def test_compose_main_service_builds_and_sidecars_are_refused(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  main:\n    depends_on: [api]\n  api:\n    build: ./api\n"
+    )
+    with pytest.raises(
+        TaskError, match=r"field 'docker-compose.yaml': sidecar services \(api\) are not supported"
+    ):
+        load_tasks(d)
+    (d / "environment" / "docker-compose.yaml").write_text("services:\n  main:\n    cpus: 1\n")
+    (task,) = load_tasks(d)  # harbor supplies main's build context (environment/) itself
+    assert task.dockerfile == (d / "environment" / "Dockerfile").resolve()
+
+
+def test_prebuilt_docker_image_without_a_dockerfile_says_it_cannot_be_pulled(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "Dockerfile").unlink()
+    (d / "task.toml").write_text(
+        (d / "task.toml").read_text() + 'docker_image = "someone/task:20251031"\n'
+    )
+    with pytest.raises(
+        TaskError,
+        match="field 'environment.docker_image': someone/task:20251031 is a prebuilt "
+        "image that cannot be pulled here",
+    ):
+        load_tasks(d)
+
+
+def test_a_folder_of_no_known_format_names_the_formats_tried(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "task.toml").write_text('title = "what"\n')
+    with pytest.raises(TaskError) as e:
+        load_tasks(tmp_path / "x")
+    assert str(e.value) == (
+        "task 'x', field 'task.toml': is no task format termrl reads: no `id` (native) and no "
+        "instruction.md or environment/ beside it (Harbor); formats tried: native (task.toml with "
+        "`id`), Harbor (task.toml beside instruction.md and environment/), "
+        f"Terminal-Bench (task.yaml) [{tmp_path / 'x' / 'task.toml'}]"
+    )
+
+
+def test_allow_internet_is_said_once_at_load(tmp_path, caplog):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "task.toml").write_text((d / "task.toml").read_text() + "allow_internet = true\n")
+    with caplog.at_level("WARNING", logger="termrl.tasks"):
+        (task,) = load_tasks(d)
+    assert task.meta["allow_internet"] == "true"
+    assert caplog.messages == [
+        "task hb-parts: allow_internet = true; termrl's sandboxes have no network, so it "
+        "fails here wherever the agent or its tests download at run time"
+    ]
+
+
+# ---------------------------------------------------------------- reward files and parts
+
+
+def test_reward_json_wins_over_reward_txt_and_bad_files_are_errors():
+    assert harbor_verifier.parse_rewards(b'{"a": 1, "b": 0.5}', b"0\n") == {"a": 1.0, "b": 0.5}
+    assert harbor_verifier.parse_rewards(None, b" 1\n") == {"reward": 1.0}
+    with pytest.raises(
+        VerifyError, match="wrote neither /logs/verifier/reward.json nor reward.txt"
+    ):
+        harbor_verifier.parse_rewards(None, None)
+    with pytest.raises(VerifyError, match=r"reward.txt must hold one number, got 'yes'"):
+        harbor_verifier.parse_rewards(None, b"yes")
+    with pytest.raises(VerifyError, match=r"reward.json: 'a' = 2 must be a number in \[0, 1\]"):
+        harbor_verifier.parse_rewards(b'{"a": 2}', None)
+    with pytest.raises(VerifyError, match="must be a non-empty flat object of numbers"):
+        harbor_verifier.parse_rewards(b"[1]", None)
+
+
+def test_named_parts_score_their_mean_or_the_reward_key():
+    class R:
+        tests, timed_out, error, skipped, tampered = {}, False, None, [], None
+
+    r = R()
+    r.parts = {"correctness": 1.0, "performance": 0.0}
+    v = reward.verify(r, {"reward": 1.0})
+    assert (v.score, v.resolved, v.passed, v.failed) == (
+        0.5,
+        False,
+        ["correctness"],
+        ["performance"],
+    )
+    r.parts = {"reward": 0.25, "style": 1.0}
+    assert reward.verify(r, {"reward": 1.0}).score == 0.25
+
+
+# ---------------------------------------------------------------- in Docker
+
+
+def test_oracle_validates_both_fixtures_with_their_own_solutions(docker_client):
+    tasks = load_tasks(FIXTURES)
+
+    async def main():
+        return await asyncio.gather(*(validate_task(t) for t in tasks))
+
+    results = {r.task_id: r for r in asyncio.run(main())}
+    assert {k: (r.verdict, r.reasons) for k, r in results.items()} == {
+        "hb-hello": ("valid", []),
+        "hb-parts": ("valid", []),
+    }
+    assert results["hb-parts"].after.parts == {"correctness": 1.0, "performance": 1.0}
+
+
+async def _scripted(task, commands: list[str]):
+    image = await asyncio.to_thread(images.build_image, task)
+    async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+        for cmd in commands:
+            r = await sb.exec(cmd, timeout=30)
+            assert r.exit_code == 0, (cmd, r.output)
+        return await sb.run_tests(task.tests_dir, timeout=60, script=task.verifier_script)
+
+
+def test_a_planted_reward_json_is_never_read_and_parts_are_per_part(docker_client):
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
+    forged = [
+        "mkdir -p /logs/verifier",
+        """echo '{"correctness": 1, "performance": 1}' > /logs/verifier/reward.json""",
+        "echo 1 > /logs/verifier/reward.txt",
+        "sort -n /app/numbers.txt > /app/sorted.txt",
+    ]
+    report = asyncio.run(_scripted(task, forged))
+    assert report.parts == {"correctness": 1.0, "performance": 0.0}  # only sorting was done
+    assert reward.verify(report, task.weights).score == 0.5
+
+
+def test_a_script_that_writes_no_reward_file_is_an_error_not_a_zero(tmp_path, docker_client):
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
+    task.verifier_script = "#!/bin/bash\necho checking\nexit 0\n"
+    with pytest.raises(
+        sandbox.SandboxError,
+        match="tests/test.sh wrote neither /logs/verifier/reward.json nor "
+        "reward.txt \\(test.sh exit code 0\\); output tail:\nchecking\n",
+    ):
+        asyncio.run(_scripted(task, []))
+
+
+def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_path, docker_client):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "start.sh").write_text(
+        '#!/bin/bash\necho up > /tmp/service-state\n(while true; do sleep 1; done) &\nexec "$@"\n'
+    )
+    (d / "environment" / "Dockerfile").write_text(
+        (d / "environment" / "Dockerfile").read_text()
+        + "COPY start.sh /start.sh\nRUN chmod +x /start.sh\n"
+        'ENTRYPOINT ["/start.sh"]\n'
+    )
+    (task,) = load_tasks(d)
+
+    async def main():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            first = await sb.exec(
+                "for i in $(seq 50); do [ -f /tmp/service-state ] && break; sleep 0.1; done; "
+                "cat /tmp/service-state; ps -eo args | grep -c '^sleep infinity'",
+                timeout=30,
+            )
+            return first.output.split()
+
+    assert asyncio.run(main()) == [
+        "up",
+        "1",
+    ]  # the script ran, then exec'd harbor's `sleep infinity`
+
+
+# ---------------------------------------------------------------- export
+
+
+NATIVE = Path(__file__).resolve().parent / "fixtures" / "tasks"
+
+
+def test_export_harbor_loads_back_as_the_same_tasks(tmp_path):
+    native = load_tasks(NATIVE)
+    written = export_harbor(native, tmp_path / "out")
+    assert [p.name for p in written] == [t.id for t in native]
+    again = load_tasks(tmp_path / "out")
+    keys = (
+        "id",
+        "instruction",
+        "difficulty",
+        "category",
+        "tags",
+        "weights",
+        "agent_timeout_s",
+        "test_timeout_s",
+        "max_turns",
+        "allowed_prepass",
+        "meta",
+        "test_setup",
+        "build_setup",
+        "verifier_script",
+    )
+    assert [[getattr(t, k) for k in keys] for t in again] == [
+        [getattr(t, k) for k in keys] for t in native
+    ]
+    assert [t.solution.read_bytes() for t in again] == [t.solution.read_bytes() for t in native]
+    greeting = tmp_path / "out" / "fx-greeting"
+    assert sorted(
+        p.relative_to(greeting).as_posix() for p in greeting.rglob("*") if p.is_file()
+    ) == [
+        "environment/Dockerfile",
+        "environment/files/name.txt",
+        "instruction.md",
+        "solution/solve.sh",
+        "task.toml",
+        "tests/test.sh",
+        "tests/test_outputs.py",
+    ]
+    with pytest.raises(FileExistsError, match="export into an empty folder"):
+        export_harbor(native[:1], tmp_path / "out")
+
+
+def test_exported_test_sh_writes_the_weighted_reward_as_harbor_reads_it(tmp_path, docker_client):
+    (task,) = [t for t in load_tasks(NATIVE) if t.id == "fx-greeting"]
+    (root,) = export_harbor([task], tmp_path)
+
+    # as harbor runs it: in the agent's container, /tests uploaded after the solution
+    async def main():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            await sb.write_file("/tmp/solve.sh", (root / "solution" / "solve.sh").read_bytes())
+            assert (
+                await sb.exec("bash /tmp/solve.sh && rm /app/name.txt", timeout=60)
+            ).exit_code == 0
+            for p in (root / "tests").iterdir():
+                await sb.write_file(f"/tests/{p.name}", p.read_bytes())
+            await sb.exec("bash /tests/test.sh", timeout=120)
+            return (
+                await sb.read_file("/logs/verifier/reward.json"),
+                await sb.read_file("/logs/verifier/reward.txt"),
+            )
+
+    parts, txt = asyncio.run(main())
+    # name.txt deleted after solving: only test_name_untouched (weight 0.1) fails
+    assert json.loads(parts) == {
+        "reward": pytest.approx(0.9),
+        "test_contains": 1.0,
+        "test_greeting_content": 1.0,
+        "test_greeting_exists": 1.0,
+        "test_name_untouched": 0.0,
+    }
+    assert float(txt) == pytest.approx(0.9)
+
+
+def test_environment_tests_folder_is_the_apps_own_and_upper_case_folder_ids_are_lowered(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts").rename(tmp_path / "Sort_Numbers")
+    (d / "environment" / "tests").mkdir()
+    (d / "environment" / "tests" / "test_app.py").write_text("def test_app():\n    pass\n")
+    dockerfile = d / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "COPY tests/ /app/tests/\nCOPY . /src/\n")
+    (task,) = load_tasks(d)  # the hidden tests are outside environment/: no COPY can reach them
+    assert task.id == "sort_numbers"
+
+
+def test_python_3_11_images_map_to_the_python_3_11_base():
+    assert images.map_image("python:3.11-slim", present=lambda i: False) == "termrl/base:bookworm"
+    assert (
+        images.map_image("python:3.12-slim@sha256:0a1b", present=lambda i: False)
+        == "termrl/base:trixie"
+    )
+
+
+def test_a_stand_in_base_drops_the_python_link_and_debian_test_packages_after_from():
+    text, _ = (
+        images._with_stand_in_fixes(
+            "FROM termrl/base:trixie\nRUN true\n", [("ubuntu:24.04", "termrl/base:trixie")]
+        ),
+        None,
+    )
+    assert text.splitlines() == [
+        "FROM termrl/base:trixie",
+        "RUN rm -f /usr/bin/python && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
+        " /usr/lib/python3/dist-packages/numpy-*.dist-info",
+        "RUN true",
+    ]
+    assert "ln -sf /usr/bin/python3 /usr/local/bin/python" in images.stand_in_fix(
+        "python:3.12-slim"
+    )
