@@ -246,6 +246,7 @@ def test_named_parts_score_their_mean_or_the_reward_key():
 # ---------------------------------------------------------------- in Docker
 
 
+@pytest.mark.docker
 def test_oracle_validates_both_fixtures_with_their_own_solutions(docker_client):
     tasks = load_tasks(FIXTURES)
 
@@ -269,6 +270,7 @@ async def _scripted(task, commands: list[str]):
         return await sb.run_tests(task.tests_dir, timeout=60, script=task.verifier_script)
 
 
+@pytest.mark.docker
 def test_a_planted_reward_json_is_never_read_and_parts_are_per_part(docker_client):
     task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
     forged = [
@@ -282,6 +284,7 @@ def test_a_planted_reward_json_is_never_read_and_parts_are_per_part(docker_clien
     assert reward.verify(report, task.weights).score == 0.5
 
 
+@pytest.mark.docker
 def test_a_script_that_writes_no_reward_file_is_an_error_not_a_zero(tmp_path, docker_client):
     task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
     task.verifier_script = "#!/bin/bash\necho checking\nexit 0\n"
@@ -293,6 +296,7 @@ def test_a_script_that_writes_no_reward_file_is_an_error_not_a_zero(tmp_path, do
         asyncio.run(_scripted(task, []))
 
 
+@pytest.mark.docker
 def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_path, docker_client):
     d = copy_fixture(tmp_path, "hb-parts")
     (d / "environment" / "start.sh").write_text(
@@ -368,6 +372,7 @@ def test_export_harbor_loads_back_as_the_same_tasks(tmp_path):
         export_harbor(native[:1], tmp_path / "out")
 
 
+@pytest.mark.docker
 def test_exported_test_sh_writes_the_weighted_reward_as_harbor_reads_it(tmp_path, docker_client):
     (task,) = [t for t in load_tasks(NATIVE) if t.id == "fx-greeting"]
     (root,) = export_harbor([task], tmp_path)
