@@ -49,7 +49,7 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import verifier
+from sandboxing import hosts, verifier
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
 from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
@@ -112,7 +112,6 @@ def default_max_concurrent() -> int:
 
 MAX_CONCURRENT = int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
 _lock = threading.Lock()
-_clients: dict[float, docker.APIClient] = {}
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
 _semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Semaphore
 
@@ -130,12 +129,10 @@ def set_max_concurrent(n: int) -> None:
         old.shutdown(wait=False)
 
 
-def docker_api(timeout: float = 60.0) -> docker.APIClient:
-    """A process-wide docker-py low-level client with this socket timeout (seconds)."""
-    with _lock:
-        if timeout not in _clients:
-            _clients[timeout] = docker.from_env(timeout=timeout, max_pool_size=MAX_CONCURRENT + 16).api
-        return _clients[timeout]
+def docker_api(timeout: float = 60.0, host: str | None = None) -> docker.APIClient:
+    """A process-wide docker-py low-level client with this socket timeout (seconds) for engine `host`
+    (a sandbox.docker_hosts url; None = the first listed engine, by default the local one: hosts.py)."""
+    return hosts.client(host or hosts.default_url(), timeout, MAX_CONCURRENT + 16)
 
 
 async def _blocking(fn, *args, limit: bool = True):
@@ -178,8 +175,10 @@ class Sandbox:
     command: its timeout does (the worker thread returns a few seconds after `timeout` at the latest).
     """
 
-    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell):
+    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell,
+                 host: str | None = None):
         self.id, self.name, self.limits, self.run_id = container_id, name, limits, run_id
+        self.host = host or hosts.default_url()  # the Docker engine holding the container (hosts.py)
         self._shell: _Shell | None = shell  # also the dead man: closing its socket stops the container
         self._exec_lock = threading.Lock()
         self._closed = False
@@ -188,18 +187,20 @@ class Sandbox:
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
+    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None,
+                    host: str | None = None) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
         WORKDIR (/app when it sets none). The image's ENTRYPOINT is replaced by the shell server.
+        host: the Docker engine (a sandbox.docker_hosts url; None = the first listed), where `image` must be.
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
-        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID)
+        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host)
 
     @classmethod
-    def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
-        api = docker_api()
+    def _start_blocking(cls, image: str, limits: Limits, run_id: str, host: str | None = None) -> Sandbox:
+        api = docker_api(host=host)
         try:
             workdir = api.inspect_image(image)["Config"].get("WorkingDir") or WORKDIR
         except docker.errors.ImageNotFound:
@@ -230,7 +231,7 @@ class Sandbox:
             with contextlib.suppress(Exception):
                 api.remove_container(cid, force=True)
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
-        box = cls(cid, name, limits, run_id, shell)
+        box = cls(cid, name, limits, run_id, shell, host)
         box.workdir = workdir
         return box
 
@@ -262,7 +263,7 @@ class Sandbox:
     def _close_blocking(self) -> None:
         if self._shell is not None:
             self._shell.close()
-        api = docker_api(10.0)
+        api = docker_api(10.0, self.host)
         for step in ("remove", "kill", "remove"):
             try:
                 if step == "kill":
@@ -319,7 +320,7 @@ class Sandbox:
         with self._exec_lock:
             self._check_open()
             t0 = time.monotonic()
-            api = docker_api()
+            api = docker_api(host=self.host)
             for _ in range(2):
                 if self._shell is None or not self._shell.alive:
                     self._shell = self._open_shell(api)
@@ -463,7 +464,7 @@ class Sandbox:
             info.size, info.mode, info.mtime = len(data), mode, int(time.time())
             tar.addfile(info, io.BytesIO(data))
         try:
-            docker_api().put_archive(self.id, "/", buf.getvalue())
+            docker_api(host=self.host).put_archive(self.id, "/", buf.getvalue())
         except docker.errors.APIError as e:
             raise SandboxError(f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}") from e
 
@@ -480,7 +481,7 @@ class Sandbox:
 
     def _read_blocking(self, p: PurePosixPath, max_bytes: int, depth: int) -> bytes:
         try:
-            stream, stat = docker_api().get_archive(self.id, str(p))
+            stream, stat = docker_api(host=self.host).get_archive(self.id, str(p))
         except docker.errors.NotFound:
             raise FileNotFoundError(f"read_file: no such file in sandbox {self.name}: {str(p)!r}") from None
         if stat.get("linkTarget") and depth < 8:
@@ -522,7 +523,7 @@ class Sandbox:
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.started": f"{time.time():.3f}",
                   "termrl.owner": _owner(), "termrl.verifies": self.name}
         try:
-            return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0), self.id,
+            return await _blocking(verifier.run_tests_blocking, docker_api(float(timeout) + 120.0, self.host), self.id,
                                    self.name, labels, self.limits, tests_dir, float(timeout), test_setup, limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
@@ -545,32 +546,65 @@ def _owner_dead(owner: str) -> bool:
     return False
 
 
-def reap(run_id: str | None = None, older_than_s: float | None = None) -> int:
-    """Remove containers labelled termrl=1; return how many were removed.
+def reap(run_id: str | None = None, older_than_s: float | None = None, host: str | None = None) -> int:
+    """Remove containers labelled termrl=1 on every listed engine (or on engine `host` alone); return how
+    many were removed.
 
     With run_id and/or older_than_s: every matching container (label termrl.run_id equal; label
     termrl.started at least older_than_s seconds ago), running or not. With neither: only containers
     whose owner process on this host is gone (running, stopped or never started), so a run starting up
-    never touches the sandboxes of another live run on the same engine.
+    never touches the sandboxes of another live run on the same engine. An engine that does not answer
+    is skipped with a warning naming it (its leftovers go at the next reap that reaches it).
     """
-    api = docker_api()
+    removed = 0
+    for url in [host] if host else hosts.urls():
+        try:
+            removed += _reap_engine(docker_api(host=url), run_id, older_than_s)
+        except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
+            if not hosts.unreachable(e):
+                raise
+            log.warning("reap: engine %s does not answer (%s); its containers stay until it does", url, e)
+    return removed
+
+
+def _reap_engine(api, run_id: str | None, older_than_s: float | None) -> int:
+    """reap() on one engine: its matching containers (with their anonymous volumes), then the snapshot
+    images (label termrl=1) they leave when the run died between snapshot and verifier cleanup."""
     labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
-    now, removed = time.time(), 0
+    removed = _reap_containers(api, labels, run_id, older_than_s)
+    for im in api.images(filters={"label": labels}):
+        if _matches(im.get("Labels") or {}, run_id, older_than_s):
+            try:
+                api.remove_image(im["Id"], force=True)
+            except docker.errors.NotFound:  # removed meanwhile by its own verifier
+                pass
+            except docker.errors.APIError as e:
+                log.warning("reap: removing snapshot image %s failed: %s", im["Id"][:19], e)
+    return removed
+
+
+def _matches(lab: dict, run_id: str | None, older_than_s: float | None) -> bool:
+    """Whether reap's filter takes a container or image with these labels (run_id is matched by Docker)."""
+    if older_than_s is not None:
+        try:
+            started = float(lab.get("termrl.started", "0"))
+        except ValueError:
+            started = 0.0
+        if time.time() - started < older_than_s:
+            return False
+    # Unfiltered: only a dead owner's. A live owner's container may be created-not-yet-started or
+    # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
+    return not (run_id is None and older_than_s is None and not _owner_dead(lab.get("termrl.owner", "")))
+
+
+def _reap_containers(api, labels: list[str], run_id: str | None, older_than_s: float | None) -> int:
+    removed = 0
     for c in api.containers(all=True, filters={"label": labels}):
         lab = c.get("Labels") or {}
-        if older_than_s is not None:
-            try:
-                started = float(lab.get("termrl.started", "0"))
-            except ValueError:
-                started = 0.0
-            if now - started < older_than_s:
-                continue
-        # Unfiltered: only a dead owner's containers. A live owner's may be created-not-yet-started or
-        # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
-        if run_id is None and older_than_s is None and not _owner_dead(lab.get("termrl.owner", "")):
+        if not _matches(lab, run_id, older_than_s):
             continue
         try:
-            api.remove_container(c["Id"], force=True)
+            api.remove_container(c["Id"], force=True, v=True)
             removed += 1
         except docker.errors.NotFound:
             pass
