@@ -281,6 +281,8 @@ async def acquire(poll_s: float = 0.1) -> str:
         now = time.monotonic()
         with _lock:
             due = [e for e in _engines if e.down_until is not None and now >= e.down_until]
+            for e in due:  # other episodes skip it while this one pings it
+                e.down_until = now + PING_TIMEOUT_S + 1.0
         for e in due:  # tried again once its back-off is over
             ok = await asyncio.to_thread(ping, e.url)
             with _lock:

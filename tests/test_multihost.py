@@ -1,0 +1,124 @@
+"""Sandboxes over two real Docker engines on this machine (sandbox.docker_hosts, sandboxing/hosts.py).
+
+The second engine is a real dockerd with its own socket, data root and exec root, started by
+scripts/second_engine.sh (idempotent; the base images are sent from the first engine by save/load).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import sandbox
+from sandboxing import hosts
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TASKS = os.path.join(ROOT, "data", "tasks")
+SCRIPT = os.path.join(ROOT, "scripts", "second_engine.sh")
+SECOND = "unix:///run/termrl-docker2.sock"
+
+
+def engine_cli(*args: str) -> list[str]:
+    r = subprocess.run(["docker", "-H", SECOND, *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()
+
+
+def start_second() -> None:
+    r = subprocess.run(["bash", SCRIPT, "start", "2"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == SECOND, r.stderr
+
+
+@pytest.fixture(scope="module")
+def second_engine():
+    if os.geteuid() != 0:
+        pytest.skip("starting a second dockerd needs root (scripts/second_engine.sh)")
+    start_second()
+    yield SECOND
+    start_second()  # a test that stopped it leaves it running for the next ones
+
+
+def task_dir(tmp_path, *ids):
+    d = tmp_path / "tasks"
+    d.mkdir()
+    for i in ids:
+        (d / i).symlink_to(os.path.join(TASKS, i))
+    return str(d)
+
+
+def leftovers(label: str) -> dict[str, list[str]]:
+    """What carries `label` on the second engine: containers (all states), snapshot images, and every
+    volume (nothing else uses this engine, and the verifiers' volumes are anonymous)."""
+    return {"containers": engine_cli("ps", "-aq", "--filter", f"label={label}"),
+            "images": engine_cli("images", "-q", "--filter", f"label={label}"),
+            "volumes": engine_cli("volume", "ls", "-q")}
+
+
+def test_an_evaluation_spreads_over_both_engines_verifies_on_both_and_leaves_nothing(second_engine, tmp_path):
+    run_id = f"test-multihost-{os.getpid()}"
+    out = tmp_path / "eval"
+    r = subprocess.run([sys.executable, "evaluate.py", "--oracle", "--tasks",
+                        task_dir(tmp_path, "write-hello-file", "count-lines"), "--k", "4", "--out", str(out),
+                        "--run-id", run_id, "--no-progress", "--sandbox.docker-hosts", "local=4",
+                        f"{second_engine}=4"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    # 8 episodes, both caps 4: least-loaded placement alternates and fills both
+    assert summary["engines"] == {"local": {"episodes": 4, "errors": 0}, second_engine: {"episodes": 4, "errors": 0}}
+    assert summary["overall"]["resolved_rate"] == 1.0 and summary["overall"]["errors"] == 0
+    assert f"[hosts] {second_engine}: " in r.stderr and "cap 4" in r.stderr
+    lines = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    there = [x for x in lines if x["docker_host"] == second_engine]
+    assert len(there) == 4 and all(x["test_report"]["tests"] and all(x["test_report"]["tests"].values())
+                                   for x in there)
+    assert leftovers(f"termrl.run_id={run_id}") == {"containers": [], "images": [], "volumes": []}
+    local = subprocess.run(["docker", "ps", "-aq", "--filter", f"label=termrl.run_id={run_id}"],
+                           capture_output=True, text=True, timeout=60).stdout.split()
+    assert local == []
+    # the task images were built once on the second engine and are reused by content tag
+    tags = set(engine_cli("images", "--format", "{{.Repository}}:{{.Tag}}"))
+    assert any(t.startswith("termrl/task-write-hello-file:") for t in tags)
+    assert any(t.startswith("termrl/task-count-lines:") for t in tags)
+
+
+def test_a_stopped_engine_fails_only_its_own_episodes_and_the_run_finishes_on_the_other(second_engine, tmp_path):
+    run_id = f"test-multihost-kill-{os.getpid()}"
+    out = tmp_path / "eval"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["```bash\ntrue\n```"]))
+    p = subprocess.Popen([sys.executable, "evaluate.py", "--engine", "scripted", "--script", str(script),
+                          "--script-delay-s", "20", "--tasks", task_dir(tmp_path, "write-hello-file"), "--k", "6",
+                          "--rollout.max-turns", "1", "--out", str(out), "--run-id", run_id, "--no-progress",
+                          "--sandbox.docker-hosts", "local=2", f"{second_engine}=2"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while len(engine_cli("ps", "-q", "--filter", f"label=termrl.run_id={run_id}")) < 2:
+            assert p.poll() is None and time.monotonic() < deadline, "the run placed nothing on the second engine"
+            time.sleep(0.5)
+        subprocess.run(["bash", SCRIPT, "stop", "2"], check=True, timeout=120)
+        stdout, stderr = p.communicate(timeout=600)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        start_second()
+    assert p.returncode == 0, stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    # 2 on each engine at once; the second one's 2 fail; the 2 waiting go to the first once it has room
+    assert summary["engines"] == {"local": {"episodes": 4, "errors": 0}, second_engine: {"episodes": 2, "errors": 2}}
+    assert f"engines: local: 4 episodes, 0 errors; {second_engine}: 2 episodes, 2 errors" in stdout
+    lines = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
+    failed = [x for x in lines if x["reward"] is None]
+    assert len(failed) == 2 and all(x["error"].startswith(f"Docker engine {second_engine} stopped answering")
+                                    for x in failed)
+    assert all(x["reward"] is not None and x["test_report"] is not None for x in lines if x["docker_host"] == "local")
+    # the run's final reap could not reach the stopped engine; the next reap that reaches it cleans up
+    hosts.configure(("local", f"{second_engine}=2"), 2 << 30)
+    try:
+        assert sandbox.reap(run_id=run_id) == 2  # the two sandboxes, stopped with their engine
+    finally:
+        hosts.configure((), 0)
+    assert leftovers(f"termrl.run_id={run_id}") == {"containers": [], "images": [], "volumes": []}
