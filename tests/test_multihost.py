@@ -122,3 +122,33 @@ def test_a_stopped_engine_fails_only_its_own_episodes_and_the_run_finishes_on_th
     finally:
         hosts.configure((), 0)
     assert leftovers(f"termrl.run_id={run_id}") == {"containers": [], "images": [], "volumes": []}
+
+
+def test_two_training_steps_over_both_engines(second_engine, tmp_path):
+    from hf import weights
+    from judge_server import JudgeServer
+
+    model = weights.save_tiny_random(tmp_path / "qwen3")
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "train.py",
+           "--preset", "cpu-smollm2", "--policy.path", str(model), "--out-dir", str(out), "--steps", "2",
+           "--tasks-per-step", "2", "--grpo.group-size", "2", "--rollout.max-turns", "2",
+           "--rollout.max-tokens-per-turn", "16", "--task-ids", "write-hello-file", "append-line",
+           "--grpo.no-drop-zero-variance-groups", "--sandbox.docker-hosts", "local=1", f"{second_engine}=1"]
+    with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge:
+        r = subprocess.run(cmd + ["--reward.judge-backends", f"openai:judge-m@{judge.url}"], cwd=ROOT,
+                           env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1"),
+                           capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [(x["step"], x["episodes"], x["episodes_failed"]) for x in records] == [(1, 4, 0), (2, 4, 0)]
+    for step in (1, 2):
+        for rank in (0, 1):
+            lines = [json.loads(x) for x in
+                     (out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl").read_text().splitlines()]
+            # each rank's two episodes: one slot on each engine (caps are per rank)
+            assert sorted(x["docker_host"] for x in lines) == sorted(["local", second_engine])
+            assert all(x["reward"] is not None for x in lines)
+    run_ids = next(x for x in (r.stdout + r.stderr).splitlines() if "sandbox run ids" in x).rsplit(" ", 1)[1]
+    for run_id in run_ids.split(","):
+        assert leftovers(f"termrl.run_id={run_id}") == {"containers": [], "images": [], "volumes": []}
