@@ -113,7 +113,7 @@ def default_max_concurrent() -> int:
 MAX_CONCURRENT = int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
 _lock = threading.Lock()
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
-_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Semaphore
+_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {engine: Semaphore}
 
 
 def set_max_concurrent(n: int) -> None:
@@ -135,10 +135,11 @@ def docker_api(timeout: float = 60.0, host: str | None = None) -> docker.APIClie
     return hosts.client(host or hosts.default_url(), timeout, MAX_CONCURRENT + 16)
 
 
-async def _blocking(fn, *args, limit: bool = True):
-    """Run a blocking call in a worker thread, behind this loop's semaphore unless limit=False.
+async def _blocking(fn, *args, limit: bool = True, host: str | None = None):
+    """Run a blocking call in a worker thread, behind this loop's semaphore of engine `host` (None = the
+    first listed) unless limit=False.
 
-    Docker API work (start, file copies) is limited to MAX_CONCURRENT at once. Commands and hidden-test
+    Docker API work (start, file copies) is limited to MAX_CONCURRENT at once per engine. Commands and hidden-test
     runs are not: their thread mostly waits on the already open shell socket for as long as the command
     runs, and one agent's `sleep 60` must not hold up another agent's `ls`. close() is not limited either,
     so cleanup never waits behind busy sandboxes.
@@ -148,9 +149,10 @@ async def _blocking(fn, *args, limit: bool = True):
     with _lock:
         if _executor is None:  # threads start lazily; the cap only bounds a pathological pile-up
             _executor = concurrent.futures.ThreadPoolExecutor(max(512, 2 * MAX_CONCURRENT), thread_name_prefix="sandbox")
-        sem = _semaphores.get(loop)
+        sems = _semaphores.setdefault(loop, {})  # engine url -> its semaphore in this loop
+        sem = sems.get(host or hosts.default_url())
         if sem is None:
-            sem = _semaphores[loop] = asyncio.Semaphore(MAX_CONCURRENT)
+            sem = sems[host or hosts.default_url()] = asyncio.Semaphore(MAX_CONCURRENT)
         executor = _executor
     call = functools.partial(fn, *args)
     if not limit:
@@ -196,7 +198,7 @@ class Sandbox:
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
-        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host)
+        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host)
 
     @classmethod
     def _start_blocking(cls, image: str, limits: Limits, run_id: str, host: str | None = None) -> Sandbox:
@@ -455,7 +457,7 @@ class Sandbox:
         if p == PurePosixPath("/"):
             raise ValueError("write_file: path '/' is a directory")
         self._check_open()
-        await _blocking(self._write_blocking, p, bytes(data), mode)
+        await _blocking(self._write_blocking, p, bytes(data), mode, host=self.host)
 
     def _write_blocking(self, p: PurePosixPath, data: bytes, mode: int) -> None:
         buf = io.BytesIO()
@@ -477,7 +479,7 @@ class Sandbox:
         """
         p = self._abs(path)
         self._check_open()
-        return await _blocking(self._read_blocking, p, max_bytes, 0)
+        return await _blocking(self._read_blocking, p, max_bytes, 0, host=self.host)
 
     def _read_blocking(self, p: PurePosixPath, max_bytes: int, depth: int) -> bytes:
         try:
