@@ -152,3 +152,45 @@ def test_two_training_steps_over_both_engines(second_engine, tmp_path):
     run_ids = next(x for x in (r.stdout + r.stderr).splitlines() if "sandbox run ids" in x).rsplit(" ", 1)[1]
     for run_id in run_ids.split(","):
         assert leftovers(f"termrl.run_id={run_id}") == {"containers": [], "images": [], "volumes": []}
+
+
+CHILD = """
+import asyncio, sys, time
+import sandbox
+from sandboxing import hosts
+hosts.configure(("local=1", sys.argv[1] + "=1"), 2 << 30)
+async def main():
+    a = await sandbox.Sandbox.start("termrl/base:bookworm", run_id=sys.argv[2], host=await hosts.acquire())
+    b = await sandbox.Sandbox.start("termrl/base:bookworm", run_id=sys.argv[2], host=await hosts.acquire())
+    print(a.host, a.id, b.host, b.id, flush=True)
+    time.sleep(600)
+asyncio.run(main())
+"""
+
+
+def test_after_a_kill_9_of_the_owner_its_sandboxes_stop_on_both_engines_and_reap_removes_them(second_engine):
+    run_id = f"test-multihost-kill9-{os.getpid()}"
+    p = subprocess.Popen([sys.executable, "-c", CHILD, second_engine, run_id], cwd=ROOT, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        where = dict(zip(*[iter(p.stdout.readline().split())] * 2))
+    finally:
+        p.kill()  # SIGKILL: no exit hook runs
+        p.wait()
+    assert sorted(where) == sorted(["local", second_engine])  # one on each: both caps are 1
+
+    def state(url, cid):
+        cmd = ["docker"] + (["-H", url] if url != "local" else [])
+        r = subprocess.run(cmd + ["inspect", "-f", "{{.State.Status}}", cid], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else "gone"
+
+    deadline = time.monotonic() + 60
+    while any(state(u, c) != "exited" for u, c in where.items()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert {u: state(u, c) for u, c in where.items()} == {u: "exited" for u in where}  # the dead man
+    hosts.configure(("local", second_engine), 2 << 30)
+    try:
+        assert sandbox.reap() >= 2  # unfiltered: dead owners' containers, on every listed engine
+    finally:
+        hosts.configure((), 0)
+    assert {u: state(u, c) for u, c in where.items()} == {u: "gone" for u in where}
