@@ -1,13 +1,16 @@
 """N sandboxes x M commands over two Docker engines against one, measured in the same run.
 
-    python bench/bench_hosts.py [--sandboxes 128] [--commands 5] [--pairs 3] [--second unix:///run/termrl-docker2.sock]
+    python bench/bench_hosts.py [--sandboxes 128] [--commands 5] [--pairs 3] \
+        [--second unix:///run/termrl-docker2.sock]
 
-A: one engine (`local=N`); B: two engines (`local=N/2`, the second `=N/2`; scripts/second_engine.sh starts
-it). Each run places N sandboxes of the base image through hosts.acquire (least-loaded), all at once,
-runs M cheap commands in each (`echo`, `sleep 0.1`), closes them; interleaved A B A B ..., --pairs pairs.
-Per run: wall time, failures, where the sandboxes went, containers left on either engine; the ratio B/A
-of wall times (median over the pairs, spread min-max) and the load average. Both engines share this
-machine's CPUs and disk here, so B/A measures the overhead of spreading, not the gain of more machines.
+A: one engine (`local=N`); B: two engines (`local=N/2`, the second `=N/2`; scripts/second_engine.sh
+starts it). Each run places N sandboxes of the base image through hosts.acquire (least-loaded), all
+at once, runs M cheap commands in each (`echo`, `sleep 0.1`), closes them; interleaved A B A B ...,
+--pairs pairs. Per run: wall time, failures, where the sandboxes went, containers left on either
+engine; the ratio B/A of wall times (median over the pairs, spread min-max) and the load average.
+Both engines share this machine's CPUs and disk here, so B/A measures what spreading itself costs or
+saves (a second dockerd, twice the per-engine Docker operations in flight), not the gain of more
+machines.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from sandboxing import hosts, images  # noqa: E402
-import sandbox  # noqa: E402
+import sandbox
+from sandboxing import hosts, images
 
 LIMITS = sandbox.Limits(memory_bytes=64 << 20, pids=64)  # `echo` and `sleep` need little
 
@@ -52,8 +55,15 @@ def leaks(run_id: str, urls: list[str]) -> int:
     n = 0
     for url in urls:
         cmd = ["docker"] + (["-H", url] if url != hosts.LOCAL else [])
-        n += len(subprocess.run(cmd + ["ps", "-aq", "--filter", f"label=termrl.run_id={run_id}"],
-                                capture_output=True, text=True, timeout=120).stdout.split())
+        n += len(
+            subprocess.run(
+                cmd + ["ps", "-aq", "--filter", f"label=termrl.run_id={run_id}"],
+                capture_output=True,
+                check=False,
+                text=True,
+                timeout=120,
+            ).stdout.split()
+        )
     return n
 
 
@@ -74,7 +84,9 @@ def run(entries: tuple[str, ...], n: int, commands: int) -> tuple[float, int, di
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sandboxes", type=int, default=128)
     ap.add_argument("--commands", type=int, default=5)
     ap.add_argument("--pairs", type=int, default=3)
@@ -86,21 +98,35 @@ def main() -> None:
     one_engine = (f"local={n}",)
     two_engines = (f"local={half}", f"{args.second}={n - half}")
     print("$ python bench/bench_hosts.py " + " ".join(sys.argv[1:]))
-    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, max_concurrent={sandbox.MAX_CONCURRENT} "
-          f"per engine, image {images.BASE_IMAGE}, {n} sandboxes x {args.commands} commands")
+    print(
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
+        f"max_concurrent={sandbox.MAX_CONCURRENT} "
+        f"per engine, image {images.BASE_IMAGE}, {n} sandboxes x {args.commands} commands"
+    )
     ratios, walls = [], {"A": [], "B": []}
     for k in range(args.pairs):
         load = os.getloadavg()[0]
-        res = {name: run(entries, n, args.commands) for name, entries in (("A", one_engine), ("B", two_engines))}
+        res = {
+            name: run(entries, n, args.commands)
+            for name, entries in (("A", one_engine), ("B", two_engines))
+        }
         for name, (wall, failed, where, left) in res.items():
             walls[name].append(wall)
-            print(f"    pair {k} {name}: wall {wall:.1f}s, failures {failed}, left {left}, placed {where}")
+            print(
+                f"    pair {k} {name}: wall {wall:.1f}s, failures {failed}, left {left}, "
+                f"placed {where}"
+            )
         ratios.append(res["B"][0] / res["A"][0])
-        print(f"    pair {k}: ratio B/A {ratios[-1]:.3f} (load {load:.1f} -> {os.getloadavg()[0]:.1f})")
+        print(
+            f"    pair {k}: ratio B/A {ratios[-1]:.3f} "
+            f"(load {load:.1f} -> {os.getloadavg()[0]:.1f})"
+        )
     ratios.sort()
-    print(f"median wall A (one engine) {statistics.median(walls['A']):.1f}s, B (two engines) "
-          f"{statistics.median(walls['B']):.1f}s; median ratio B/A {statistics.median(ratios):.3f} "
-          f"(spread {ratios[0]:.3f}-{ratios[-1]:.3f}); load {os.getloadavg()[0]:.1f}")
+    print(
+        f"median wall A (one engine) {statistics.median(walls['A']):.1f}s, B (two engines) "
+        f"{statistics.median(walls['B']):.1f}s; median ratio B/A {statistics.median(ratios):.3f} "
+        f"(spread {ratios[0]:.3f}-{ratios[-1]:.3f}); load {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -3,8 +3,16 @@
 import pytest
 
 from configs import ConfigError, SandboxConfig, _check_sandbox
-from sandboxing.hosts import (EngineState, NoEngineError, backoff_s, episodes_fit, has_room, load,
-                              parse_entry, place)
+from sandboxing.hosts import (
+    EngineState,
+    NoEngineError,
+    backoff_s,
+    episodes_fit,
+    has_room,
+    load,
+    parse_entry,
+    place,
+)
 
 A, B, C = "unix:///run/a.sock", "unix:///run/b.sock", "tcp://10.1.2.3:2376"
 
@@ -29,15 +37,19 @@ def test_a_full_engine_is_skipped():
 def test_an_engine_backing_off_is_skipped_until_its_back_off_ends():
     engines = [EngineState(A, 8, 0, down_until=50.0, failures=1), EngineState(B, 8, 6)]
     assert place(engines, now=49.9) == 1
-    assert place(engines, now=50.0) == 0  # over: tried again (acquire pings it first), and it is empty
+    assert (
+        place(engines, now=50.0) == 0
+    )  # over: tried again (acquire pings it first), and it is empty
 
 
 def test_none_fits_names_every_engine_and_its_reason():
     engines = [EngineState(A, 2, 2), EngineState(B, 4, 0, down_until=30.0, failures=2)]
     with pytest.raises(NoEngineError) as e:
         place(engines, now=18.0)
-    assert str(e.value) == ("no Docker engine has room for an episode: unix:///run/a.sock: full 2/2; "
-                            "unix:///run/b.sock: backing off 12.0 s more")
+    assert str(e.value) == (
+        "no Docker engine has room for an episode: unix:///run/a.sock: full 2/2; "
+        "unix:///run/b.sock: backing off 12.0 s more"
+    )
 
 
 def test_no_cap_means_no_limit_and_load_is_the_count():
@@ -61,18 +73,24 @@ def test_episodes_fit_the_memory_and_the_disk():
 
 
 def test_entries_parse_to_url_and_cap():
-    assert parse_entry("unix:///run/termrl-docker2.sock=8") == ("unix:///run/termrl-docker2.sock", 8)
+    assert parse_entry("unix:///run/termrl-docker2.sock=8") == (
+        "unix:///run/termrl-docker2.sock",
+        8,
+    )
     assert parse_entry("local") == ("local", 0)
     assert parse_entry("tcp://10.0.0.5:2376=32") == ("tcp://10.0.0.5:2376", 32)
     assert parse_entry("ssh://ci@node3") == ("ssh://ci@node3", 0)
 
 
-@pytest.mark.parametrize("entry, why", [
-    ("unix:///run/x.sock=0", "cap = 0: must be >= 1"),
-    ("unix:///run/x.sock=many", "the cap after '=' must be an integer >= 1"),
-    ("http://node:2375", "must be 'local', unix:///PATH, tcp://HOST:PORT or ssh://[USER@]HOST"),
-    ("tcp://node", "must be 'local', unix:///PATH, tcp://HOST:PORT or ssh://[USER@]HOST"),
-])
+@pytest.mark.parametrize(
+    "entry, why",
+    [
+        ("unix:///run/x.sock=0", "cap = 0: must be >= 1"),
+        ("unix:///run/x.sock=many", "the cap after '=' must be an integer >= 1"),
+        ("http://node:2375", "must be 'local', unix:///PATH, tcp://HOST:PORT or ssh://[USER@]HOST"),
+        ("tcp://node", "must be 'local', unix:///PATH, tcp://HOST:PORT or ssh://[USER@]HOST"),
+    ],
+)
 def test_a_bad_entry_is_named(entry, why):
     with pytest.raises(ValueError) as e:
         parse_entry(entry)
