@@ -68,7 +68,8 @@ def leaks(run_id: str, urls: list[str]) -> int:
 
 
 def run(entries: tuple[str, ...], n: int, commands: int) -> tuple[float, int, dict, int]:
-    hosts.configure(entries, 2 * LIMITS.memory_bytes)
+    for line in hosts.configure(entries, 2 * LIMITS.memory_bytes):  # caps as admission sets them
+        print("   ", line)
     run_id = f"bench-hosts-{uuid.uuid4().hex[:8]}"
     where: collections.Counter = collections.Counter()
 
