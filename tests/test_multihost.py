@@ -283,9 +283,11 @@ import sandbox
 from sandboxing import hosts
 hosts.configure(("local=1", sys.argv[1] + "=1"), 2 << 30)
 async def main():
-    a = await sandbox.Sandbox.start("termrl/base:bookworm", run_id=sys.argv[2], host=await
-    hosts.acquire()) b = await sandbox.Sandbox.start("termrl/base:bookworm", run_id=sys.argv[2],
-    host=await hosts.acquire()) print(a.host, a.id, b.host, b.id, flush=True) time.sleep(600)
+    image, rid = "termrl/base:bookworm", sys.argv[2]
+    a = await sandbox.Sandbox.start(image, run_id=rid, host=await hosts.acquire())
+    b = await sandbox.Sandbox.start(image, run_id=rid, host=await hosts.acquire())
+    print(a.host, a.id, b.host, b.id, flush=True)
+    time.sleep(600)
 asyncio.run(main())
 """
 
