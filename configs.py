@@ -85,6 +85,9 @@ class SandboxConfig:
         "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
         "buildpack-deps:*=termrl/base:trixie")
     build_network: Literal["auto", "host", "none"] = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
+    # Docker engines the sandboxes spread over: 'local', unix:///PATH, tcp://HOST:PORT (TLS), ssh://HOST, each
+    # optionally '=N' (episodes at once there; default what its memory and disk fit). Empty: local only (hosts.py).
+    docker_hosts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -359,6 +362,15 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     for entry in sb.image_map:
         pattern, sep, target = entry.partition("=")
         need(bool(sep and pattern.strip() and target.strip()), "sandbox.image_map", entry, "each entry must be 'pattern=image'")
+    from sandboxing.hosts import parse_entry  # lazily: docker-py is not needed to read a config
+
+    for entry in sb.docker_hosts:
+        try:
+            parse_entry(entry)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+    urls = [parse_entry(e)[0] for e in sb.docker_hosts]
+    need(len(set(urls)) == len(urls), "sandbox.docker_hosts", sb.docker_hosts, "an engine is listed twice")
 
 
 def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:

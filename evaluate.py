@@ -19,6 +19,7 @@ import torch
 
 from judging import judge as judge_lib
 import sandbox as sandbox_lib
+from sandboxing import hosts
 from hf import weights
 from configs import EvalConfig, host_budget, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
@@ -80,6 +81,17 @@ def format_summary(summary: dict, k: int) -> str:
     lines = ["".ljust(width) + "".join(c.rjust(14) for c in cols)]
     lines += [name.ljust(width) + "".join(fmt(s[c]).rjust(14) for c in cols) for name, s in rows]
     return "\n".join(lines)
+
+
+def per_engine(trajs: list[Trajectory]) -> dict[str, dict[str, int]]:
+    """{Docker engine url: {"episodes": placed there, "errors": of them with reward None}}, in listed order
+    (sandboxing/hosts.py); episodes never placed (no engine had room) count under "none"."""
+    out = {url: {"episodes": 0, "errors": 0} for url in hosts.urls()}
+    for t in trajs:
+        e = out.setdefault(t.docker_host or "none", {"episodes": 0, "errors": 0})
+        e["episodes"] += 1
+        e["errors"] += t.reward is None
+    return out
 
 
 def failed_run_line(summary: dict, allow_errors: bool = False) -> str | None:
@@ -174,11 +186,15 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
         summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
     errors = Counter(t.error for t in trajs if t.error).most_common(1)
     summary["top_error"] = errors[0][0] if errors else None
+    summary["engines"] = per_engine(trajs)
     # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
     summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
+    if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
+        print("engines: " + "; ".join(f"{url}: {e['episodes']} episodes, {e['errors']} errors"
+                                      for url, e in summary["engines"].items()))
     if not cfg.oracle and summary["overall"]["errors"] < len(trajs):
         print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
@@ -195,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     stop = StopFlag("[eval]", "cancelling the episodes").install()
     loop = asyncio.new_event_loop()
     summary = None
+    for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
+        print(line, file=sys.stderr)  # one per listed engine: what it reports, the episodes it takes
     try:
         sandbox_lib.reap()  # containers of dead runs only; live runs on the same engine keep theirs
         job = loop.create_task(evaluate(cfg, stop))

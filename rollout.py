@@ -61,7 +61,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-from sandboxing import images as images_lib
+from sandboxing import hosts, images as images_lib
 import reward as reward_lib
 import sandbox as sandbox_lib
 from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_actions
@@ -126,6 +126,7 @@ class Trajectory:
     format_errors: int = 0
     error: str | None = None
     exact: bool = True
+    docker_host: str = ""  # the Docker engine the episode ran on (sandboxing/hosts.py)
 
     def append(self, ids: list[int], mask: int, logprobs: list[float] | None = None) -> None:
         self.token_ids += ids
@@ -301,7 +302,7 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
 
 
 async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: RolloutConfig, group_index: int = 0,
-                      image: str | None = None, sandbox_cfg: SandboxConfig | None = None, run_id: str | None = None,
+                      image: str | dict | None = None, sandbox_cfg: SandboxConfig | None = None, run_id: str | None = None,
                       judge=None, reward_cfg: RewardConfig | None = None, seed: int | None = None,
                       oracle: bool = False) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
@@ -311,20 +312,25 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     Never raises for a failed episode: the trajectory's error is set (docker errors, image build
     errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
     propagates after the sandbox is closed.
+    The episode runs on the Docker engine hosts.acquire() places it on; image: a tag present on every
+    engine, {engine url: tag or the Exception its build raised} (built here where missing), or None
+    (built here). An engine that stopped answering mid-episode backs off (hosts.release).
     """
 
     sandbox_cfg = sandbox_cfg or SandboxConfig()
     reward_cfg = reward_cfg or RewardConfig()
     traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
     t_start = time.monotonic()
-    sb = None
+    sb, host, error = None, None, None
     try:
-        if image is None:
+        traj.docker_host = host = await hosts.acquire()
+        image = image.get(host) if isinstance(image, dict) else image
+        if image is None or isinstance(image, Exception):  # failed on this engine alone: try it again here
             image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
-                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
+                                            sandbox_cfg.image_map, sandbox_cfg.build_network, host)
         t0 = time.monotonic()
         limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
-        sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id)
+        sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id, host=host)
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         ep = _Episode(task, sb, cfg, chat, time.monotonic() + timeout_s, sandbox_cfg.exec_timeout_s,
@@ -375,12 +381,15 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
             traj.judge_score = jr.score
             traj.timings["judge_s"] = time.monotonic() - t0
     except Exception as e:
+        error = e
         traj.error = f"{type(e).__name__}: {e}"
         traj.stop_reason = traj.stop_reason or "error"
         traj.reward = None
     finally:
         if sb is not None:
             await asyncio.shield(sb.close())
+        if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
+            traj.error = f"Docker engine {host} stopped answering: {traj.error}"
         traj.timings["total_s"] = time.monotonic() - t_start
     return traj
 
@@ -442,16 +451,17 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
     sandbox_cfg = sandbox_cfg or SandboxConfig()
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
-    images: dict[str, str | Exception] = {}
+    images: dict[str, dict[str, str | Exception]] = {}  # task id -> engine url -> tag or its build error
 
-    async def build(task):
+    async def build(task, host: str):
         try:
-            images[task.id] = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
-                                           sandbox_cfg.image_map, sandbox_cfg.build_network)
+            tag = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
+                                          sandbox_cfg.image_map, sandbox_cfg.build_network, host)
         except Exception as e:  # reported per trajectory below
-            images[task.id] = e
+            tag = e
+        images.setdefault(task.id, {})[host] = tag
 
-    await asyncio.gather(*(build(t) for t in {t.id: t for t in tasks}.values()))
+    await asyncio.gather(*(build(t, h) for t in {t.id: t for t in tasks}.values() for h in hosts.urls()))
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = tqdm(total=len(tasks) * n_per_task, desc="rollout", file=sys.stderr, disable=not progress, dynamic_ncols=True)
     done: list[Trajectory] = []
@@ -460,9 +470,10 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 
     async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
-        if isinstance(image, Exception):
+        if all(isinstance(x, Exception) for x in image.values()):  # on every engine: one error per episode
+            x = next(iter(image.values()))
             traj = Trajectory(task.id, j, difficulty=task.difficulty, category=task.category, stop_reason="error",
-                              error=f"image build failed: {type(image).__name__}: {image}")
+                              error=f"image build failed: {type(x).__name__}: {x}")
         else:
             async with sem:
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j

@@ -50,7 +50,7 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import harbor_verifier, verifier
+from sandboxing import harbor_verifier, hosts, verifier
 from sandboxing.disk import DiskWatch
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
@@ -160,9 +160,8 @@ def default_max_concurrent() -> int:
 
 MAX_CONCURRENT = int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
 _lock = threading.Lock()
-_clients: dict[float, docker.APIClient] = {}
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
-_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> asyncio.Semaphore
+_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {engine: Semaphore}
 
 
 def set_max_concurrent(n: int) -> None:
@@ -178,18 +177,17 @@ def set_max_concurrent(n: int) -> None:
         old.shutdown(wait=False)
 
 
-def docker_api(timeout: float = 60.0) -> docker.APIClient:
-    """A process-wide docker-py low-level client with this socket timeout (seconds)."""
-    with _lock:
-        if timeout not in _clients:
-            _clients[timeout] = docker.from_env(timeout=timeout, max_pool_size=MAX_CONCURRENT + 16).api
-        return _clients[timeout]
+def docker_api(timeout: float = 60.0, host: str | None = None) -> docker.APIClient:
+    """A process-wide docker-py low-level client with this socket timeout (seconds) for engine `host`
+    (a sandbox.docker_hosts url; None = the first listed engine, by default the local one: hosts.py)."""
+    return hosts.client(host or hosts.default_url(), timeout, MAX_CONCURRENT + 16)
 
 
-async def _blocking(fn, *args, limit: bool = True):
-    """Run a blocking call in a worker thread, behind this loop's semaphore unless limit=False.
+async def _blocking(fn, *args, limit: bool = True, host: str | None = None):
+    """Run a blocking call in a worker thread, behind this loop's semaphore of engine `host` (None = the
+    first listed) unless limit=False.
 
-    Docker API work (start, file copies) is limited to MAX_CONCURRENT at once. Commands and hidden-test
+    Docker API work (start, file copies) is limited to MAX_CONCURRENT at once per engine. Commands and hidden-test
     runs are not: their thread mostly waits on the already open shell socket for as long as the command
     runs, and one agent's `sleep 60` must not hold up another agent's `ls`. close() is not limited either,
     so cleanup never waits behind busy sandboxes.
@@ -199,9 +197,10 @@ async def _blocking(fn, *args, limit: bool = True):
     with _lock:
         if _executor is None:  # threads start lazily; the cap only bounds a pathological pile-up
             _executor = concurrent.futures.ThreadPoolExecutor(max(512, 2 * MAX_CONCURRENT), thread_name_prefix="sandbox")
-        sem = _semaphores.get(loop)
+        sems = _semaphores.setdefault(loop, {})  # engine url -> its semaphore in this loop
+        sem = sems.get(host or hosts.default_url())
         if sem is None:
-            sem = _semaphores[loop] = asyncio.Semaphore(MAX_CONCURRENT)
+            sem = sems[host or hosts.default_url()] = asyncio.Semaphore(MAX_CONCURRENT)
         executor = _executor
     call = functools.partial(fn, *args)
     if not limit:
@@ -226,8 +225,10 @@ class Sandbox:
     command: its timeout does (the worker thread returns a few seconds after `timeout` at the latest).
     """
 
-    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell):
+    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell,
+                 host: str | None = None):
         self.id, self.name, self.limits, self.run_id = container_id, name, limits, run_id
+        self.host = host or hosts.default_url()  # the Docker engine holding the container (hosts.py)
         self._shell: _Shell | None = shell  # also the dead man: closing its socket stops the container
         self._exec_lock = threading.Lock()
         self._closed = False
@@ -237,20 +238,22 @@ class Sandbox:
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None) -> Sandbox:
+    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None,
+                    host: str | None = None) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
         WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
         the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
         are up beside the shell server, which is the container's own command.
+        host: the Docker engine (a sandbox.docker_hosts url; None = the first listed), where `image` must be.
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
-        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID)
+        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host)
 
     @classmethod
-    def _start_blocking(cls, image: str, limits: Limits, run_id: str) -> Sandbox:
-        api = docker_api()
+    def _start_blocking(cls, image: str, limits: Limits, run_id: str, host: str | None = None) -> Sandbox:
+        api = docker_api(host=host)
         try:
             config = api.inspect_image(image)["Config"] or {}
             workdir = config.get("WorkingDir") or WORKDIR
@@ -282,7 +285,7 @@ class Sandbox:
             with contextlib.suppress(Exception):
                 api.remove_container(cid, force=True)
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
-        box = cls(cid, name, limits, run_id, shell)
+        box = cls(cid, name, limits, run_id, shell, host)
         box.workdir = workdir
         box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
         return box
@@ -317,7 +320,7 @@ class Sandbox:
             self._disk.stop()
         if self._shell is not None:
             self._shell.close()
-        api = docker_api(10.0)
+        api = docker_api(10.0, self.host)
         for step in ("remove", "kill", "remove"):
             try:
                 if step == "kill":
@@ -390,7 +393,7 @@ class Sandbox:
         with self._exec_lock:
             self._check_open()
             t0 = time.monotonic()
-            api = docker_api()
+            api = docker_api(host=self.host)
             for _ in range(2):
                 if self._shell is None or not self._shell.alive:
                     self._check_disk()  # a container killed for its disk is never restarted
@@ -526,7 +529,7 @@ class Sandbox:
         if p == PurePosixPath("/"):
             raise ValueError("write_file: path '/' is a directory")
         self._check_open()
-        await _blocking(self._write_blocking, p, bytes(data), mode)
+        await _blocking(self._write_blocking, p, bytes(data), mode, host=self.host)
 
     def _write_blocking(self, p: PurePosixPath, data: bytes, mode: int) -> None:
         buf = io.BytesIO()
@@ -535,7 +538,7 @@ class Sandbox:
             info.size, info.mode, info.mtime = len(data), mode, int(time.time())
             tar.addfile(info, io.BytesIO(data))
         try:
-            docker_api().put_archive(self.id, "/", buf.getvalue())
+            docker_api(host=self.host).put_archive(self.id, "/", buf.getvalue())
         except docker.errors.APIError as e:
             raise SandboxError(f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}") from e
 
@@ -548,11 +551,11 @@ class Sandbox:
         """
         p = self._abs(path)
         self._check_open()
-        return await _blocking(self._read_blocking, p, max_bytes, 0)
+        return await _blocking(self._read_blocking, p, max_bytes, 0, host=self.host)
 
     def _read_blocking(self, p: PurePosixPath, max_bytes: int, depth: int) -> bytes:
         try:
-            stream, stat = docker_api().get_archive(self.id, str(p))
+            stream, stat = docker_api(host=self.host).get_archive(self.id, str(p))
         except docker.errors.NotFound:
             raise FileNotFoundError(f"read_file: no such file in sandbox {self.name}: {str(p)!r}") from None
         if stat.get("linkTarget") and depth < 8:
@@ -607,7 +610,7 @@ class Sandbox:
         labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
                   "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(),
                   "termrl.verifies": self.name}
-        api = docker_api(float(timeout) + 120.0)
+        api = docker_api(float(timeout) + 120.0, self.host)
         try:
             if script is not None:
                 return await _blocking(harbor_verifier.run_script_blocking, api, self.id, self.name, labels,
@@ -654,7 +657,7 @@ def _owner_dead(owner: str) -> bool:
 
 
 def reap(run_id: str | None = None, older_than_s: float | None = None,
-         session: str | None = None) -> int:
+         session: str | None = None, host: str | None = None) -> int:
     """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
     snapshot images (label termrl.verifies); return how many things were removed.
 
@@ -662,9 +665,22 @@ def reap(run_id: str | None = None, older_than_s: float | None = None,
     termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
     With none: only what an owner process on this host that is gone left (running, stopped or never
     started; also after a kill -9 mid-verification), so a run starting up never touches the things
-    of another live run.
+    of another live run. On every listed engine (sandbox.docker_hosts), or on `host` alone; an engine
+    that does not answer is skipped with a warning naming it (its leftovers go at the next reap).
     """
-    api = docker_api()
+    removed = 0
+    for url in [host] if host else hosts.urls():
+        try:
+            removed += _reap_engine(docker_api(host=url), run_id, older_than_s, session)
+        except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
+            if not hosts.unreachable(e):
+                raise
+            log.warning("reap: engine %s does not answer (%s); its things stay until it does", url, e)
+    return removed
+
+
+def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: str | None) -> int:
+    """reap() on one engine."""
     labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else []) + (
         [f"termrl.session={session}"] if session is not None else [])
     unfiltered = run_id is None and older_than_s is None and session is None

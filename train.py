@@ -46,6 +46,7 @@ from bookkeeping.checkpoints import (checkpoint_dir, latest_checkpoint, load_che
                                      save_checkpoint)
 from bookkeeping.logs import (append_jsonl, format_step_line, open_logger, plot_reward_curve,
                               step_record, truncate_metrics)
+from sandboxing import hosts
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
@@ -147,6 +148,9 @@ def _build(run: Run, local_rank: int) -> None:
     dist.barrier()
     (run.out_dir / "trajectories").mkdir(exist_ok=True)
     engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
+    for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
+        if rank == 0:  # one line per listed engine: what it reports, the episodes it takes (per rank)
+            print(line, file=sys.stderr)
     if local_rank == 0:
         sandbox.reap()  # containers of dead runs only
     if cfg.sandbox.max_concurrent:

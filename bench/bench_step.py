@@ -111,7 +111,6 @@ def main() -> None:
             for v in INTERVALS.values():
                 v.clear()
             t_step = time.perf_counter()
-            t0 = time.perf_counter()
             sync_s = sync.sync_weights(policy, engine) if step > 0 else 0.0
             engine.wake_up()
             t_roll = time.perf_counter()

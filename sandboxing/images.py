@@ -39,6 +39,7 @@ import httpx
 
 import configs
 from sandbox import docker_api
+from sandboxing import hosts
 from sandboxing.dockerfile import expand_heredocs, parse as parse_dockerfile, rewrite_from
 
 log = logging.getLogger("termrl.images")
@@ -108,12 +109,38 @@ def map_image(image: str, image_map=None, present=None) -> str | None:
     return None
 
 
-def _present(image: str) -> bool:
+def _present(image: str, host: str | None = None) -> bool:
     try:
-        docker_api(60.0).inspect_image(image)
+        docker_api(60.0, host).inspect_image(image)
         return True
     except docker.errors.ImageNotFound:
         return False
+
+
+def send_image(image: str, host: str | None) -> None:
+    """Make `image` present on engine `host` by streaming it from the first listed engine
+    (`docker save | docker load` through docker-py's get_image/load_image: no registry). Once per image and
+    engine under a lock; an image already there (same name) is left as it is.
+
+    Raises ImageBuildError naming the image and both engines when neither has it or the transfer fails.
+    """
+    src = hosts.default_url()
+    if host in (None, src):
+        return
+    with _tag_locks[f"send {image} {host}"]:
+        if _present(image, host):
+            return
+        log.info("sending image %s from %s to %s (docker save | docker load)", image, src, host)
+        if not _present(image, src):
+            raise ImageBuildError(f"image {image!r} is on neither {host} nor {src} (run scripts/setup.sh)")
+        try:
+            for msg in docker_api(3600.0, host).load_image(docker_api(3600.0, src).get_image(image), quiet=True):
+                if msg.get("error"):
+                    raise ImageBuildError(f"sending image {image!r} from {src} to {host}: {msg['error']}")
+        except docker.errors.APIError as e:
+            raise ImageBuildError(f"sending image {image!r} from {src} to {host} failed: {e.explanation or e}") from e
+        if not _present(image, host):
+            raise ImageBuildError(f"sending image {image!r} from {src} to {host}: not there after the load")
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,14 +220,19 @@ def _stage_names(text: str) -> set[str]:
     return out
 
 
-def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -> tuple[str, dict[str, bytes], list[str]]:
+def prepare_dockerfile(task, base: str, image_map=None, network: str = "none",
+                       host: str | None = None) -> tuple[str, dict[str, bytes], list[str]]:
     """The Dockerfile text to build, extra build-context files, and the FROM images it builds on.
 
     Steps: the task's build_setup appended as a last `RUN` layer (as root, the last USER restored);
     heredocs expanded; FROM images not present locally mapped by image_map (one log line per mapping);
     with network "host", the host's CA bundle and pip index settings after each FROM.
     Raises ImageBuildError naming the task for a malformed heredoc and an unmapped image that is not present.
+    host: the Docker engine asked what is present (a sandbox.docker_hosts url; None = the first listed).
     """
+    # Present here, or on the first engine, from which build_image sends it (send_image).
+    present = functools.partial(_present, host=host) if host in (None, hosts.default_url()) else (
+        lambda image: _present(image, host) or _present(image))
     text = Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")
     setup = getattr(task, "build_setup", None)
     if setup:
@@ -214,7 +246,7 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -
     used = []
 
     def resolve(image: str) -> str:
-        target = map_image(image, image_map)
+        target = map_image(image, image_map, present)
         if target is None:
             raise ImageBuildError(f"task {task.id}: FROM {image} is not present locally and cannot be pulled (no "
                                   "registry); map it to a local image in sandbox.image_map ('pattern=image') or load it")
@@ -222,7 +254,7 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none") -
             if (task.id, image) not in _logged_mappings:
                 _logged_mappings.add((task.id, image))
                 log.info("task %s: FROM %s -> %s (sandbox.image_map)", task.id, image, target)
-            if not _present(target):
+            if not present(target):
                 raise ImageBuildError(f"task {task.id}: FROM {image} maps to {target}, which is not present locally "
                                       "(run scripts/setup.sh)")
         used.append(target)
@@ -280,7 +312,8 @@ def _network_hint(task, mode: str) -> str:
     return ""
 
 
-def build_image(task, base_image: str | None = None, image_map=None, build_network: str | None = None) -> str:
+def build_image(task, base_image: str | None = None, image_map=None, build_network: str | None = None,
+                host: str | None = None) -> str:
     """Build (or reuse) the image of a task; return its tag `termrl/task-<id>:<hash12>`.
 
     The hash is sha256 over the prepared Dockerfile (prepare_dockerfile), every build-context file (name,
@@ -295,6 +328,8 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         base_image: the image `FROM ${BASE_IMAGE}` builds on; default BASE_IMAGE.
         image_map: "pattern=image" entries for FROM images not present locally; default IMAGE_MAP.
         build_network: "none", "host" or "auto" (host when mirrors_reachable()); default the config's.
+        host: the Docker engine to build on (a sandbox.docker_hosts url; None = the first listed). An image
+            it builds FROM that this engine lacks is sent from the first engine (send_image), no registry.
     Raises:
         ValueError: task.id is not usable in an image name, task.dockerfile / task.context_dir is missing,
             or a malformed image_map entry (both knobs are checked at start-up by configs.validate).
@@ -310,10 +345,11 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
     if not context.is_dir():
         raise ValueError(f"task {task.id}: task.context_dir = {str(context)!r} is not a directory")
     mode = _network_mode(build_network or configs.SandboxConfig().build_network, task)
-    text, extra, used = prepare_dockerfile(task, base, image_map, mode)
-    api = docker_api(60.0)
+    text, extra, used = prepare_dockerfile(task, base, image_map, mode, host)
+    api = docker_api(60.0, host)
     ids = []
     for image in used:
+        send_image(image, host)
         try:
             ids.append(api.inspect_image(image)["Id"])
         except docker.errors.ImageNotFound:
@@ -335,7 +371,7 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
             return tag
         log.info("building image %s (network %s)", tag, mode)
         try:
-            _build(task.id, tag, base, text, files, extra, mode)
+            _build(task.id, tag, base, text, files, extra, mode, host)
         except ImageBuildError as e:
             hint = _network_hint(task, mode)
             if hint:
@@ -346,7 +382,7 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
 
 
 def _build(task_id: str, tag: str, base: str, text: str, files: list[tuple[str, Path]], extra: dict[str, bytes],
-           network: str) -> None:
+           network: str, host: str | None = None) -> None:
     """Send the context as a tar built here (so the tests dir is left out) and stream the build log."""
     buf = io.BytesIO()
     df_name = ".termrl.Dockerfile"
@@ -363,7 +399,7 @@ def _build(task_id: str, tag: str, base: str, text: str, files: list[tuple[str, 
     buf.seek(0)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     try:
-        for chunk in docker_api(3600.0).build(fileobj=buf, custom_context=True, tag=tag, dockerfile=df_name, rm=True,
+        for chunk in docker_api(3600.0, host).build(fileobj=buf, custom_context=True, tag=tag, dockerfile=df_name, rm=True,
                                          forcerm=True, pull=False, decode=True, buildargs={"BASE_IMAGE": base},
                                          network_mode=network, labels={"termrl.task": task_id}):
             if "stream" in chunk:

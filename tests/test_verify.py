@@ -13,7 +13,6 @@ import textwrap
 from pathlib import Path
 import pytest
 
-import pytest
 
 import reward
 from sandbox import Sandbox, SandboxError
