@@ -37,6 +37,9 @@ def start_second() -> None:
     assert r.returncode == 0 and r.stdout.strip() == SECOND, r.stderr
 
 
+pytestmark = [pytest.mark.docker, pytest.mark.model_run]  # a second real engine; evaluate.py and torchrun
+
+
 @pytest.fixture(scope="module")
 def second_engine():
     if os.geteuid() != 0:
