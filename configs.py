@@ -47,28 +47,50 @@ class ConfigError(ValueError):
 class PolicyConfig:
     """The policy model and the generation engine it is served by."""
 
-    path: str = "default"  # HF folder (config.json + safetensors), or 'default' (embedded SmolLM2-135M-Instruct) or 'tiny-random-qwen3'
-    dtype: Literal["float32", "bfloat16"] = "float32"  # learner parameter dtype (bf16 params need a GPU)
-    activation_checkpointing: bool = False  # recompute each block's activations in backward (saves memory)
-    action_format: Literal["hermes", "markdown"] = "hermes"  # how the model calls tools: Hermes <tool_call> JSON or fenced bash blocks
-    engine: Literal["auto", "torch", "vllm"] = "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
-    max_seq_len: int = 8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
+    path: str = "default"  # HF folder (config.json + safetensors), or 'default' (embedded SmolLM2-135M-Instruct) or 'tiny-random-qwen3'  # noqa: E501
+    dtype: Literal["float32", "bfloat16"] = (
+        "float32"  # learner parameter dtype (bf16 params need a GPU)
+    )
+    activation_checkpointing: bool = (
+        False  # recompute each block's activations in backward (saves memory)
+    )
+    action_format: Literal["hermes", "markdown"] = (
+        "hermes"  # how the model calls tools: Hermes <tool_call> JSON or fenced bash blocks
+    )
+    engine: Literal["auto", "torch", "vllm"] = (
+        "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
+    )
+    max_seq_len: int = (
+        8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
+    )
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
-    engine_fast_cpu: bool = True  # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
-    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)
-    engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)
-    vllm_gpu_memory_utilization: float = 0.5  # share of GPU memory vLLM may take for weights + KV cache
-    vllm_tensor_parallel_size: int = 1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
-    vllm_kv_cache_mib: int = 0  # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
-    vllm_sleep_level: Literal[1, 2] = 2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
-    vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)
+    engine_fast_cpu: bool = (
+        True  # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
+    )
+    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)  # noqa: E501
+    engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)  # noqa: E501
+    vllm_gpu_memory_utilization: float = (
+        0.5  # share of GPU memory vLLM may take for weights + KV cache
+    )
+    vllm_tensor_parallel_size: int = (
+        1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
+    )
+    vllm_kv_cache_mib: int = (
+        0  # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
+    )
+    vllm_sleep_level: Literal[1, 2] = (
+        2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
+    )
+    vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)  # noqa: E501
 
 
 @dataclass
 class SandboxConfig:
     """Docker sandboxes: one container per episode."""
 
-    base_image: str = field(default_factory=default_base_image)  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else termrl/base:bookworm)
+    base_image: str = field(
+        default_factory=default_base_image
+    )  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else termrl/base:bookworm)
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
@@ -82,9 +104,14 @@ class SandboxConfig:
         "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
         "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
         "python:3.11*=termrl/base:bookworm",  # the Python a task names: 3.11 on Debian 12, else 3.13
-        "python:3*=termrl/base:trixie", "ubuntu:*=termrl/base:trixie", "debian:*=termrl/base:trixie",
-        "buildpack-deps:*=termrl/base:trixie")
-    build_network: Literal["auto", "host", "none"] = "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
+        "python:3*=termrl/base:trixie",
+        "ubuntu:*=termrl/base:trixie",
+        "debian:*=termrl/base:trixie",
+        "buildpack-deps:*=termrl/base:trixie",
+    )
+    build_network: Literal["auto", "host", "none"] = (
+        "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
+    )
     # Docker engines the sandboxes spread over: 'local', unix:///PATH, tcp://HOST:PORT (TLS), ssh://HOST, each
     # optionally '=N' (episodes at once there; default what its memory and disk fit). Empty: local only (hosts.py).
     docker_hosts: tuple[str, ...] = ()
@@ -95,9 +122,13 @@ class RolloutConfig:
     """The agent loop and its limits."""
 
     max_turns: int = 16  # assistant turns per episode (a task's max_turns overrides)
-    max_context_tokens: int = 8192  # stop the episode before the trajectory would exceed this, tokens
+    max_context_tokens: int = (
+        8192  # stop the episode before the trajectory would exceed this, tokens
+    )
     max_tokens_per_turn: int = 1024  # tokens generated per assistant turn
-    episode_timeout_s: float = 900.0  # wall clock per episode, seconds (a task's agent_timeout_s, if lower, wins)
+    episode_timeout_s: float = (
+        900.0  # wall clock per episode, seconds (a task's agent_timeout_s, if lower, wins)
+    )
     max_format_errors: int = 3  # consecutive malformed turns that end the episode
     max_tool_arg_bytes: int = 65536  # larger tool arguments get an error observation
     temperature: float = 1.0  # sampling temperature
@@ -112,21 +143,36 @@ class RewardConfig:
 
     w_tests: float = 0.65  # weight of the hidden tests
     w_judge: float = 0.35  # weight of the LLM judge (ignored when no judge backend is set)
-    judge_backends: tuple[str, ...] = ()  # chain tried in order: 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'
+    judge_backends: tuple[
+        str, ...
+    ] = ()  # chain tried in order: 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'
     judge_timeout_s: float = 60.0  # per request, seconds
     judge_max_retries: int = 2  # retries per backend before moving to the next one
     judge_cooldown_s: float = 300.0  # a backend that keeps failing is skipped this long, seconds
     judge_max_concurrent: int = 8  # judge requests in flight
-    judge_transcript_tokens: int = 6000  # transcript budget; longer ones are cut in the middle (approx. tokens)
+    judge_transcript_tokens: int = (
+        6000  # transcript budget; longer ones are cut in the middle (approx. tokens)
+    )
     judge_cache_dir: str = ""  # on-disk cache of judge replies ('' = <out_dir>/judge_cache)
-    judge_switch_file: str = ""  # file whose content names the primary backend; re-read while training
+    judge_switch_file: str = (
+        ""  # file whose content names the primary backend; re-read while training
+    )
     judge_backoff_s: float = 1.0  # first retry delay, doubled per retry (jittered), seconds
     judge_backoff_max_s: float = 30.0  # cap on one retry delay, seconds
-    judge_max_retry_after_s: float = 60.0  # a longer retry-after moves on to the next backend at once, seconds
-    judge_cooldown_after: int = 2  # consecutive failed calls before a backend is skipped for judge_cooldown_s
+    judge_max_retry_after_s: float = (
+        60.0  # a longer retry-after moves on to the next backend at once, seconds
+    )
+    judge_cooldown_after: int = (
+        2  # consecutive failed calls before a backend is skipped for judge_cooldown_s
+    )
     judge_max_tokens: int = 1024  # judge reply budget, tokens
-    judge_temperature: float = 0.0  # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
-    judge_default_price: tuple[float, float] = (3.0, 15.0)  # USD per million input/output tokens, models not in judge.PRICES
+    judge_temperature: float = (
+        0.0  # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
+    )
+    judge_default_price: tuple[float, float] = (
+        3.0,
+        15.0,
+    )  # USD per million input/output tokens, models not in judge.PRICES
 
 
 @dataclass
@@ -138,13 +184,21 @@ class GRPOConfig:
     clip_low: float = 0.2  # ratio lower clip: 1 - clip_low
     clip_high: float = 0.28  # ratio upper clip: 1 + clip_high (DAPO clip-higher)
     dual_clip: float = 0.0  # dual-clip constant c > 1 for negative advantages (0 = off)
-    kl_coef: float = 0.0  # weight of the KL penalty to the reference policy (0 = no reference model)
-    kl_estimator: Literal["k2", "k3"] = "k3"  # KL loss term: k2 descends KL(pi||pi_ref), k3 descends KL(pi_ref||pi)
+    kl_coef: float = (
+        0.0  # weight of the KL penalty to the reference policy (0 = no reference model)
+    )
+    kl_estimator: Literal["k2", "k3"] = (
+        "k3"  # KL loss term: k2 descends KL(pi||pi_ref), k3 descends KL(pi_ref||pi)
+    )
     tis_cap: float = 2.0  # truncated importance sampling cap on pi_learner/pi_engine (0 = off)
-    aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"] = "token_mean"  # loss aggregation
+    aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"] = (
+        "token_mean"  # loss aggregation
+    )
     drop_zero_variance_groups: bool = True  # drop groups whose rewards are all equal (no signal)
     mask_truncated: bool = False  # exclude episodes cut off by a limit from the loss
-    num_minibatches: int = 1  # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
+    num_minibatches: int = (
+        1  # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
+    )
 
 
 @dataclass
@@ -177,7 +231,9 @@ class TrainConfig:
     resume: bool = False  # continue from the latest checkpoint in out_dir
     checkpoint_on_signal: bool = True  # write a checkpoint when stopped by SIGINT/SIGTERM
     logger: Literal["none", "wandb", "tensorboard"] = "none"  # extra metrics sink when installed
-    nproc_per_node: int = 1  # ranks per node this preset is meant for (documentation; torchrun decides)
+    nproc_per_node: int = (
+        1  # ranks per node this preset is meant for (documentation; torchrun decides)
+    )
     nnodes: int = 1  # nodes this preset is meant for (documentation; torchrun decides)
 
 
@@ -197,79 +253,186 @@ def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
 # tensor-parallel engines of 4 GPUs leave room for the KV cache.
 _QWEN3_32B_16XH100 = _replace(
     TrainConfig(),
-    policy=dict(path="checkpoints/Qwen3-32B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                max_seq_len=32768, vllm_gpu_memory_utilization=0.6, vllm_tensor_parallel_size=4, vllm_sleep_level=2),
-    rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=48),
+    policy=dict(
+        path="checkpoints/Qwen3-32B",
+        dtype="bfloat16",
+        activation_checkpointing=True,
+        engine="vllm",
+        max_seq_len=32768,
+        vllm_gpu_memory_utilization=0.6,
+        vllm_tensor_parallel_size=4,
+        vllm_sleep_level=2,
+    ),
+    rollout=dict(
+        max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=48
+    ),
     grpo=dict(group_size=8),
-    steps=300, tasks_per_step=32, lr=5e-7, warmup_steps=10, micro_batch_tokens=16384,
-    out_dir="runs/qwen3-32b-16xh100", save_every=25, nproc_per_node=8, nnodes=2,
+    steps=300,
+    tasks_per_step=32,
+    lr=5e-7,
+    warmup_steps=10,
+    micro_batch_tokens=16384,
+    out_dir="runs/qwen3-32b-16xh100",
+    save_every=25,
+    nproc_per_node=8,
+    nnodes=2,
 )
 
 PRESETS: dict[str, TrainConfig] = {
     # The embedded default: 2 gloo ranks on a CPU box, SmolLM2-135M-Instruct, easy starter tasks.
     "cpu-smollm2": _replace(
         TrainConfig(),
-        policy=dict(path="default", action_format="markdown", engine="torch", max_seq_len=2048, engine_max_batch=8),
+        policy=dict(
+            path="default",
+            action_format="markdown",
+            engine="torch",
+            max_seq_len=2048,
+            engine_max_batch=8,
+        ),
         sandbox=dict(memory_mb=512, cpus=0.5),
         # temperature 0.7 / top_p 0.95 / top_k 40: at 1.0 the 135M model rambles; sampled, so groups still vary
-        rollout=dict(max_turns=3, max_context_tokens=2048, max_tokens_per_turn=128, episode_timeout_s=240.0,
-                     temperature=0.7, top_p=0.95, top_k=40, max_concurrent_episodes=8),
+        rollout=dict(
+            max_turns=3,
+            max_context_tokens=2048,
+            max_tokens_per_turn=128,
+            episode_timeout_s=240.0,
+            temperature=0.7,
+            top_p=0.95,
+            top_k=40,
+            max_concurrent_episodes=8,
+        ),
         grpo=dict(group_size=4),
         # easy tasks on which SmolLM2-135M gets partial credit some of the time (reward variance within a group)
-        task_ids=("write-hello-file", "make-output-dir", "delete-tmp-log", "rename-file", "append-line", "copy-config"),
-        difficulties=("easy",), steps=8, tasks_per_step=2, lr=2e-6, micro_batch_tokens=4096,
-        out_dir="runs/cpu-smollm2", save_every=4, nproc_per_node=2,
+        task_ids=(
+            "write-hello-file",
+            "make-output-dir",
+            "delete-tmp-log",
+            "rename-file",
+            "append-line",
+            "copy-config",
+        ),
+        difficulties=("easy",),
+        steps=8,
+        tasks_per_step=2,
+        lr=2e-6,
+        micro_batch_tokens=4096,
+        out_dir="runs/cpu-smollm2",
+        save_every=4,
+        nproc_per_node=2,
     ),
     # 2 x A100 80GB: Qwen3-4B, the largest Qwen3 whose fp32 master weights and AdamW state
     # (12P/2 = 22.5 GiB per GPU) leave room for a vLLM engine with 32k context (the numbers:
     # tests/test_gpu_paths.py). On A100 40GB it is refused at start-up: 22.5 + 20 GiB > 40 GiB.
     "qwen3-4b-2xa100": _replace(
         TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-4B", dtype="bfloat16", activation_checkpointing=True,
-                    engine="vllm", max_seq_len=32768, vllm_gpu_memory_utilization=0.5,
-                    vllm_tensor_parallel_size=1, vllm_sleep_level=2),
-        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
-                     max_concurrent_episodes=24),
+        policy=dict(
+            path="checkpoints/Qwen3-4B",
+            dtype="bfloat16",
+            activation_checkpointing=True,
+            engine="vllm",
+            max_seq_len=32768,
+            vllm_gpu_memory_utilization=0.5,
+            vllm_tensor_parallel_size=1,
+            vllm_sleep_level=2,
+        ),
+        rollout=dict(
+            max_turns=32,
+            max_context_tokens=32768,
+            max_tokens_per_turn=4096,
+            max_concurrent_episodes=24,
+        ),
         grpo=dict(group_size=8),
-        steps=200, tasks_per_step=8, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
-        out_dir="runs/qwen3-4b-2xa100", save_every=25, nproc_per_node=2,
+        steps=200,
+        tasks_per_step=8,
+        lr=1e-6,
+        warmup_steps=10,
+        micro_batch_tokens=16384,
+        out_dir="runs/qwen3-4b-2xa100",
+        save_every=25,
+        nproc_per_node=2,
     ),
     # 4 GPUs, not 2: on 2, the fp32 master weights and AdamW state alone take 46 GiB per GPU.
     "qwen3-8b-4xa100": _replace(
         TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-8B", dtype="bfloat16", activation_checkpointing=True, engine="vllm",
-                    max_seq_len=16384, vllm_gpu_memory_utilization=0.5, vllm_tensor_parallel_size=1,
-                    vllm_sleep_level=2),
-        rollout=dict(max_turns=24, max_context_tokens=16384, max_tokens_per_turn=2048, max_concurrent_episodes=32),
+        policy=dict(
+            path="checkpoints/Qwen3-8B",
+            dtype="bfloat16",
+            activation_checkpointing=True,
+            engine="vllm",
+            max_seq_len=16384,
+            vllm_gpu_memory_utilization=0.5,
+            vllm_tensor_parallel_size=1,
+            vllm_sleep_level=2,
+        ),
+        rollout=dict(
+            max_turns=24,
+            max_context_tokens=16384,
+            max_tokens_per_turn=2048,
+            max_concurrent_episodes=32,
+        ),
         grpo=dict(group_size=8),
-        steps=200, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
-        out_dir="runs/qwen3-8b-4xa100", save_every=25, nproc_per_node=4,
+        steps=200,
+        tasks_per_step=16,
+        lr=1e-6,
+        warmup_steps=10,
+        micro_batch_tokens=16384,
+        out_dir="runs/qwen3-8b-4xa100",
+        save_every=25,
+        nproc_per_node=4,
     ),
     # One node of 8 x H100 80GB: Qwen3-14B, four vLLM engines of 2 GPUs each (tensor parallel 2
     # halves the engine's weights and KV cache per GPU), 32k context, groups of 16.
     "qwen3-14b-8xh100": _replace(
         TrainConfig(),
-        policy=dict(path="checkpoints/Qwen3-14B", dtype="bfloat16", activation_checkpointing=True,
-                    engine="vllm", max_seq_len=32768, vllm_gpu_memory_utilization=0.6,
-                    vllm_tensor_parallel_size=2, vllm_sleep_level=2),
-        rollout=dict(max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096,
-                     max_concurrent_episodes=40),
+        policy=dict(
+            path="checkpoints/Qwen3-14B",
+            dtype="bfloat16",
+            activation_checkpointing=True,
+            engine="vllm",
+            max_seq_len=32768,
+            vllm_gpu_memory_utilization=0.6,
+            vllm_tensor_parallel_size=2,
+            vllm_sleep_level=2,
+        ),
+        rollout=dict(
+            max_turns=32,
+            max_context_tokens=32768,
+            max_tokens_per_turn=4096,
+            max_concurrent_episodes=40,
+        ),
         grpo=dict(group_size=16),
-        steps=300, tasks_per_step=16, lr=1e-6, warmup_steps=10, micro_batch_tokens=16384,
-        out_dir="runs/qwen3-14b-8xh100", save_every=25, nproc_per_node=8,
+        steps=300,
+        tasks_per_step=16,
+        lr=1e-6,
+        warmup_steps=10,
+        micro_batch_tokens=16384,
+        out_dir="runs/qwen3-14b-8xh100",
+        save_every=25,
+        nproc_per_node=8,
     ),
     "qwen3-32b-16xh100": _QWEN3_32B_16XH100,
     # The same recipe on 4 nodes x 8 GPUs: 4x the tasks per step, larger groups.
-    "qwen3-32b-32xh100": _replace(_QWEN3_32B_16XH100, grpo=dict(group_size=16), tasks_per_step=128,
-                                  out_dir="runs/qwen3-32b-32xh100", nnodes=4),
+    "qwen3-32b-32xh100": _replace(
+        _QWEN3_32B_16XH100,
+        grpo=dict(group_size=16),
+        tasks_per_step=128,
+        out_dir="runs/qwen3-32b-32xh100",
+        nnodes=4,
+    ),
 }
 DEFAULT_PRESET = "cpu-smollm2"
 # `make learn` (learn.py): the CPU default's model, tasks and sampling, with the 1-turn x 64-token episodes of the
 # 30-step run in BENCHMARKS.md (mean reward 0.195 -> 0.375 at lr 2e-6, cosine); here 48 steps (16 epochs of the
 # 6 tasks, 8 episodes = one engine batch per step) at a constant 2e-6, about 3x that run's summed lr x steps.
 PRESETS["cpu-learn"] = _replace(
-    PRESETS["cpu-smollm2"], rollout=dict(max_turns=1, max_tokens_per_turn=64), steps=48, lr=2e-6,
-    lr_schedule="constant", out_dir="runs/learn/train", save_every=48)
+    PRESETS["cpu-smollm2"],
+    rollout=dict(max_turns=1, max_tokens_per_turn=64),
+    steps=48,
+    lr=2e-6,
+    lr_schedule="constant",
+    out_dir="runs/learn/train",
+    save_every=48,
+)
 
 
 @dataclass
@@ -280,9 +443,13 @@ class EvalConfig:
     raise the limits for Qwen3 on GPUs, e.g. `--rollout.max-turns 24 --policy.action-format hermes`.
     """
 
-    policy: PolicyConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy))
+    policy: PolicyConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy)
+    )
     model: str = ""  # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
-    engine: Literal["policy", "openai", "scripted"] = "policy"  # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
+    engine: Literal["policy", "openai", "scripted"] = (
+        "policy"  # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
+    )
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
     task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
@@ -291,16 +458,26 @@ class EvalConfig:
     out: str = "runs/eval"  # trajectories.jsonl and summary.json go here
     device: str = "cpu"  # torch engine device ('cuda' on a GPU)
     openai_base_url: str = ""  # engine=openai: server base URL
-    openai_model: str = ""  # engine=openai: model name on the server ('' = the policy folder's path)
-    openai_mode: Literal["completions", "chat"] = "completions"  # engine=openai: token-id completions or chat
+    openai_model: str = (
+        ""  # engine=openai: model name on the server ('' = the policy folder's path)
+    )
+    openai_mode: Literal["completions", "chat"] = (
+        "completions"  # engine=openai: token-id completions or chat
+    )
     script: str = ""  # engine=scripted: JSON list of assistant replies, replayed every episode
     script_delay_s: float = 0.0  # engine=scripted: seconds before each reply
     seed: int = 0  # sampling seed
     run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
     progress: bool = True  # progress line on stderr
-    allow_errors: bool = False  # exit 0 even when some episodes errored (default: exit 1, with the count)
-    rollout: RolloutConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout))
-    sandbox: SandboxConfig = field(default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox))
+    allow_errors: bool = (
+        False  # exit 0 even when some episodes errored (default: exit 1, with the count)
+    )
+    rollout: RolloutConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout)
+    )
+    sandbox: SandboxConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox)
+    )
     reward: RewardConfig = field(default_factory=RewardConfig)
 
 
@@ -317,7 +494,12 @@ class LearnConfig:
     train: bool = True  # False (--no-train): evaluate the policy already exported to <out>/train/hf
     seed: int = 777  # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
     k: int = 16  # episodes per trained task, per policy
-    heldout_task_ids: tuple[str, ...] = ("create-empty-file", "first-line", "make-script-executable", "nested-dirs")  # easy, not trained on
+    heldout_task_ids: tuple[str, ...] = (
+        "create-empty-file",
+        "first-line",
+        "make-script-executable",
+        "nested-dirs",
+    )  # easy, not trained on
     heldout_k: int = 8  # episodes per held-out task, per policy
     bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
 
@@ -334,18 +516,51 @@ def need(ok: bool, name: str, value, why: str) -> None:
 def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
-    need(isinstance(p.engine_fast_cpu, bool), "policy.engine_fast_cpu", p.engine_fast_cpu, "must be true or false")
-    need(p.engine_speculate_max_batch >= 0, "policy.engine_speculate_max_batch", p.engine_speculate_max_batch, "must be >= 0")
-    need(p.engine_speculate_tokens >= 1, "policy.engine_speculate_tokens", p.engine_speculate_tokens, "must be >= 1")
-    need(0 < p.vllm_gpu_memory_utilization <= 1, "policy.vllm_gpu_memory_utilization",
-         p.vllm_gpu_memory_utilization, "must be in (0, 1]")
-    need(p.vllm_tensor_parallel_size >= 1, "policy.vllm_tensor_parallel_size", p.vllm_tensor_parallel_size, "must be >= 1")
+    need(
+        isinstance(p.engine_fast_cpu, bool),
+        "policy.engine_fast_cpu",
+        p.engine_fast_cpu,
+        "must be true or false",
+    )
+    need(
+        p.engine_speculate_max_batch >= 0,
+        "policy.engine_speculate_max_batch",
+        p.engine_speculate_max_batch,
+        "must be >= 0",
+    )
+    need(
+        p.engine_speculate_tokens >= 1,
+        "policy.engine_speculate_tokens",
+        p.engine_speculate_tokens,
+        "must be >= 1",
+    )
+    need(
+        0 < p.vllm_gpu_memory_utilization <= 1,
+        "policy.vllm_gpu_memory_utilization",
+        p.vllm_gpu_memory_utilization,
+        "must be in (0, 1]",
+    )
+    need(
+        p.vllm_tensor_parallel_size >= 1,
+        "policy.vllm_tensor_parallel_size",
+        p.vllm_tensor_parallel_size,
+        "must be >= 1",
+    )
     need(p.vllm_kv_cache_mib >= 0, "policy.vllm_kv_cache_mib", p.vllm_kv_cache_mib, "must be >= 0")
-    need(p.vllm_sleep_level in (1, 2), "policy.vllm_sleep_level", p.vllm_sleep_level, "must be 1 or 2")
+    need(
+        p.vllm_sleep_level in (1, 2),
+        "policy.vllm_sleep_level",
+        p.vllm_sleep_level,
+        "must be 1 or 2",
+    )
     need(0 < p.vllm_kv_fill <= 1, "policy.vllm_kv_fill", p.vllm_kv_fill, "must be in (0, 1]")
     if check_paths:
-        need(p.path in BUILTIN_MODELS or Path(p.path).is_dir(), "policy.path", p.path,
-             f"must be a model folder or one of {BUILTIN_MODELS}")
+        need(
+            p.path in BUILTIN_MODELS or Path(p.path).is_dir(),
+            "policy.path",
+            p.path,
+            f"must be a model folder or one of {BUILTIN_MODELS}",
+        )
 
 
 def _check_sandbox(sb: SandboxConfig) -> None:
@@ -354,14 +569,33 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
     need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
-    need(sb.max_concurrent >= 0, "sandbox.max_concurrent", sb.max_concurrent, "must be >= 0 (0 = auto)")
-    need(sb.output_limit_bytes >= 256, "sandbox.output_limit_bytes", sb.output_limit_bytes, "must be >= 256")
+    need(
+        sb.max_concurrent >= 0,
+        "sandbox.max_concurrent",
+        sb.max_concurrent,
+        "must be >= 0 (0 = auto)",
+    )
+    need(
+        sb.output_limit_bytes >= 256,
+        "sandbox.output_limit_bytes",
+        sb.output_limit_bytes,
+        "must be >= 256",
+    )
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
-    need(sb.build_network in ("auto", "host", "none"), "sandbox.build_network", sb.build_network,
-         "must be 'auto', 'host' or 'none'")
+    need(
+        sb.build_network in ("auto", "host", "none"),
+        "sandbox.build_network",
+        sb.build_network,
+        "must be 'auto', 'host' or 'none'",
+    )
     for entry in sb.image_map:
         pattern, sep, target = entry.partition("=")
-        need(bool(sep and pattern.strip() and target.strip()), "sandbox.image_map", entry, "each entry must be 'pattern=image'")
+        need(
+            bool(sep and pattern.strip() and target.strip()),
+            "sandbox.image_map",
+            entry,
+            "each entry must be 'pattern=image'",
+        )
     from sandboxing.hosts import parse_entry  # lazily: docker-py is not needed to read a config
 
     for entry in sb.docker_hosts:
@@ -370,62 +604,140 @@ def _check_sandbox(sb: SandboxConfig) -> None:
         except ValueError as e:
             raise ConfigError(str(e)) from None
     urls = [parse_entry(e)[0] for e in sb.docker_hosts]
-    need(len(set(urls)) == len(urls), "sandbox.docker_hosts", sb.docker_hosts, "an engine is listed twice")
+    need(
+        len(set(urls)) == len(urls),
+        "sandbox.docker_hosts",
+        sb.docker_hosts,
+        "an engine is listed twice",
+    )
 
 
 def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
     need(ro.max_turns >= 1, "rollout.max_turns", ro.max_turns, "must be >= 1")
-    need(ro.max_tokens_per_turn >= 1, "rollout.max_tokens_per_turn", ro.max_tokens_per_turn, "must be >= 1")
-    need(ro.max_context_tokens > ro.max_tokens_per_turn, "rollout.max_context_tokens", ro.max_context_tokens,
-         "must exceed rollout.max_tokens_per_turn")
+    need(
+        ro.max_tokens_per_turn >= 1,
+        "rollout.max_tokens_per_turn",
+        ro.max_tokens_per_turn,
+        "must be >= 1",
+    )
+    need(
+        ro.max_context_tokens > ro.max_tokens_per_turn,
+        "rollout.max_context_tokens",
+        ro.max_context_tokens,
+        "must exceed rollout.max_tokens_per_turn",
+    )
     need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
-    need(ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1")
-    need(ro.max_tool_arg_bytes >= 1, "rollout.max_tool_arg_bytes", ro.max_tool_arg_bytes, "must be >= 1")
+    need(
+        ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1"
+    )
+    need(
+        ro.max_tool_arg_bytes >= 1,
+        "rollout.max_tool_arg_bytes",
+        ro.max_tool_arg_bytes,
+        "must be >= 1",
+    )
     if greedy_ok:
-        need(ro.temperature >= 0, "rollout.temperature", ro.temperature, "must be >= 0 (0 = greedy)")
+        need(
+            ro.temperature >= 0, "rollout.temperature", ro.temperature, "must be >= 0 (0 = greedy)"
+        )
     else:
-        need(ro.temperature > 0, "rollout.temperature", ro.temperature,
-             "must be > 0 (GRPO needs sampled, not greedy, rollouts)")
+        need(
+            ro.temperature > 0,
+            "rollout.temperature",
+            ro.temperature,
+            "must be > 0 (GRPO needs sampled, not greedy, rollouts)",
+        )
     need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
     need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0 (0 = off)")
-    need(ro.max_concurrent_episodes >= 1, "rollout.max_concurrent_episodes", ro.max_concurrent_episodes, "must be >= 1")
+    need(
+        ro.max_concurrent_episodes >= 1,
+        "rollout.max_concurrent_episodes",
+        ro.max_concurrent_episodes,
+        "must be >= 1",
+    )
 
 
 def _check_reward(r: RewardConfig) -> None:
     need(r.w_tests >= 0, "reward.w_tests", r.w_tests, "must be >= 0")
     need(r.w_judge >= 0, "reward.w_judge", r.w_judge, "must be >= 0")
-    need(r.w_tests + r.w_judge > 0, "reward.w_tests + reward.w_judge", r.w_tests + r.w_judge, "must have a positive sum")
+    need(
+        r.w_tests + r.w_judge > 0,
+        "reward.w_tests + reward.w_judge",
+        r.w_tests + r.w_judge,
+        "must have a positive sum",
+    )
     for spec in r.judge_backends:
         kind = spec.split(":", 1)[0]
-        need(kind in ("anthropic", "openai") and ":" in spec, "reward.judge_backends", spec,
-             "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'")
-        need(kind != "openai" or "@" in spec, "reward.judge_backends", spec, "an openai backend needs '@BASE_URL'")
+        need(
+            kind in ("anthropic", "openai") and ":" in spec,
+            "reward.judge_backends",
+            spec,
+            "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'",
+        )
+        need(
+            kind != "openai" or "@" in spec,
+            "reward.judge_backends",
+            spec,
+            "an openai backend needs '@BASE_URL'",
+        )
     for name in ("judge_timeout_s",):
         need(getattr(r, name) > 0, f"reward.{name}", getattr(r, name), "must be > 0")
-    for name in ("judge_max_retries", "judge_cooldown_s", "judge_backoff_s", "judge_max_retry_after_s",
-                 "judge_temperature"):
+    for name in (
+        "judge_max_retries",
+        "judge_cooldown_s",
+        "judge_backoff_s",
+        "judge_max_retry_after_s",
+        "judge_temperature",
+    ):
         need(getattr(r, name) >= 0, f"reward.{name}", getattr(r, name), "must be >= 0")
-    for name in ("judge_max_concurrent", "judge_transcript_tokens", "judge_cooldown_after", "judge_max_tokens"):
+    for name in (
+        "judge_max_concurrent",
+        "judge_transcript_tokens",
+        "judge_cooldown_after",
+        "judge_max_tokens",
+    ):
         need(getattr(r, name) >= 1, f"reward.{name}", getattr(r, name), "must be >= 1")
-    need(r.judge_backoff_max_s >= r.judge_backoff_s, "reward.judge_backoff_max_s", r.judge_backoff_max_s,
-         "must be >= reward.judge_backoff_s")
-    need(len(r.judge_default_price) == 2 and min(r.judge_default_price) >= 0, "reward.judge_default_price",
-         r.judge_default_price, "must be two prices >= 0 (USD per million input, output tokens)")
+    need(
+        r.judge_backoff_max_s >= r.judge_backoff_s,
+        "reward.judge_backoff_max_s",
+        r.judge_backoff_max_s,
+        "must be >= reward.judge_backoff_s",
+    )
+    need(
+        len(r.judge_default_price) == 2 and min(r.judge_default_price) >= 0,
+        "reward.judge_default_price",
+        r.judge_default_price,
+        "must be two prices >= 0 (USD per million input, output tokens)",
+    )
 
 
 def _check_grpo(g: GRPOConfig) -> None:
-    need(g.group_size >= 2, "grpo.group_size", g.group_size, "must be >= 2 (GRPO compares rollouts within a group)")
+    need(
+        g.group_size >= 2,
+        "grpo.group_size",
+        g.group_size,
+        "must be >= 2 (GRPO compares rollouts within a group)",
+    )
     need(0 < g.clip_low < 1, "grpo.clip_low", g.clip_low, "must be in (0, 1)")
     need(g.clip_high > 0, "grpo.clip_high", g.clip_high, "must be > 0")
-    need(g.dual_clip == 0 or g.dual_clip > 1, "grpo.dual_clip", g.dual_clip, "must be 0 (off) or > 1")
+    need(
+        g.dual_clip == 0 or g.dual_clip > 1, "grpo.dual_clip", g.dual_clip, "must be 0 (off) or > 1"
+    )
     need(g.kl_coef >= 0, "grpo.kl_coef", g.kl_coef, "must be >= 0")
     need(g.tis_cap == 0 or g.tis_cap >= 1, "grpo.tis_cap", g.tis_cap, "must be 0 (off) or >= 1")
     need(g.num_minibatches >= 1, "grpo.num_minibatches", g.num_minibatches, "must be >= 1")
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
-    bad = [d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard", "unknown")]
-    need(not bad, "difficulties", difficulties, "each must be one of easy, medium, hard, extremely_hard, unknown")
+    bad = [
+        d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard", "unknown")
+    ]
+    need(
+        not bad,
+        "difficulties",
+        difficulties,
+        "each must be one of easy, medium, hard, extremely_hard, unknown",
+    )
     if check_paths:
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 
@@ -443,15 +755,28 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     _check_rollout(cfg.rollout, greedy_ok=False)
     _check_reward(cfg.reward)
     _check_grpo(cfg.grpo)
-    need(cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens, "policy.max_seq_len", cfg.policy.max_seq_len,
-         "must be >= rollout.max_context_tokens")
-    for name in ("steps", "tasks_per_step", "save_every", "curriculum_window", "nproc_per_node", "nnodes"):
+    need(
+        cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens,
+        "policy.max_seq_len",
+        cfg.policy.max_seq_len,
+        "must be >= rollout.max_context_tokens",
+    )
+    for name in (
+        "steps",
+        "tasks_per_step",
+        "save_every",
+        "curriculum_window",
+        "nproc_per_node",
+        "nnodes",
+    ):
         need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
     for name in ("warmup_steps", "weight_decay", "seed"):
         need(getattr(cfg, name) >= 0, name, getattr(cfg, name), "must be >= 0")
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
-    need(cfg.micro_batch_tokens >= 64, "micro_batch_tokens", cfg.micro_batch_tokens, "must be >= 64")
+    need(
+        cfg.micro_batch_tokens >= 64, "micro_batch_tokens", cfg.micro_batch_tokens, "must be >= 64"
+    )
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
@@ -472,19 +797,36 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
     need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
     need(cfg.script_delay_s >= 0, "script_delay_s", cfg.script_delay_s, "must be >= 0")
     if not cfg.oracle:
-        need(cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens, "policy.max_seq_len", cfg.policy.max_seq_len,
-             "must be >= rollout.max_context_tokens")
-        need(cfg.engine != "openai" or bool(cfg.openai_base_url), "openai_base_url", cfg.openai_base_url,
-             "is required with engine = 'openai'")
-        need(cfg.engine != "scripted" or bool(cfg.script), "script", cfg.script, "is required with engine = 'scripted'")
+        need(
+            cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens,
+            "policy.max_seq_len",
+            cfg.policy.max_seq_len,
+            "must be >= rollout.max_context_tokens",
+        )
+        need(
+            cfg.engine != "openai" or bool(cfg.openai_base_url),
+            "openai_base_url",
+            cfg.openai_base_url,
+            "is required with engine = 'openai'",
+        )
+        need(
+            cfg.engine != "scripted" or bool(cfg.script),
+            "script",
+            cfg.script,
+            "is required with engine = 'scripted'",
+        )
         if check_paths and cfg.engine == "scripted":
             need(Path(cfg.script).is_file(), "script", cfg.script, "file does not exist")
             try:
                 replies = json.loads(Path(cfg.script).read_text())
             except (ValueError, UnicodeDecodeError) as e:
                 raise ConfigError(f"script = {cfg.script!r}: not JSON ({e})") from None
-            need(isinstance(replies, list) and all(isinstance(r, str) for r in replies), "script", cfg.script,
-                 "must hold a JSON list of strings (the assistant replies)")
+            need(
+                isinstance(replies, list) and all(isinstance(r, str) for r in replies),
+                "script",
+                cfg.script,
+                "must hold a JSON list of strings (the assistant replies)",
+            )
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
@@ -492,7 +834,9 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
 def validate_learn(cfg: LearnConfig) -> LearnConfig:
     """Check the knobs of learn.py (the training flags are checked by parse_cli). Returns cfg.
     Raises ConfigError naming the field, e.g. "k = 0: must be >= 1"."""
-    need(cfg.preset in PRESETS, "preset", cfg.preset, f"unknown; choose one of {', '.join(PRESETS)}")
+    need(
+        cfg.preset in PRESETS, "preset", cfg.preset, f"unknown; choose one of {', '.join(PRESETS)}"
+    )
     for name in ("nproc", "k", "heldout_k", "bootstrap_resamples"):
         need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
     need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
@@ -506,12 +850,24 @@ def validate_tasks_cli(**knobs) -> None:
         if name in knobs:
             need(knobs[name] >= 1, name, knobs[name], "must be >= 1")
     if knobs.get("sample") is not None:
-        need(knobs["sample"] >= 1, "sample", knobs["sample"], "must be >= 1 (omit it to validate every task)")
+        need(
+            knobs["sample"] >= 1,
+            "sample",
+            knobs["sample"],
+            "must be >= 1 (omit it to validate every task)",
+        )
     if "dedup_threshold" in knobs:
-        need(0 < knobs["dedup_threshold"] <= 1, "dedup_threshold", knobs["dedup_threshold"], "must be in (0, 1]")
+        need(
+            0 < knobs["dedup_threshold"] <= 1,
+            "dedup_threshold",
+            knobs["dedup_threshold"],
+            "must be in (0, 1]",
+        )
 
 
-def parse_cli(args: list[str] | None = None, description: str | None = None, check_paths: bool = True) -> TrainConfig:
+def parse_cli(
+    args: list[str] | None = None, description: str | None = None, check_paths: bool = True
+) -> TrainConfig:
     """Parse `--preset NAME` (default cpu-smollm2) and tyro field overrides into a validated TrainConfig.
 
     A `--tasks` other than the preset's folder trains on every task of that folder: the preset's
@@ -527,7 +883,9 @@ def parse_cli(args: list[str] | None = None, description: str | None = None, che
     known, rest = pre.parse_known_args(args)
     if known.preset not in PRESETS:
         raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {', '.join(PRESETS)}")
-    doc = (description or "termrl") + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
+    doc = (
+        description or "termrl"
+    ) + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
     preset = PRESETS[known.preset]
     cfg = tyro.cli(TrainConfig, default=preset, args=rest, description=doc)
     if Path(cfg.tasks).resolve() != Path(preset.tasks).resolve():
@@ -544,38 +902,82 @@ def parse_learn_cli(args: list[str] | None = None, description: str | None = Non
     return validate_learn(tyro.cli(LearnConfig, args=args, description=description))
 
 
-def parse_eval_cli(args: list[str] | None = None, description: str | None = None,
-                   check_paths: bool = True) -> EvalConfig:
+def parse_eval_cli(
+    args: list[str] | None = None, description: str | None = None, check_paths: bool = True
+) -> EvalConfig:
     """Parse `python evaluate.py` flags into a validated EvalConfig (validate_eval).
 
     Raises:
         ConfigError: an invalid value, naming the field.
         SystemExit: from tyro on unknown flags or `--help`.
     """
-    return validate_eval(tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths)
+    return validate_eval(
+        tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths
+    )
+
+
 # ----------------------------------------------------------------------------- GPU memory budget
 
 GiB = 2**30
-ENGINE_RESERVE_BYTES = 2 * GiB  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
+ENGINE_RESERVE_BYTES = (
+    2 * GiB
+)  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
 
 
 # config.json fields (those count_params, memory_budget and model.ModelConfig.from_hf read) of the
 # Qwen3 checkpoints the presets name (Hugging Face hub, Qwen/Qwen3-*); bench/first_light.py builds
 # random-weight models of these shapes.
-_QWEN3 = dict(architectures=["Qwen3ForCausalLM"], model_type="qwen3", num_key_value_heads=8,
-              head_dim=128, vocab_size=151936, rms_norm_eps=1e-6, rope_theta=1_000_000.0,
-              max_position_embeddings=40960)
+_QWEN3 = dict(
+    architectures=["Qwen3ForCausalLM"],
+    model_type="qwen3",
+    num_key_value_heads=8,
+    head_dim=128,
+    vocab_size=151936,
+    rms_norm_eps=1e-6,
+    rope_theta=1_000_000.0,
+    max_position_embeddings=40960,
+)
 QWEN3_CONFIGS: dict[str, dict] = {
-    "Qwen3-1.7B": dict(_QWEN3, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
-                       num_attention_heads=16, tie_word_embeddings=True),
-    "Qwen3-4B": dict(_QWEN3, hidden_size=2560, intermediate_size=9728, num_hidden_layers=36,
-                     num_attention_heads=32, tie_word_embeddings=True),
-    "Qwen3-8B": dict(_QWEN3, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
-                     num_attention_heads=32, tie_word_embeddings=False),
-    "Qwen3-14B": dict(_QWEN3, hidden_size=5120, intermediate_size=17408, num_hidden_layers=40,
-                      num_attention_heads=40, tie_word_embeddings=False),
-    "Qwen3-32B": dict(_QWEN3, hidden_size=5120, intermediate_size=25600, num_hidden_layers=64,
-                      num_attention_heads=64, tie_word_embeddings=False),
+    "Qwen3-1.7B": dict(
+        _QWEN3,
+        hidden_size=2048,
+        intermediate_size=6144,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        tie_word_embeddings=True,
+    ),
+    "Qwen3-4B": dict(
+        _QWEN3,
+        hidden_size=2560,
+        intermediate_size=9728,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        tie_word_embeddings=True,
+    ),
+    "Qwen3-8B": dict(
+        _QWEN3,
+        hidden_size=4096,
+        intermediate_size=12288,
+        num_hidden_layers=36,
+        num_attention_heads=32,
+        tie_word_embeddings=False,
+    ),
+    "Qwen3-14B": dict(
+        _QWEN3,
+        hidden_size=5120,
+        intermediate_size=17408,
+        num_hidden_layers=40,
+        num_attention_heads=40,
+        tie_word_embeddings=False,
+    ),
+    "Qwen3-32B": dict(
+        _QWEN3,
+        hidden_size=5120,
+        intermediate_size=25600,
+        num_hidden_layers=64,
+        num_attention_heads=64,
+        tie_word_embeddings=False,
+    ),
 }
 
 
@@ -584,16 +986,28 @@ def count_params(hf: dict) -> tuple[int, int, int]:
     fields: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
     head_dim (default hidden/heads), vocab_size, tie_word_embeddings; q/k norms for model_type qwen3.
     Root = embeddings + final norm + untied lm_head (FSDP2's root unit)."""
-    h, i, L, V = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"], hf["vocab_size"]
+    h, i, L, V = (
+        hf["hidden_size"],
+        hf["intermediate_size"],
+        hf["num_hidden_layers"],
+        hf["vocab_size"],
+    )
     H, KV = hf["num_attention_heads"], hf.get("num_key_value_heads", hf["num_attention_heads"])
     d = hf.get("head_dim") or h // H
-    block = h * H * d * 2 + h * KV * d * 2 + 3 * h * i + 2 * h + (2 * d if hf.get("model_type") == "qwen3" else 0)
+    block = (
+        h * H * d * 2
+        + h * KV * d * 2
+        + 3 * h * i
+        + 2 * h
+        + (2 * d if hf.get("model_type") == "qwen3" else 0)
+    )
     root = V * h * (1 if hf.get("tie_word_embeddings") else 2) + h
     return root + L * block, block, root
 
 
-def memory_items(cfg: TrainConfig, hf: dict, world_size: int
-                 ) -> tuple[dict[str, float], float, float]:
+def memory_items(
+    cfg: TrainConfig, hf: dict, world_size: int
+) -> tuple[dict[str, float], float, float]:
     """The per-GPU items of `memory_budget`, in bytes, in its order: learner resident (first 3),
     training extra (next 4), engine (last 3). Returns (items, KV bytes per token, KV tokens)."""
     p, ro = cfg.policy, cfg.rollout
@@ -653,18 +1067,30 @@ def memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -
     items, kv_per_token, kv_tokens = memory_items(cfg, hf, world_size)
     values = list(items.values())
     resident, extra, engine = sum(values[:3]), sum(values[3:7]), sum(values[7:])
-    checks = [("(1) start-up: learner resident + u*G <= G", resident + u * G, G),
-              ("(2) rollout: engine <= u*G", engine, u * G),
-              ("(3) training: resident + extra + reserve <= G", resident + extra + ENGINE_RESERVE_BYTES, G)]
-    lines = [f"memory per GPU: P = {P / 1e9:.2f}B params, W = {W} ranks, tp = {tp}, G = {G / GiB:.1f} GiB, u = {u}"]
+    checks = [
+        ("(1) start-up: learner resident + u*G <= G", resident + u * G, G),
+        ("(2) rollout: engine <= u*G", engine, u * G),
+        (
+            "(3) training: resident + extra + reserve <= G",
+            resident + extra + ENGINE_RESERVE_BYTES,
+            G,
+        ),
+    ]
+    lines = [
+        f"memory per GPU: P = {P / 1e9:.2f}B params, W = {W} ranks, tp = {tp}, G = {G / GiB:.1f} GiB, u = {u}"
+    ]
     lines += [f"  {k:<34} {v / GiB:8.2f} GiB" for k, v in items.items()]
-    lines.append(f"  KV cache = {kv_per_token / 2**10:.0f} KiB/token x {kv_tokens:,.0f} tokens "
-                 f"({p.vllm_kv_fill} x {ro.max_concurrent_episodes} episodes x {ro.max_context_tokens} tokens)")
+    lines.append(
+        f"  KV cache = {kv_per_token / 2**10:.0f} KiB/token x {kv_tokens:,.0f} tokens "
+        f"({p.vllm_kv_fill} x {ro.max_concurrent_episodes} episodes x {ro.max_context_tokens} tokens)"
+    )
     fits = True
     for name, lhs, rhs in checks:
         ok = lhs <= rhs
         fits &= ok
-        lines.append(f"  {name}: {lhs / GiB:.2f} <= {rhs / GiB:.2f} GiB {'ok' if ok else 'DOES NOT FIT'}")
+        lines.append(
+            f"  {name}: {lhs / GiB:.2f} <= {rhs / GiB:.2f} GiB {'ok' if ok else 'DOES NOT FIT'}"
+        )
     return fits, "\n".join(lines)
 
 
@@ -674,15 +1100,18 @@ def check_memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: 
     arithmetic when the configuration cannot fit."""
     tp = cfg.policy.vllm_tensor_parallel_size
     if world_size % tp:
-        raise ConfigError(f"policy.vllm_tensor_parallel_size = {tp}: must divide the {world_size} ranks")
+        raise ConfigError(
+            f"policy.vllm_tensor_parallel_size = {tp}: must divide the {world_size} ranks"
+        )
     fits, report = memory_budget(cfg, hf, world_size, gpu_bytes)
     if not fits:
         raise ConfigError(f"policy: this configuration does not fit in GPU memory\n{report}")
     return report
 
 
-def host_budget(episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_bytes: int,
-                disk_bytes: int) -> tuple[int, str]:
+def host_budget(
+    episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_bytes: int, disk_bytes: int
+) -> tuple[int, str]:
     """Episodes in flight per rank that the host's RAM and the Docker data root's free disk can hold.
 
     An episode holds its sandbox and, while verified, a verifier container from its snapshot: at most
@@ -701,14 +1130,18 @@ def host_budget(episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_
     by_ram, by_disk = ram_bytes // (ranks * mem), disk_bytes // (ranks * disk)
     fits = min(episodes, by_ram, by_disk)
     gib = 2**30
-    line = (f"[host] {ranks} rank(s) x {episodes} episodes x (2 x {memory_mb} MiB memory, 2 x {storage_mb} MiB "
-            f"disk) = {ranks * episodes * mem / gib:.1f} GiB of {ram_bytes / gib:.1f} GiB available RAM, "
-            f"{ranks * episodes * disk / gib:.1f} GiB of {disk_bytes / gib:.1f} GiB free disk: room for "
-            f"{by_ram} (RAM) and {by_disk} (disk) per rank")
+    line = (
+        f"[host] {ranks} rank(s) x {episodes} episodes x (2 x {memory_mb} MiB memory, 2 x {storage_mb} MiB "
+        f"disk) = {ranks * episodes * mem / gib:.1f} GiB of {ram_bytes / gib:.1f} GiB available RAM, "
+        f"{ranks * episodes * disk / gib:.1f} GiB of {disk_bytes / gib:.1f} GiB free disk: room for "
+        f"{by_ram} (RAM) and {by_disk} (disk) per rank"
+    )
     if fits < 1:
         short = "RAM" if by_ram < 1 else "disk"
-        raise ConfigError(f"{line}; not one episode fits in the host's {short}: lower sandbox.memory_mb / "
-                          "sandbox.storage_mb or free some")
+        raise ConfigError(
+            f"{line}; not one episode fits in the host's {short}: lower sandbox.memory_mb / "
+            "sandbox.storage_mb or free some"
+        )
     if fits < episodes:
         return fits, f"{line}; rollout.max_concurrent_episodes lowered from {episodes} to {fits}"
     return fits, f"{line}; fits"

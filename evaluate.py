@@ -17,15 +17,15 @@ from pathlib import Path
 
 import torch
 
-from judging import judge as judge_lib
 import sandbox as sandbox_lib
-from sandboxing import hosts
-from hf import weights
+from bookkeeping.stop import StopFlag
 from configs import EvalConfig, host_budget, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
 from engines.openai_engine import OpenAIEngine
+from hf import weights
+from judging import judge as judge_lib
 from rollout import Trajectory, run_episodes
-from bookkeeping.stop import StopFlag
+from sandboxing import hosts
 from tasks import select_tasks
 
 
@@ -56,10 +56,16 @@ def summarize(trajs: list[Trajectory], k: int) -> dict:
         pk = [pass_at_k(len(r), sum(r), k) for r in by_task.values() if len(r) >= k]
         mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
         # resolved_all: an errored episode counts as unresolved (its task was not shown to be solvable)
-        return {"episodes": len(ts), "errors": len(ts) - len(ok), "tasks": len({t.task_id for t in ts}),
-                "resolved_rate": mean([float(t.resolved) for t in ok]),
-                "resolved_all": mean([float(t.reward is not None and bool(t.resolved)) for t in ts]),
-                "pass@1": mean(p1), f"pass@{k}": mean(pk), "mean_reward": mean([t.reward for t in ok])}
+        return {
+            "episodes": len(ts),
+            "errors": len(ts) - len(ok),
+            "tasks": len({t.task_id for t in ts}),
+            "resolved_rate": mean([float(t.resolved) for t in ok]),
+            "resolved_all": mean([float(t.reward is not None and bool(t.resolved)) for t in ts]),
+            "pass@1": mean(p1),
+            f"pass@{k}": mean(pk),
+            "mean_reward": mean([t.reward for t in ok]),
+        }
 
     out = {"overall": stats(trajs), "by_difficulty": {}, "by_category": {}}
     for key, attr in (("by_difficulty", "difficulty"), ("by_category", "category")):
@@ -72,7 +78,11 @@ def summarize(trajs: list[Trajectory], k: int) -> dict:
 
 def format_summary(summary: dict, k: int) -> str:
     """The summary as an aligned text table."""
-    cols = ["episodes", "errors", "resolved_rate", "resolved_all", "pass@1"] + ([f"pass@{k}"] if k > 1 else []) + ["mean_reward"]
+    cols = (
+        ["episodes", "errors", "resolved_rate", "resolved_all", "pass@1"]
+        + ([f"pass@{k}"] if k > 1 else [])
+        + ["mean_reward"]
+    )
     fmt = lambda v: "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))  # noqa: E731
     rows = [("overall", summary["overall"])]
     rows += [(f"difficulty={g}", s) for g, s in summary["by_difficulty"].items()]
@@ -103,13 +113,19 @@ def failed_run_line(summary: dict, allow_errors: bool = False) -> str | None:
     if o["episodes"] == 0 or o["errors"] == 0 or (allow_errors and o["errors"] < o["episodes"]):
         return None
     if o["errors"] < o["episodes"]:
-        return (f"error: {o['errors']} of {o['episodes']} episodes errored (resolved_rate leaves them out, "
-                f"resolved_all counts them unresolved; --allow-errors to exit 0); most common error: {top}")
-    return f"error: all {o['episodes']} episodes errored, nothing was scored; most common error: {top}"
+        return (
+            f"error: {o['errors']} of {o['episodes']} episodes errored (resolved_rate leaves them out, "
+            f"resolved_all counts them unresolved; --allow-errors to exit 0); most common error: {top}"
+        )
+    return (
+        f"error: all {o['episodes']} episodes errored, nothing was scored; most common error: {top}"
+    )
 
 
-TRAINING_USE = {True: "token-exact: usable for evaluation and training",
-                False: "not token-exact (chat mode re-tokenises the reply text): usable for evaluation, not for training"}
+TRAINING_USE = {
+    True: "token-exact: usable for evaluation and training",
+    False: "not token-exact (chat mode re-tokenises the reply text): usable for evaluation, not for training",
+}
 
 
 # ----------------------------------------------------------------------------- evaluation CLI
@@ -121,10 +137,17 @@ def build_eval_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | N
     if cfg.oracle:
         return None
     if cfg.engine == "openai":
-        return OpenAIEngine(cfg.openai_base_url, cfg.openai_model or str(model_dir), tokenizer, mode=cfg.openai_mode,
-                            max_seq_len=cfg.policy.max_seq_len)
+        return OpenAIEngine(
+            cfg.openai_base_url,
+            cfg.openai_model or str(model_dir),
+            tokenizer,
+            mode=cfg.openai_mode,
+            max_seq_len=cfg.policy.max_seq_len,
+        )
     if cfg.engine == "scripted":
-        return ScriptedEngine(tokenizer, json.loads(Path(cfg.script).read_text()), delay_s=cfg.script_delay_s)
+        return ScriptedEngine(
+            tokenizer, json.loads(Path(cfg.script).read_text()), delay_s=cfg.script_delay_s
+        )
     return build_engine(cfg.policy, model_dir, tokenizer, torch.device(cfg.device), cfg.seed)
 
 
@@ -135,14 +158,17 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
 
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     in_flight = min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k)
-    fits, line = host_budget(in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1,
-                             *sandbox_lib.host_resources())
+    fits, line = host_budget(
+        in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1, *sandbox_lib.host_resources()
+    )
     print(line, file=sys.stderr)
     cfg.rollout.max_concurrent_episodes = fits
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
     engine = build_eval_engine(cfg, model_dir, tokenizer)
-    if engine is not None:  # once, before any episode: a server that cannot serve the mode is one line
+    if (
+        engine is not None
+    ):  # once, before any episode: a server that cannot serve the mode is one line
         try:
             line = await engine.probe()
         except BaseException:
@@ -160,11 +186,22 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
         jsonl.flush()
 
     try:
-        groups = await run_episodes(tasks, engine, tokenizer, cfg.k, cfg.rollout, judge,
-                                    action_format=cfg.policy.action_format,
-                                    sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-                                    run_id=cfg.run_id, seed=cfg.seed, oracle=cfg.oracle,
-                                    progress=cfg.progress, on_trajectory=write)
+        groups = await run_episodes(
+            tasks,
+            engine,
+            tokenizer,
+            cfg.k,
+            cfg.rollout,
+            judge,
+            action_format=cfg.policy.action_format,
+            sandbox_cfg=cfg.sandbox,
+            reward_cfg=cfg.reward,
+            run_id=cfg.run_id,
+            seed=cfg.seed,
+            oracle=cfg.oracle,
+            progress=cfg.progress,
+            on_trajectory=write,
+        )
     finally:
         jsonl.close()
         if engine is not None:
@@ -175,11 +212,23 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
         raise asyncio.CancelledError
     trajs = [t for g in groups for t in g.trajectories]
     summary = summarize(trajs, cfg.k)
-    engine_name = "oracle" if cfg.oracle else (
-        cfg.engine if cfg.engine != "policy" else engine_kind(cfg.policy, torch.device(cfg.device)))
-    summary["config"] = {"model": None if cfg.oracle else str(model_dir), "tasks": cfg.tasks, "k": cfg.k,
-                         "engine": engine_name,
-                         "oracle": cfg.oracle, "run_id": cfg.run_id}
+    engine_name = (
+        "oracle"
+        if cfg.oracle
+        else (
+            cfg.engine
+            if cfg.engine != "policy"
+            else engine_kind(cfg.policy, torch.device(cfg.device))
+        )
+    )
+    summary["config"] = {
+        "model": None if cfg.oracle else str(model_dir),
+        "tasks": cfg.tasks,
+        "k": cfg.k,
+        "engine": engine_name,
+        "oracle": cfg.oracle,
+        "run_id": cfg.run_id,
+    }
     summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
     if judge is not None:
         summary["judge"] = dict(judge.metrics)
@@ -193,8 +242,13 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
     if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
-        print("engines: " + "; ".join(f"{url}: {e['episodes']} episodes, {e['errors']} errors"
-                                      for url, e in summary["engines"].items()))
+        print(
+            "engines: "
+            + "; ".join(
+                f"{url}: {e['episodes']} episodes, {e['errors']} errors"
+                for url, e in summary["engines"].items()
+            )
+        )
     if not cfg.oracle and summary["overall"]["errors"] < len(trajs):
         print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
@@ -212,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     loop = asyncio.new_event_loop()
     summary = None
     for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
-        print(line, file=sys.stderr)  # one per listed engine: what it reports, the episodes it takes
+        print(
+            line, file=sys.stderr
+        )  # one per listed engine: what it reports, the episodes it takes
     try:
         sandbox_lib.reap()  # containers of dead runs only; live runs on the same engine keep theirs
         job = loop.create_task(evaluate(cfg, stop))
@@ -226,7 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         loop.close()
         sandbox_lib.reap(run_id=cfg.run_id)
     if stop.requested:
-        print(f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written", file=sys.stderr)
+        print(
+            f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written",
+            file=sys.stderr,
+        )
         return 130
     why = failed_run_line(summary, cfg.allow_errors) if summary is not None else None
     if why:
@@ -238,7 +297,10 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except (FileNotFoundError, ValueError) as e:  # bad --model / --tasks / flags: one line, no traceback
+    except (
+        FileNotFoundError,
+        ValueError,
+    ) as e:  # bad --model / --tasks / flags: one line, no traceback
         if os.environ.get("TERMRL_DEBUG"):
             raise
         print(f"error: {e}", file=sys.stderr)

@@ -38,10 +38,13 @@ KL_ESTIMATORS = ("k2", "k3")  # loss terms; k1 belongs in the reward (k1_reward_
 # -----------------------------------------------------------------------------
 # advantages and group filtering
 
+
 def _grouped(rewards: Tensor, group_size: int) -> Tensor:
     """rewards [N] -> [N // group_size, group_size] fp64, validated."""
     if not isinstance(rewards, Tensor) or rewards.dim() != 1:
-        raise ValueError(f"rewards: expected a 1-D tensor [N], got {getattr(rewards, 'shape', type(rewards))}")
+        raise ValueError(
+            f"rewards: expected a 1-D tensor [N], got {getattr(rewards, 'shape', type(rewards))}"
+        )
     if not isinstance(group_size, int) or group_size < 1:
         raise ValueError(f"group_size: expected a positive int, got {group_size!r}")
     n = rewards.numel()
@@ -54,7 +57,9 @@ def _grouped(rewards: Tensor, group_size: int) -> Tensor:
     return rewards.double().view(n // group_size, group_size)
 
 
-def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo", eps: float = 1e-6) -> Tensor:
+def compute_advantages(
+    rewards: Tensor, group_size: int, estimator: str = "grpo", eps: float = 1e-6
+) -> Tensor:
     """Per-trajectory advantages from group-relative rewards.
 
     rewards: [N] float (any float dtype), N a multiple of group_size, groups contiguous.
@@ -77,7 +82,9 @@ def compute_advantages(rewards: Tensor, group_size: int, estimator: str = "grpo"
         raise ValueError(f"estimator: expected one of {ESTIMATORS}, got {estimator!r}")
     r = _grouped(rewards, group_size)
     if estimator in ("grpo", "rloo") and group_size < 2:
-        raise ValueError(f"group_size: estimator {estimator!r} needs group_size >= 2, got {group_size}")
+        raise ValueError(
+            f"group_size: estimator {estimator!r} needs group_size >= 2, got {group_size}"
+        )
     centred = r - r.mean(dim=1, keepdim=True)
     if estimator == "grpo":
         adv = centred / (r.std(dim=1, keepdim=True) + eps)
@@ -112,13 +119,16 @@ def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
     Raises ValueError on shape mismatch.
     """
     if loss_mask.dim() != 2 or truncated.shape != (loss_mask.shape[0],):
-        raise ValueError(f"truncated: expected shape [{loss_mask.shape[0]}] for loss_mask {tuple(loss_mask.shape)}, "
-                         f"got {tuple(truncated.shape)}")
+        raise ValueError(
+            f"truncated: expected shape [{loss_mask.shape[0]}] for loss_mask {tuple(loss_mask.shape)}, "
+            f"got {tuple(truncated.shape)}"
+        )
     return loss_mask * (~truncated.bool()).to(loss_mask.dtype).unsqueeze(1)
 
 
 # -----------------------------------------------------------------------------
 # aggregation of token losses
+
 
 def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None = None) -> Tensor:
     """The local count that `aggregate` divides by, to be summed over micro-batches and ranks.
@@ -143,13 +153,20 @@ def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None
     if aggregation == "seq_mean_token_mean":
         return (m.sum(dim=1) > 0).float().sum()
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-        raise ValueError(f"max_tokens: seq_mean_token_sum_norm needs the generation budget as a positive int, "
-                         f"got {max_tokens!r}")
+        raise ValueError(
+            f"max_tokens: seq_mean_token_sum_norm needs the generation budget as a positive int, "
+            f"got {max_tokens!r}"
+        )
     return torch.tensor(float(loss_mask.shape[0] * max_tokens), device=loss_mask.device)
 
 
-def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean",
-              denominator: Tensor | float | None = None, max_tokens: int | None = None) -> Tensor:
+def aggregate(
+    values: Tensor,
+    loss_mask: Tensor,
+    aggregation: str = "token_mean",
+    denominator: Tensor | float | None = None,
+    max_tokens: int | None = None,
+) -> Tensor:
     """Reduce per-token values [B, T] to a scalar; masked positions contribute nothing.
 
     With m the loss mask, n_b = sum_t m_bt, D the denominator (default: local
@@ -166,8 +183,10 @@ def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean"
     missing/invalid max_tokens for seq_mean_token_sum_norm.
     """
     if values.dim() != 2 or loss_mask.shape != values.shape:
-        raise ValueError(f"loss_mask: expected shape {tuple(values.shape)} (2-D, as values), "
-                         f"got {tuple(loss_mask.shape)}")
+        raise ValueError(
+            f"loss_mask: expected shape {tuple(values.shape)} (2-D, as values), "
+            f"got {tuple(loss_mask.shape)}"
+        )
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation: expected one of {AGGREGATIONS}, got {aggregation!r}")
     if denominator is None:
@@ -185,6 +204,7 @@ def aggregate(values: Tensor, loss_mask: Tensor, aggregation: str = "token_mean"
 
 # -----------------------------------------------------------------------------
 # KL and the policy loss
+
 
 def _masked_mean(x: Tensor, m: Tensor, n: Tensor) -> Tensor:
     return (x * m).sum() / n.clamp(min=1.0)
@@ -221,9 +241,15 @@ def k1_reward_penalty(logprobs: Tensor, ref_logprobs: Tensor, loss_mask: Tensor)
     logprobs, ref_logprobs: [B, T] float; loss_mask: [B, T] bool/int/float.
     Returns [B] fp32, detached. Raises ValueError on shape mismatch.
     """
-    if logprobs.dim() != 2 or ref_logprobs.shape != logprobs.shape or loss_mask.shape != logprobs.shape:
-        raise ValueError(f"ref_logprobs, loss_mask: expected shape {tuple(logprobs.shape)} (2-D, as logprobs), "
-                         f"got {tuple(ref_logprobs.shape)}, {tuple(loss_mask.shape)}")
+    if (
+        logprobs.dim() != 2
+        or ref_logprobs.shape != logprobs.shape
+        or loss_mask.shape != logprobs.shape
+    ):
+        raise ValueError(
+            f"ref_logprobs, loss_mask: expected shape {tuple(logprobs.shape)} (2-D, as logprobs), "
+            f"got {tuple(ref_logprobs.shape)}, {tuple(loss_mask.shape)}"
+        )
     d = (logprobs.detach() - ref_logprobs.detach()).float()
     return (d * loss_mask.float()).sum(dim=1)
 
@@ -304,15 +330,26 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
-    logprobs, old_logprobs, advantages, loss_mask = (inputs.logprobs, inputs.old_logprobs,
-                                                     inputs.advantages, inputs.loss_mask)
+    logprobs, old_logprobs, advantages, loss_mask = (
+        inputs.logprobs,
+        inputs.old_logprobs,
+        inputs.advantages,
+        inputs.loss_mask,
+    )
     ref_logprobs, engine_logprobs = inputs.ref_logprobs, inputs.engine_logprobs
     entropy, denominator, max_tokens = inputs.entropy, inputs.denominator, inputs.max_tokens
     clip_low, clip_high, dual_clip = cfg.clip_low, cfg.clip_high, cfg.dual_clip
     aggregation, kl_coef, kl_estimator = cfg.aggregation, cfg.kl_coef, cfg.kl_estimator
     tis_cap = cfg.tis_cap
-    _check_shapes(logprobs, advantages, old_logprobs=old_logprobs, loss_mask=loss_mask, ref_logprobs=ref_logprobs,
-                  engine_logprobs=engine_logprobs, entropy=entropy)
+    _check_shapes(
+        logprobs,
+        advantages,
+        old_logprobs=old_logprobs,
+        loss_mask=loss_mask,
+        ref_logprobs=ref_logprobs,
+        engine_logprobs=engine_logprobs,
+        entropy=entropy,
+    )
     if kl_estimator not in KL_ESTIMATORS:
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {kl_estimator!r}")
     if kl_coef != 0.0 and ref_logprobs is None:
@@ -355,8 +392,9 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     return loss, {k: v.detach().float() for k, v in metrics.items()}
 
 
-def _tis_weights(old_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tensor,
-                 tis_cap: float) -> tuple[Tensor | float, dict[str, Tensor]]:
+def _tis_weights(
+    old_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tensor, tis_cap: float
+) -> tuple[Tensor | float, dict[str, Tensor]]:
     """Truncated importance weights min(pi_old / pi_engine, tis_cap) [B, T] (1.0 when tis_cap = 0) and
     their metrics (tis_weight_mean, tis_clip_frac, engine_kl)."""
     m = loss_mask.to(old_logprobs.dtype)
@@ -366,7 +404,10 @@ def _tis_weights(old_logprobs: Tensor, engine_logprobs: Tensor, loss_mask: Tenso
         return 1.0, metrics
     w_raw = torch.exp(old_logprobs - engine_logprobs)
     w = torch.clamp(w_raw, max=tis_cap)
-    metrics.update(tis_weight_mean=_masked_mean(w, m, n), tis_clip_frac=_masked_mean((w_raw > tis_cap).to(m.dtype), m, n))
+    metrics.update(
+        tis_weight_mean=_masked_mean(w, m, n),
+        tis_clip_frac=_masked_mean((w_raw > tis_cap).to(m.dtype), m, n),
+    )
     return w, metrics
 
 
@@ -383,13 +424,23 @@ def _check_shapes(logprobs: Tensor, advantages: Tensor, **token_tensors: Tensor 
 
 
 @torch.no_grad()
-def _ratio_metrics(log_ratio: Tensor, A: Tensor, m: Tensor, n: Tensor, clip_low: float, clip_high: float,
-                   dual_clip: float) -> dict[str, Tensor]:
+def _ratio_metrics(
+    log_ratio: Tensor,
+    A: Tensor,
+    m: Tensor,
+    n: Tensor,
+    clip_low: float,
+    clip_high: float,
+    dual_clip: float,
+) -> dict[str, Tensor]:
     """Clip fractions, approx_kl and ratio statistics over the loss tokens (see policy_loss)."""
     r = torch.exp(log_ratio)
-    out = {"clip_frac_low": _masked_mean(((A < 0) & (r < 1.0 - clip_low)).to(m.dtype), m, n),
-           "clip_frac_high": _masked_mean(((A > 0) & (r > 1.0 + clip_high)).to(m.dtype), m, n),
-           "approx_kl": _masked_mean(r - 1.0 - log_ratio, m, n), "ratio_mean": _masked_mean(r, m, n)}
+    out = {
+        "clip_frac_low": _masked_mean(((A < 0) & (r < 1.0 - clip_low)).to(m.dtype), m, n),
+        "clip_frac_high": _masked_mean(((A > 0) & (r > 1.0 + clip_high)).to(m.dtype), m, n),
+        "approx_kl": _masked_mean(r - 1.0 - log_ratio, m, n),
+        "ratio_mean": _masked_mean(r, m, n),
+    }
     if dual_clip > 0.0:
         out["clip_frac_dual"] = _masked_mean(((A < 0) & (r > dual_clip)).to(m.dtype), m, n)
     inf = torch.tensor(float("inf"), dtype=r.dtype, device=r.device)
@@ -401,7 +452,7 @@ def _ratio_metrics(log_ratio: Tensor, A: Tensor, m: Tensor, n: Tensor, clip_low:
 def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, float | None]:
     """One record for the optimizer steps of one training step (train.reduce_metrics of each, metrics of grpo.policy_loss): num_tokens summed,
     ratio_min / ratio_max the min / max of those present (None if none), token means weighted by each step's
-    num_tokens, the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""
+    num_tokens, the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""  # noqa: E501
     n = [m["num_tokens"] for m in per_step]
     out = {}
     for k in per_step[0]:

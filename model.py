@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -51,7 +50,9 @@ class ModelConfig:
     head_dim: int = 128
     rms_norm_eps: float = 1e-6
     rope_theta: float = 1_000_000.0
-    rope_scaling: dict | None = None  # None = plain RoPE; else {"rope_type": "llama3" | "yarn", ...}
+    rope_scaling: dict | None = (
+        None  # None = plain RoPE; else {"rope_type": "llama3" | "yarn", ...}
+    )
     max_position_embeddings: int = 40960
     tie_word_embeddings: bool = True
     bos_token_id: int | None = None
@@ -59,13 +60,17 @@ class ModelConfig:
 
     def __post_init__(self):
         if self.family not in MODEL_TYPES:
-            raise ValueError(f"ModelConfig.family = {self.family!r}; supported: {sorted(MODEL_TYPES)}")
+            raise ValueError(
+                f"ModelConfig.family = {self.family!r}; supported: {sorted(MODEL_TYPES)}"
+            )
         if self.num_attention_heads % self.num_key_value_heads:
-            raise ValueError(f"ModelConfig: num_attention_heads={self.num_attention_heads} is not a multiple of "
-                             f"num_key_value_heads={self.num_key_value_heads}")
+            raise ValueError(
+                f"ModelConfig: num_attention_heads={self.num_attention_heads} is not a multiple of "
+                f"num_key_value_heads={self.num_key_value_heads}"
+            )
 
     @classmethod
-    def from_hf(cls, path_or_dict: str | os.PathLike | dict) -> "ModelConfig":
+    def from_hf(cls, path_or_dict: str | os.PathLike | dict) -> ModelConfig:
         """Read an HF `config.json` (a model dir, the file itself, or its parsed dict).
 
         Accepts `architectures[0]` in {Qwen3ForCausalLM, LlamaForCausalLM}; RoPE from either
@@ -88,7 +93,13 @@ class ModelConfig:
                 f"{where}: field 'architectures' is {archs!r}; supported: {sorted(ARCHITECTURES)}"
             )
         family = ARCHITECTURES[archs[0]]
-        for name in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"):
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "intermediate_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+        ):
             if not isinstance(hf.get(name), int):
                 raise ValueError(f"{where}: field '{name}' missing or not an int: {hf.get(name)!r}")
         # Features of the HF classes that this decoder does not implement: refuse, never ignore.
@@ -170,12 +181,26 @@ def _rope_from_hf(hf: dict, max_pos: int, where: str) -> tuple[float, dict | Non
         "yarn": ("factor",),
     }
     if rope_type not in required:
-        raise ValueError(f"{where}: field 'rope_scaling.rope_type' = {rope_type!r}; supported: default, llama3, yarn")
+        raise ValueError(
+            f"{where}: field 'rope_scaling.rope_type' = {rope_type!r}; supported: default, llama3, yarn"
+        )
     for key in required[rope_type]:
         if params.get(key) is None:
-            raise ValueError(f"{where}: field 'rope_scaling.{key}' is required for rope_type {rope_type!r}")
-    keep = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings",
-            "beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate")
+            raise ValueError(
+                f"{where}: field 'rope_scaling.{key}' is required for rope_type {rope_type!r}"
+            )
+    keep = (
+        "factor",
+        "low_freq_factor",
+        "high_freq_factor",
+        "original_max_position_embeddings",
+        "beta_fast",
+        "beta_slow",
+        "attention_factor",
+        "mscale",
+        "mscale_all_dim",
+        "truncate",
+    )
     scaling = {"rope_type": rope_type, **{k: params[k] for k in keep if params.get(k) is not None}}
     scaling.setdefault("original_max_position_embeddings", max_pos)
     return theta, scaling
@@ -218,7 +243,9 @@ def rope_inv_freq(cfg: ModelConfig) -> tuple[torch.Tensor, float]:
         high_wavelen = orig / rs["high_freq_factor"]
         wavelen = 2 * math.pi / inv_freq
         scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
-        smooth = (orig / wavelen - rs["low_freq_factor"]) / (rs["high_freq_factor"] - rs["low_freq_factor"])
+        smooth = (orig / wavelen - rs["low_freq_factor"]) / (
+            rs["high_freq_factor"] - rs["low_freq_factor"]
+        )
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
         return torch.where(medium, smoothed, scaled), 1.0
@@ -244,7 +271,9 @@ def rope_inv_freq(cfg: ModelConfig) -> tuple[torch.Tensor, float]:
     ramp = ((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
     extrapolation = 1 - ramp
     pos_freqs = theta ** (torch.arange(0, d, 2, dtype=torch.float) / d)
-    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (1.0 / pos_freqs) * extrapolation
+    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (
+        1.0 / pos_freqs
+    ) * extrapolation
     return inv_freq, float(attention_factor)
 
 
@@ -272,9 +301,15 @@ class CacheStep:
     slots: torch.Tensor  # int64 [B] cache row of each sequence
     positions: torch.Tensor  # int64 [B, T] absolute position of each new token
     max_len: int  # 1 + largest position: keys beyond it are never read
-    lo: int | None  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
-    mask: torch.Tensor  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
-    kv_mask: torch.Tensor | None = None  # T == 1: mask per (row, KV head) [B * n_kv, 1, max_len], made by layer 0
+    lo: (
+        int | None
+    )  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
+    mask: (
+        torch.Tensor
+    )  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
+    kv_mask: torch.Tensor | None = (
+        None  # T == 1: mask per (row, KV head) [B * n_kv, 1, max_len], made by layer 0
+    )
 
 
 def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) -> CacheStep:
@@ -283,12 +318,18 @@ def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) ->
     device = positions.device
     max_len = int(positions.max()) + 1
     lo = slots[0] if slots == list(range(slots[0], slots[0] + len(slots))) else None
-    visible = torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]  # [B, T, L]
+    visible = (
+        torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]
+    )  # [B, T, L]
     if positions.shape[1] == 1:
-        mask = torch.zeros(visible.shape, dtype=dtype, device=device).masked_fill_(~visible, float("-inf"))
+        mask = torch.zeros(visible.shape, dtype=dtype, device=device).masked_fill_(
+            ~visible, float("-inf")
+        )
     else:
         mask = visible
-    return CacheStep(torch.tensor(slots, dtype=torch.long, device=device), positions, max_len, lo, mask[:, None])
+    return CacheStep(
+        torch.tensor(slots, dtype=torch.long, device=device), positions, max_len, lo, mask[:, None]
+    )
 
 
 class KVCache(nn.Module):
@@ -307,7 +348,11 @@ class Attention(nn.Module):
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.n_heads, self.n_kv, self.head_dim = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
+        self.n_heads, self.n_kv, self.head_dim = (
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            cfg.head_dim,
+        )
         self.q_proj = nn.Linear(cfg.hidden_size, self.n_heads * self.head_dim, bias=False)
         self.k_proj = nn.Linear(cfg.hidden_size, self.n_kv * self.head_dim, bias=False)
         self.v_proj = nn.Linear(cfg.hidden_size, self.n_kv * self.head_dim, bias=False)
@@ -317,7 +362,9 @@ class Attention(nn.Module):
             self.k_norm = RMSNorm(self.head_dim, cfg.rms_norm_eps)
         self.kv_cache: KVCache | None = None
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, ctx: Packed | CacheStep | None):
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, ctx: Packed | CacheStep | None
+    ):
         """x [B, T, D] -> [B, T, D]. ctx None: each row one causal sequence; Packed: packed rows
         (training); CacheStep: new tokens on the KV cache (engines/decode.py's plain decode step)."""
         B, T, _ = x.shape
@@ -332,17 +379,33 @@ class Attention(nn.Module):
             y = self._attend_cache(q, k, v, ctx)
         elif isinstance(ctx, Packed) and _use_flash(q):
             # flash-attn takes the packed row as [total_tokens, heads, hd] and never crosses cu_seqlens.
-            y = flash_attn_varlen_func(q[0], k[0], v[0], ctx.cu_seqlens, ctx.cu_seqlens,
-                                       ctx.max_seqlen, ctx.max_seqlen, causal=True).unsqueeze(0)
+            y = flash_attn_varlen_func(
+                q[0],
+                k[0],
+                v[0],
+                ctx.cu_seqlens,
+                ctx.cu_seqlens,
+                ctx.max_seqlen,
+                ctx.max_seqlen,
+                causal=True,
+            ).unsqueeze(0)
         else:
             q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B, H, T, hd]
             if isinstance(ctx, Packed):
                 # One causal SDPA per sequence: exact, and costs sum(L_i^2) rather than T^2 for a mask.
-                y = torch.cat([
-                    F.scaled_dot_product_attention(q[:, :, s:e], k[:, :, s:e], v[:, :, s:e],
-                                                   is_causal=True, enable_gqa=True)
-                    for s, e in ctx.bounds
-                ], dim=2)
+                y = torch.cat(
+                    [
+                        F.scaled_dot_product_attention(
+                            q[:, :, s:e],
+                            k[:, :, s:e],
+                            v[:, :, s:e],
+                            is_causal=True,
+                            enable_gqa=True,
+                        )
+                        for s, e in ctx.bounds
+                    ],
+                    dim=2,
+                )
             else:
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             y = y.transpose(1, 2)
@@ -357,30 +420,45 @@ class Attention(nn.Module):
         """
         cache = self.kv_cache
         if cache is None:
-            raise RuntimeError("KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first")
+            raise RuntimeError(
+                "KV cache not set up: call setup_cache(model, max_batch, max_seq_len) first"
+            )
         B, T, H, hd = q.shape
         slot_idx = ctx.slots[:, None].expand_as(ctx.positions)
-        cache.k[slot_idx, :, ctx.positions] = k.to(cache.k.dtype)  # [B, T, n_kv, hd] into [B, n_kv, S, hd]
+        cache.k[slot_idx, :, ctx.positions] = k.to(
+            cache.k.dtype
+        )  # [B, T, n_kv, hd] into [B, n_kv, S, hd]
         cache.v[slot_idx, :, ctx.positions] = v.to(cache.v.dtype)
         if ctx.lo is not None:  # consecutive slots (the engine's usual case): views, no copy
-            keys = cache.k[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)  # [B, n_kv, L, hd]
-            values = cache.v[ctx.lo:ctx.lo + B, :, :ctx.max_len].to(q.dtype)
+            keys = cache.k[ctx.lo : ctx.lo + B, :, : ctx.max_len].to(q.dtype)  # [B, n_kv, L, hd]
+            values = cache.v[ctx.lo : ctx.lo + B, :, : ctx.max_len].to(q.dtype)
         else:  # slots freed mid-batch: gather only the live rows' first max_len positions
-            keys = cache.k[ctx.slots, :, :ctx.max_len].to(q.dtype)
-            values = cache.v[ctx.slots, :, :ctx.max_len].to(q.dtype)
+            keys = cache.k[ctx.slots, :, : ctx.max_len].to(q.dtype)
+            values = cache.v[ctx.slots, :, : ctx.max_len].to(q.dtype)
         if T > 1:
-            return F.scaled_dot_product_attention(q.transpose(1, 2), keys, values, attn_mask=ctx.mask,
-                                                  enable_gqa=True).transpose(1, 2)
+            return F.scaled_dot_product_attention(
+                q.transpose(1, 2), keys, values, attn_mask=ctx.mask, enable_gqa=True
+            ).transpose(1, 2)
         n_kv, L = self.n_kv, keys.shape[2]
         if ctx.kv_mask is None:
             ctx.kv_mask = ctx.mask.expand(B, n_kv, 1, L).reshape(B * n_kv, 1, L)
-        qg = q.reshape(B * n_kv, H // n_kv, hd)  # head h reads KV head h // (H / n_kv), as HF repeat_kv
-        scores = torch.baddbmm(ctx.kv_mask, qg, keys.reshape(B * n_kv, L, hd).transpose(1, 2), alpha=hd ** -0.5)
-        return torch.bmm(torch.softmax(scores, dim=-1), values.reshape(B * n_kv, L, hd)).view(B, 1, H, hd)
+        qg = q.reshape(
+            B * n_kv, H // n_kv, hd
+        )  # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        scores = torch.baddbmm(
+            ctx.kv_mask, qg, keys.reshape(B * n_kv, L, hd).transpose(1, 2), alpha=hd**-0.5
+        )
+        return torch.bmm(torch.softmax(scores, dim=-1), values.reshape(B * n_kv, L, hd)).view(
+            B, 1, H, hd
+        )
 
 
 def _use_flash(q: torch.Tensor) -> bool:
-    return flash_attn_varlen_func is not None and q.is_cuda and q.dtype in (torch.float16, torch.bfloat16)
+    return (
+        flash_attn_varlen_func is not None
+        and q.is_cuda
+        and q.dtype in (torch.float16, torch.bfloat16)
+    )
 
 
 class MLP(nn.Module):
@@ -424,24 +502,30 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.config = cfg
-        self.model = nn.ModuleDict(dict(
-            embed_tokens=nn.Embedding(cfg.vocab_size, cfg.hidden_size),
-            layers=nn.ModuleList(Block(cfg) for _ in range(cfg.num_hidden_layers)),
-            norm=RMSNorm(cfg.hidden_size, cfg.rms_norm_eps),
-        ))
+        self.model = nn.ModuleDict(
+            dict(
+                embed_tokens=nn.Embedding(cfg.vocab_size, cfg.hidden_size),
+                layers=nn.ModuleList(Block(cfg) for _ in range(cfg.num_hidden_layers)),
+                norm=RMSNorm(cfg.hidden_size, cfg.rms_norm_eps),
+            )
+        )
         self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         inv_freq, self.rope_scale = rope_inv_freq(cfg)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
-    def rope(self, position_ids: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def rope(
+        self, position_ids: torch.Tensor, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """cos, sin [B, T, head_dim] for integer positions [B, T] (angles in fp32, as HF)."""
         freqs = position_ids[..., None].float() * self.inv_freq.float()
         emb = torch.cat((freqs, freqs), dim=-1)
         return (emb.cos() * self.rope_scale).to(dtype), (emb.sin() * self.rope_scale).to(dtype)
 
-    def hidden_states(self, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx) -> torch.Tensor:
+    def hidden_states(
+        self, input_ids: torch.Tensor, position_ids: torch.Tensor, ctx
+    ) -> torch.Tensor:
         """Final-norm hidden states [B, T, D] for token ids [B, T] at positions [B, T]."""
         x = self.model.embed_tokens(input_ids)
         cos, sin = self.rope(position_ids, x.dtype)
@@ -449,9 +533,14 @@ class Transformer(nn.Module):
             x = block(x, cos, sin, ctx)
         return self.model.norm(x)
 
-    def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None = None,
-                cu_seqlens: torch.Tensor | None = None, targets: torch.Tensor | None = None,
-                temperature: float = 1.0):
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        cu_seqlens: torch.Tensor | None = None,
+        targets: torch.Tensor | None = None,
+        temperature: float = 1.0,
+    ):
         """Full-sequence forward (training / scoring).
 
         input_ids: int64 [B, T]; position_ids int64 [B, T] (default 0..T-1 per row).
@@ -468,24 +557,39 @@ class Transformer(nn.Module):
         ctx = None
         if cu_seqlens is not None:
             bounds = cu_seqlens.tolist()
-            if B != 1 or bounds[0] != 0 or bounds[-1] != T or any(b <= a for a, b in zip(bounds, bounds[1:])):
-                raise ValueError(f"cu_seqlens {bounds} must be strictly increasing from 0 to T={T} with B == 1 (B={B})")
+            if (
+                B != 1
+                or bounds[0] != 0
+                or bounds[-1] != T
+                or any(b <= a for a, b in zip(bounds, bounds[1:]))
+            ):
+                raise ValueError(
+                    f"cu_seqlens {bounds} must be strictly increasing from 0 to T={T} with B == 1 (B={B})"
+                )
             pairs = list(zip(bounds[:-1], bounds[1:]))
-            ctx = Packed(cu_seqlens.to(device=input_ids.device, dtype=torch.int32), pairs,
-                         max(e - s for s, e in pairs))
+            ctx = Packed(
+                cu_seqlens.to(device=input_ids.device, dtype=torch.int32),
+                pairs,
+                max(e - s for s, e in pairs),
+            )
             if position_ids is None:
-                position_ids = torch.cat([torch.arange(e - s, device=input_ids.device) for s, e in pairs])[None]
+                position_ids = torch.cat(
+                    [torch.arange(e - s, device=input_ids.device) for s, e in pairs]
+                )[None]
         if position_ids is None:
             position_ids = torch.arange(T, device=input_ids.device)[None].expand(B, T)
         if position_ids.shape != input_ids.shape:
-            raise ValueError(f"position_ids shape {tuple(position_ids.shape)} != input_ids shape {(B, T)}")
+            raise ValueError(
+                f"position_ids shape {tuple(position_ids.shape)} != input_ids shape {(B, T)}"
+            )
         h = self.hidden_states(input_ids, position_ids, ctx)
         if targets is None:
             return self.lm_head(h).float() / temperature
         if targets.shape != input_ids.shape:
             raise ValueError(f"targets shape {tuple(targets.shape)} != input_ids shape {(B, T)}")
-        logprobs, entropy = logprobs_and_entropy(h.reshape(B * T, -1), self.lm_head.weight,
-                                                 targets.reshape(B * T), temperature)
+        logprobs, entropy = logprobs_and_entropy(
+            h.reshape(B * T, -1), self.lm_head.weight, targets.reshape(B * T), temperature
+        )
         # Fresh tensors, not views: FSDP2's pre-backward hook on a view is lost by a later in-place op.
         return logprobs.view(B, T).clone(), entropy.view(B, T).clone()
 
@@ -532,7 +636,11 @@ class _LogprobsEntropy(torch.autograd.Function):
         hidden, weight, targets, valid, entropy = ctx.saved_tensors
         n = hidden.shape[0]
         grad_hidden = torch.zeros_like(hidden) if ctx.needs_input_grad[0] else None
-        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if ctx.needs_input_grad[1] else None
+        grad_weight = (
+            torch.zeros(weight.shape, dtype=torch.float32, device=weight.device)
+            if ctx.needs_input_grad[1]
+            else None
+        )
         if grad_logprobs is None and grad_entropy is None:
             return grad_hidden, grad_weight, None, None, None
         if grad_logprobs is not None:
@@ -562,8 +670,13 @@ class _LogprobsEntropy(torch.autograd.Function):
         return grad_hidden, grad_weight, None, None, None
 
 
-def logprobs_and_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,
-                         temperature: float = 1.0, chunk_size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def logprobs_and_entropy(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    targets: torch.Tensor,
+    temperature: float = 1.0,
+    chunk_size: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token log-probs of `targets` and entropy of the softmax, chunked over tokens.
 
     z = hidden @ weight^T / temperature;  log p = log_softmax(z);  logprob = log p[target];
@@ -575,8 +688,10 @@ def logprobs_and_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: to
     (one extra matmul) and accumulates the weight gradient in fp32 ([V, D]).
     """
     if hidden.dim() != 2 or targets.shape != hidden.shape[:1] or weight.shape[1] != hidden.shape[1]:
-        raise ValueError(f"shapes hidden {tuple(hidden.shape)}, weight {tuple(weight.shape)}, "
-                         f"targets {tuple(targets.shape)}: want [N, D], [V, D], [N]")
+        raise ValueError(
+            f"shapes hidden {tuple(hidden.shape)}, weight {tuple(weight.shape)}, "
+            f"targets {tuple(targets.shape)}: want [N, D], [V, D], [N]"
+        )
     chunk_size = chunk_size or max(1, 2**25 // weight.shape[0])
     return _LogprobsEntropy.apply(hidden, weight, targets, temperature, chunk_size)
 
@@ -584,9 +699,14 @@ def logprobs_and_entropy(hidden: torch.Tensor, weight: torch.Tensor, targets: to
 # ----------------------------------------------------------------------------- FSDP2
 
 
-def apply_fsdp2(model: Transformer, mesh, param_dtype: torch.dtype | None = None,
-                reduce_dtype: torch.dtype | None = None, activation_checkpointing: bool = False,
-                master_dtype: torch.dtype | None = torch.float32) -> Transformer:
+def apply_fsdp2(
+    model: Transformer,
+    mesh,
+    param_dtype: torch.dtype | None = None,
+    reduce_dtype: torch.dtype | None = None,
+    activation_checkpointing: bool = False,
+    master_dtype: torch.dtype | None = torch.float32,
+) -> Transformer:
     """Shard `model` in place with FSDP2 (torchtitan recipe): fully_shard each block, then the root.
 
     Mixed precision (Micikevicius et al. 2018, "Mixed Precision Training"): the sharded parameters are

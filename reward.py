@@ -56,10 +56,15 @@ class Verification:
     flagged = property(lambda self: self.timed_out or self.error is not None)
 
     def metrics(self) -> dict[str, float]:
-        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted, report_flagged, tampered."""
-        return {"verification": self.score, "resolved": float(self.resolved), "tests_missing": float(len(self.missing)),
-                "tests_unweighted": float(len(self.unweighted)), "report_flagged": float(self.flagged),
-                "tampered": float(self.tampered is not None)}
+        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted, report_flagged, tampered."""  # noqa: E501
+        return {
+            "verification": self.score,
+            "resolved": float(self.resolved),
+            "tests_missing": float(len(self.missing)),
+            "tests_unweighted": float(len(self.unweighted)),
+            "report_flagged": float(self.flagged),
+            "tampered": float(self.tampered is not None),
+        }
 
 
 _ID_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[\\tnrfv0])")
@@ -73,6 +78,7 @@ def normalize_test_id(name: str) -> str:
     def undo(m: re.Match) -> str:
         e = m.group(1)
         return chr(int(e[1:], 16)) if e[0] in "xuU" else _ID_CHARS[e]
+
     return unicodedata.normalize("NFC", _ID_ESCAPE.sub(undo, name))
 
 
@@ -109,7 +115,18 @@ def verify(report, weights: dict[str, float]) -> Verification:
         raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
     tampered = getattr(report, "tampered", None)
     if tampered:
-        return Verification(0.0, False, [], list(weights), [], [], bool(report.timed_out), report.error, [], tampered)
+        return Verification(
+            0.0,
+            False,
+            [],
+            list(weights),
+            [],
+            [],
+            bool(report.timed_out),
+            report.error,
+            [],
+            tampered,
+        )
     parts = getattr(report, "parts", None)
     if parts is not None:  # a Harbor test.sh scored itself: weights are not test names
         return _verify_parts(parts, bool(report.timed_out), report.error)
@@ -127,11 +144,24 @@ def verify(report, weights: dict[str, float]) -> Verification:
         (passed if cases and all(tests[t] for t in cases) else failed).append(key)
     score = sum(float(weights[k]) for k in passed) / total
     unweighted = [t for t in tests if t not in covered]
-    v = Verification(score=score, resolved=not failed, passed=passed, failed=failed, missing=missing,
-                     unweighted=unweighted, timed_out=bool(report.timed_out), error=report.error, skipped=skipped)
+    v = Verification(
+        score=score,
+        resolved=not failed,
+        passed=passed,
+        failed=failed,
+        missing=missing,
+        unweighted=unweighted,
+        timed_out=bool(report.timed_out),
+        error=report.error,
+        skipped=skipped,
+    )
     if v.flagged:
-        log.warning("test report flagged (timed_out=%s, error=%r); scored by the tests it has: %.4f",
-                    v.timed_out, v.error, v.score)
+        log.warning(
+            "test report flagged (timed_out=%s, error=%r); scored by the tests it has: %.4f",
+            v.timed_out,
+            v.error,
+            v.score,
+        )
     return v
 
 
@@ -153,7 +183,9 @@ def _verify_parts(parts: dict[str, float], timed_out: bool, error: str | None) -
 # combination
 
 
-def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_judge: float = 0.35) -> float:
+def combine(
+    verification: float, judge: float | None, w_tests: float = 0.65, w_judge: float = 0.35
+) -> float:
     """Final reward in [0, 1], never above verification.
 
         judge given: verification * (w_tests + w_judge * judge) / (w_tests + w_judge)
@@ -176,8 +208,12 @@ def combine(verification: float, judge: float | None, w_tests: float = 0.65, w_j
     return verification * (w_tests + w_judge * judge) / (w_tests + w_judge)
 
 
-def group_rewards(verification_scores: list[float | None], judge_scores: list[float | None],
-                  w_tests: float = 0.65, w_judge: float = 0.35) -> tuple[list[float | None], bool]:
+def group_rewards(
+    verification_scores: list[float | None],
+    judge_scores: list[float | None],
+    w_tests: float = 0.65,
+    w_judge: float = 0.35,
+) -> tuple[list[float | None], bool]:
     """The reward of every episode of one group: the one rule, in training and in evaluation.
 
     `combine` for every member when every scored member has a judge score; the tests alone for
@@ -195,8 +231,10 @@ def group_rewards(verification_scores: list[float | None], judge_scores: list[fl
     Raises ValueError: the lists differ in length; a score outside [0, 1] (`combine`).
     """
     if len(judge_scores) != len(verification_scores):
-        raise ValueError(f"group_rewards: {len(verification_scores)} verification scores but "
-                         f"{len(judge_scores)} judge scores; one of each per episode")
+        raise ValueError(
+            f"group_rewards: {len(verification_scores)} verification scores but "
+            f"{len(judge_scores)} judge scores; one of each per episode"
+        )
     scored = [i for i, v in enumerate(verification_scores) if v is not None]
     judged = [i for i in scored if judge_scores[i] is not None]
     one_scale = len(judged) == len(scored)

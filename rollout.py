@@ -50,25 +50,26 @@ Engines live in engines.py; the parsers of both action formats in actions.py; th
 evaluate.py.
 """
 
-
 import asyncio
 import dataclasses
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from tqdm import tqdm
 
-from sandboxing import hosts, images as images_lib
 import reward as reward_lib
 import sandbox as sandbox_lib
 from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_actions
-from configs import RewardConfig, RolloutConfig, SandboxConfig
 from agent.chat import ChatFormat
+from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
 from judging.prompt import describe_outcome
+from sandboxing import hosts
+from sandboxing import images as images_lib
 
 
 def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
@@ -175,8 +176,15 @@ async def run_tool(ep: _Episode, call: ToolCall) -> tuple[str, dict]:
             r = await sb.exec(a["command"], timeout=timeout)
         except ValueError as e:  # the sandbox refuses the command itself (too long, NUL byte)
             return f"Error: {e}", {"exit_code": None}
-        head = f"[timed out after {timeout:g} s; the command was killed]" if r.timed_out else f"exit code: {r.exit_code}"
-        return f"{head}\n{r.output}" if r.output else head, {"exit_code": r.exit_code, "timed_out": r.timed_out}
+        head = (
+            f"[timed out after {timeout:g} s; the command was killed]"
+            if r.timed_out
+            else f"exit code: {r.exit_code}"
+        )
+        return f"{head}\n{r.output}" if r.output else head, {
+            "exit_code": r.exit_code,
+            "timed_out": r.timed_out,
+        }
     if call.name == "finish":
         return "", {}
     path = _resolve(a["path"])
@@ -192,19 +200,28 @@ async def run_tool(ep: _Episode, call: ToolCall) -> tuple[str, dict]:
         offset, limit = a.get("offset", 1), a.get("limit")
         if offset < 1 or (limit is not None and limit < 1):
             return "Error: offset and limit must be >= 1.", {}
-        lines = text.splitlines(keepends=True)[offset - 1:]
+        lines = text.splitlines(keepends=True)[offset - 1 :]
         out = "".join(lines if limit is None else lines[:limit])
         if len(out.encode()) > ep.output_limit_bytes:
-            cut = out.encode()[:ep.output_limit_bytes].decode("utf-8", errors="ignore")
-            out = cut + f"\n[... cut at {ep.output_limit_bytes} bytes; use offset/limit to read more]"
+            cut = out.encode()[: ep.output_limit_bytes].decode("utf-8", errors="ignore")
+            out = (
+                cut + f"\n[... cut at {ep.output_limit_bytes} bytes; use offset/limit to read more]"
+            )
         return out if out else f"({path} has no lines from {offset})", {}
     # edit_file
     n = text.count(a["old"]) if a["old"] else 0
     if n == 0:
         return f"Error: the old text was not found in {path}; nothing changed.", {}
     if n > 1 and not a.get("replace_all", False):
-        return f"Error: the old text occurs {n} times in {path}; make it unique or set replace_all; nothing changed.", {}
-    new = text.replace(a["old"], a["new"]) if a.get("replace_all", False) else text.replace(a["old"], a["new"], 1)
+        return (
+            f"Error: the old text occurs {n} times in {path}; make it unique or set replace_all; nothing changed.",
+            {},
+        )
+    new = (
+        text.replace(a["old"], a["new"])
+        if a.get("replace_all", False)
+        else text.replace(a["old"], a["new"], 1)
+    )
     await sb.write_file(path, new)
     return f"Replaced {n if a.get('replace_all', False) else 1} occurrence(s) in {path}.", {}
 
@@ -214,12 +231,18 @@ def _markdown_observation(results: list[tuple[ToolCall, str]]) -> str:
     return "\n\n".join(blocks)
 
 
-async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: SamplingParams) -> str:
+async def agent_loop(
+    traj: Trajectory, ep: _Episode, engine: Engine, sampling: SamplingParams
+) -> str:
     """Run turns until a stop condition; fill traj (tokens, masks, messages). Returns the stop reason."""
     cfg, chat = ep.cfg, ep.chat
     max_turns = ep.task.max_turns or cfg.max_turns
     # markdown: a turn ends after its first action; the end-of-turn token then goes in as an observation token
-    stop_check = markdown_stop_check(chat.tokenizer, chat.opens_think) if chat.action_format == "markdown" else None
+    stop_check = (
+        markdown_stop_check(chat.tokenizer, chat.opens_think)
+        if chat.action_format == "markdown"
+        else None
+    )
     consecutive_errors = 0
     for turn in range(max_turns):
         room = cfg.max_context_tokens - len(traj.token_ids)
@@ -233,23 +256,39 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
         try:
             # Each turn its own seed: the same seed every turn would reuse the same uniforms.
             seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
-            turn_sampling = dataclasses.replace(sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check)
-            c = await asyncio.wait_for(engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining)
-        except asyncio.TimeoutError:
+            turn_sampling = dataclasses.replace(
+                sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check
+            )
+            c = await asyncio.wait_for(
+                engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining
+            )
+        except TimeoutError:
             return "timeout"
         traj.timings["generate_s"] = traj.timings.get("generate_s", 0.0) + time.monotonic() - t0
         if len(c.token_ids) != len(c.logprobs):
-            raise ValueError(f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
-                             f"{len(c.logprobs)} logprobs")
-        c = cut_at_stop(c, stop_check)  # engines that ignore stop_check: the same cut, after the fact
+            raise ValueError(
+                f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
+                f"{len(c.logprobs)} logprobs"
+            )
+        c = cut_at_stop(
+            c, stop_check
+        )  # engines that ignore stop_check: the same cut, after the fact
         traj.exact &= c.exact
         traj.append(c.token_ids, 1, c.logprobs)
         traj.num_turns = turn + 1
         text = chat.decode(c.token_ids)
-        msg = {"role": "assistant", "content": text, "finish_reason": c.finish_reason, "tool_calls": [], "format_error": None}
+        msg = {
+            "role": "assistant",
+            "content": text,
+            "finish_reason": c.finish_reason,
+            "tool_calls": [],
+            "format_error": None,
+        }
         traj.messages.append(msg)
         try:
-            calls = parse_actions(text, chat.action_format, cfg.max_tool_arg_bytes, chat.opens_think)
+            calls = parse_actions(
+                text, chat.action_format, cfg.max_tool_arg_bytes, chat.opens_think
+            )
         except FormatError as e:
             calls, msg["format_error"] = [], str(e)
         if c.finish_reason == "length" and not calls:
@@ -272,25 +311,50 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
                     break
                 try:
                     out, meta = await run_tool(ep, call)
-                except sandbox_lib.DiskLimitError as e:  # the sandbox was killed: nothing more can run
-                    traj.messages.append({"role": chat.observation_role, "content": f"[termrl: {e}]",
-                                          "in_tokens": False})
+                except (
+                    sandbox_lib.DiskLimitError
+                ) as e:  # the sandbox was killed: nothing more can run
+                    traj.messages.append(
+                        {
+                            "role": chat.observation_role,
+                            "content": f"[termrl: {e}]",
+                            "in_tokens": False,
+                        }
+                    )
                     return "disk_limit"
                 results.append((call, out, meta))
-            skipped = calls[len(msg["tool_calls"]):]
+            skipped = calls[len(msg["tool_calls"]) :]
             if skipped:
                 msg["not_run"] = [{"name": s.name, "arguments": s.arguments} for s in skipped]
             traj.timings["tools_s"] = traj.timings.get("tools_s", 0.0) + time.monotonic() - t0
             if chat.observation_role == "tool":
-                obs = [{"role": "tool", "content": out, "tool_name": call.name, **meta} for call, out, meta in results]
+                obs = [
+                    {"role": "tool", "content": out, "tool_name": call.name, **meta}
+                    for call, out, meta in results
+                ]
             else:
-                obs = [{"role": "user", "content": _markdown_observation([(call, out) for call, out, _ in results])}] if results else []
+                obs = (
+                    [
+                        {
+                            "role": "user",
+                            "content": _markdown_observation(
+                                [(call, out) for call, out, _ in results]
+                            ),
+                        }
+                    ]
+                    if results
+                    else []
+                )
             if finished:
                 traj.messages.extend({**o, "in_tokens": False} for o in obs)
                 return "finish"
-            if c.finish_reason == "length":  # the turn was cut: its complete calls ran, the episode stops
+            if (
+                c.finish_reason == "length"
+            ):  # the turn was cut: its complete calls ran, the episode stops
                 traj.messages.extend({**o, "in_tokens": False} for o in obs)
-                return "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
+                return (
+                    "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
+                )
         closed = bool(c.token_ids) and c.token_ids[-1] == chat.eot_id
         obs_ids = chat.observation_ids(obs, closed=closed)
         if len(traj.token_ids) + len(obs_ids) >= cfg.max_context_tokens:
@@ -301,10 +365,20 @@ async def agent_loop(traj: Trajectory, ep: _Episode, engine: Engine, sampling: S
     return "max_turns"
 
 
-async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: RolloutConfig, group_index: int = 0,
-                      image: str | dict | None = None, sandbox_cfg: SandboxConfig | None = None, run_id: str | None = None,
-                      judge=None, reward_cfg: RewardConfig | None = None, seed: int | None = None,
-                      oracle: bool = False) -> Trajectory:
+async def run_episode(
+    task,
+    engine: Engine | None,
+    chat: ChatFormat,
+    cfg: RolloutConfig,
+    group_index: int = 0,
+    image: str | dict | None = None,
+    sandbox_cfg: SandboxConfig | None = None,
+    run_id: str | None = None,
+    judge=None,
+    reward_cfg: RewardConfig | None = None,
+    seed: int | None = None,
+    oracle: bool = False,
+) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
     it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
 
@@ -325,25 +399,51 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
     try:
         traj.docker_host = host = await hosts.acquire()
         image = image.get(host) if isinstance(image, dict) else image
-        if image is None or isinstance(image, Exception):  # failed on this engine alone: try it again here
-            image = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
-                                            sandbox_cfg.image_map, sandbox_cfg.build_network, host)
+        if image is None or isinstance(
+            image, Exception
+        ):  # failed on this engine alone: try it again here
+            image = await asyncio.to_thread(
+                images_lib.build_image,
+                task,
+                sandbox_cfg.base_image,
+                sandbox_cfg.image_map,
+                sandbox_cfg.build_network,
+                host,
+            )
         t0 = time.monotonic()
         limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
         sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id, host=host)
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
-        ep = _Episode(task, sb, cfg, chat, time.monotonic() + timeout_s, sandbox_cfg.exec_timeout_s,
-                      sandbox_cfg.output_limit_bytes)
+        ep = _Episode(
+            task,
+            sb,
+            cfg,
+            chat,
+            time.monotonic() + timeout_s,
+            sandbox_cfg.exec_timeout_s,
+            sandbox_cfg.output_limit_bytes,
+        )
         if oracle:
-            r = await sb.exec(await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s)
-            traj.messages = [{"role": "oracle", "content": r.output, "exit_code": r.exit_code, "timed_out": r.timed_out}]
+            r = await sb.exec(
+                await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s
+            )
+            traj.messages = [
+                {
+                    "role": "oracle",
+                    "content": r.output,
+                    "exit_code": r.exit_code,
+                    "timed_out": r.timed_out,
+                }
+            ]
             traj.stop_reason = "oracle"
         else:
             traj.messages, ids = chat.prompt_ids(task.instruction)
             traj.append(ids, 0)
             traj.prompt_len = len(ids)
-            sampling = SamplingParams(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed)
+            sampling = SamplingParams(
+                cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed
+            )
             traj.stop_reason = await agent_loop(traj, ep, engine, sampling)
             traj.truncated = traj.stop_reason in LIMIT_REASONS
         traj.timings["agent_s"] = time.monotonic() - t_start
@@ -351,33 +451,49 @@ async def run_episode(task, engine: Engine | None, chat: ChatFormat, cfg: Rollou
         report = None
         if traj.stop_reason != "disk_limit":
             try:
-                report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s,
-                                            test_setup=getattr(task, "test_setup", None),
-                                            agent_modules=getattr(task, "agent_modules", ()),
-                                            script=getattr(task, "verifier_script", None))
+                report = await sb.run_tests(
+                    task.tests_dir,
+                    timeout=task.test_timeout_s,
+                    test_setup=getattr(task, "test_setup", None),
+                    agent_modules=getattr(task, "agent_modules", ()),
+                    script=getattr(task, "verifier_script", None),
+                )
             except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
                 traj.stop_reason = "disk_limit"
         traj.timings["verify_s"] = time.monotonic() - t0
         if report is None:  # not verified: a snapshot would copy a layer already over the limit
-            v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=(
-                f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"))
+            v = reward_lib.Verification(
+                0.0,
+                False,
+                [],
+                list(task.weights),
+                [],
+                [],
+                error=(
+                    f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"
+                ),
+            )
             traj.verification = v
             # judged 0 when a judge is configured, as train.py scores tampering
             traj.judge_score = 0.0 if judge is not None and not oracle else None
-            logging.getLogger("termrl.rollout").warning("task %s episode %d: %s", task.id, group_index,
-                                                        v.error)
+            logging.getLogger("termrl.rollout").warning(
+                "task %s episode %d: %s", task.id, group_index, v.error
+            )
         else:
             v = reward_lib.verify(report, task.weights)
             traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
         if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
             traj.stop_reason = "tampered"
-            logging.getLogger("termrl.rollout").warning("task %s episode %d: tampered: %s", task.id, group_index,
-                                                        v.tampered)
+            logging.getLogger("termrl.rollout").warning(
+                "task %s episode %d: tampered: %s", task.id, group_index, v.tampered
+            )
         elif judge is not None and not oracle and report is not None:
             t0 = time.monotonic()
-            jr = await judge.score(task.instruction,
-                                   [{"role": m["role"], "content": m["content"]} for m in traj.messages],
-                                   describe_outcome(v))
+            jr = await judge.score(
+                task.instruction,
+                [{"role": m["role"], "content": m["content"]} for m in traj.messages],
+                describe_outcome(v),
+            )
             traj.judge_score = jr.score
             traj.timings["judge_s"] = time.monotonic() - t0
     except Exception as e:
@@ -412,27 +528,44 @@ class Group:
     judge_dropped: bool = False
 
 
-def score_group(task, trajectories: list[Trajectory], reward_cfg: RewardConfig,
-                judged: bool) -> Group:
+def score_group(
+    task, trajectories: list[Trajectory], reward_cfg: RewardConfig, judged: bool
+) -> Group:
     """The Group of `task`'s finished episodes, each member's reward (also set as .reward) by the
     one rule, reward.group_rewards of the tests' score and the judge's. judged: a judge scored
     this run's episodes; then a tampered episode, never sent to it, counts as judged 0 (the
     rubric scores gaming 0) and keeps the group on one scale. A failed episode (.error set, or
     no verification) has reward None."""
-    tests = [None if t.error is not None or t.verification is None else t.verification.score
-             for t in trajectories]
+    tests = [
+        None if t.error is not None or t.verification is None else t.verification.score
+        for t in trajectories
+    ]
     judge = [0.0 if judged and t.stop_reason == "tampered" else t.judge_score for t in trajectories]
-    rewards, dropped = reward_lib.group_rewards(tests, judge, reward_cfg.w_tests,
-                                                reward_cfg.w_judge)
+    rewards, dropped = reward_lib.group_rewards(
+        tests, judge, reward_cfg.w_tests, reward_cfg.w_judge
+    )
     for t, r in zip(trajectories, rewards):
         t.reward = r
     return Group(task, list(trajectories), rewards, dropped)
 
 
-async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task: int, cfg: RolloutConfig, judge=None,
-                       *, action_format: str = "markdown", sandbox_cfg: SandboxConfig | None = None,
-                       reward_cfg: RewardConfig | None = None, run_id: str | None = None, seed: int | None = None,
-                       oracle: bool = False, progress: bool = True, on_trajectory=None) -> list[Group]:
+async def run_episodes(
+    tasks: list,
+    engine: Engine | None,
+    tokenizer,
+    n_per_task: int,
+    cfg: RolloutConfig,
+    judge=None,
+    *,
+    action_format: str = "markdown",
+    sandbox_cfg: SandboxConfig | None = None,
+    reward_cfg: RewardConfig | None = None,
+    run_id: str | None = None,
+    seed: int | None = None,
+    oracle: bool = False,
+    progress: bool = True,
+    on_trajectory=None,
+) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
 
@@ -451,39 +584,78 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
     sandbox_cfg = sandbox_cfg or SandboxConfig()
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
-    images: dict[str, dict[str, str | Exception]] = {}  # task id -> engine url -> tag or its build error
+    images: dict[
+        str, dict[str, str | Exception]
+    ] = {}  # task id -> engine url -> tag or its build error
 
     async def build(task, host: str):
         try:
-            tag = await asyncio.to_thread(images_lib.build_image, task, sandbox_cfg.base_image,
-                                          sandbox_cfg.image_map, sandbox_cfg.build_network, host)
+            tag = await asyncio.to_thread(
+                images_lib.build_image,
+                task,
+                sandbox_cfg.base_image,
+                sandbox_cfg.image_map,
+                sandbox_cfg.build_network,
+                host,
+            )
         except Exception as e:  # reported per trajectory below
             tag = e
         images.setdefault(task.id, {})[host] = tag
 
-    await asyncio.gather(*(build(t, h) for t in {t.id: t for t in tasks}.values() for h in hosts.urls()))
+    await asyncio.gather(
+        *(build(t, h) for t in {t.id: t for t in tasks}.values() for h in hosts.urls())
+    )
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
-    bar = tqdm(total=len(tasks) * n_per_task, desc="rollout", file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(tasks) * n_per_task,
+        desc="rollout",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     done: list[Trajectory] = []
     rewards: list[float] = []
     t_start = time.monotonic()
 
     async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
-        if all(isinstance(x, Exception) for x in image.values()):  # on every engine: one error per episode
+        if all(
+            isinstance(x, Exception) for x in image.values()
+        ):  # on every engine: one error per episode
             x = next(iter(image.values()))
-            traj = Trajectory(task.id, j, difficulty=task.difficulty, category=task.category, stop_reason="error",
-                              error=f"image build failed: {type(x).__name__}: {x}")
+            traj = Trajectory(
+                task.id,
+                j,
+                difficulty=task.difficulty,
+                category=task.category,
+                stop_reason="error",
+                error=f"image build failed: {type(x).__name__}: {x}",
+            )
         else:
             async with sem:
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                traj = await run_episode(task, engine, chat, cfg, j, image, sandbox_cfg, run_id, judge, reward_cfg, s, oracle)
+                traj = await run_episode(
+                    task,
+                    engine,
+                    chat,
+                    cfg,
+                    j,
+                    image,
+                    sandbox_cfg,
+                    run_id,
+                    judge,
+                    reward_cfg,
+                    s,
+                    oracle,
+                )
         done.append(traj)
         tokens = sum(sum(t.loss_mask) for t in done)
         errors = sum(t.error is not None for t in done)
         tokens_per_s = tokens / max(1e-9, time.monotonic() - t_start)
-        bar.set_postfix_str(f"reward {sum(rewards) / max(1, len(rewards)):.3f} | "
-                            f"{tokens_per_s:.1f} tok/s | errors {errors}")
+        bar.set_postfix_str(
+            f"reward {sum(rewards) / max(1, len(rewards)):.3f} | "
+            f"{tokens_per_s:.1f} tok/s | errors {errors}"
+        )
         bar.update(1)
         return traj
 
@@ -504,6 +676,10 @@ async def run_episodes(tasks: list, engine: Engine | None, tokenizer, n_per_task
 # ----------------------------------------------------------------------------- metrics
 
 
-if __name__ == "__main__":  # the command moved (issue 23); running this file must not silently do nothing
-    sys.exit("error: `python rollout.py` is no command: rollout.py is the agent loop's library. "
-             "Evaluate (or run the oracle) with `python evaluate.py [--oracle] --tasks ...`")
+if (
+    __name__ == "__main__"
+):  # the command moved (issue 23); running this file must not silently do nothing
+    sys.exit(
+        "error: `python rollout.py` is no command: rollout.py is the agent loop's library. "
+        "Evaluate (or run the oracle) with `python evaluate.py [--oracle] --tasks ...`"
+    )

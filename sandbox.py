@@ -52,22 +52,42 @@ import docker.types
 
 from sandboxing import harbor_verifier, hosts, verifier
 from sandboxing.disk import DiskWatch
+from sandboxing.shell import (
+    SERVER_SCRIPT as _SERVER,
+)
+from sandboxing.shell import (
+    WORKER_SCRIPT as _INNER,
+)
+from sandboxing.shell import Capture as _Capture  # noqa: F401 - clean_output: public API
+from sandboxing.shell import Shell as _Shell
+from sandboxing.shell import (
+    split_markers as _markers,
+)
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
-from sandboxing.shell import Capture as _Capture, Shell as _Shell, clean_output  # noqa: F401 - clean_output: public API
-from sandboxing.shell import SERVER_SCRIPT as _SERVER, WORKER_SCRIPT as _INNER, split_markers as _markers
-
 
 log = logging.getLogger("termrl.sandbox")
 
 WORKDIR = "/app"  # working directory of a fresh sandbox whose image sets no WORKDIR
 # One id per process unless the caller names its run; labels every container this process starts.
-RUN_ID = os.environ.get("TERMRL_RUN_ID") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+RUN_ID = (
+    os.environ.get("TERMRL_RUN_ID")
+    or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+)
 # A group of runs started together (the test suite and its child processes set TERMRL_SESSION): its sweep
 # removes what the group started and nothing of another run on the same engine.
 SESSION = os.environ.get("TERMRL_SESSION") or RUN_ID
 # What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
 # AUDIT_WRITE, SETFCAP, ...) stays dropped.
-DEFAULT_CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE")
+DEFAULT_CAPS = (
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "SETGID",
+    "SETUID",
+    "NET_BIND_SERVICE",
+)
 
 
 class SandboxError(RuntimeError):
@@ -108,14 +128,18 @@ class Limits:
     def from_config(cls, cfg) -> Limits:
         """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
         storage_mb)."""
-        return cls(memory_bytes=int(cfg.memory_mb) << 20, cpus=float(cfg.cpus), pids=int(cfg.pids),
-                   output_bytes=int(cfg.output_limit_bytes), exec_timeout_s=float(cfg.exec_timeout_s),
-                   storage_bytes=int(cfg.storage_mb) << 20)
+        return cls(
+            memory_bytes=int(cfg.memory_mb) << 20,
+            cpus=float(cfg.cpus),
+            pids=int(cfg.pids),
+            output_bytes=int(cfg.output_limit_bytes),
+            exec_timeout_s=float(cfg.exec_timeout_s),
+            storage_bytes=int(cfg.storage_mb) << 20,
+        )
 
     def ulimits(self) -> list:
         """RLIMIT_FSIZE = storage_bytes (no file grows past the disk limit; disk.py), soft = hard."""
         return [docker.types.Ulimit(name="fsize", soft=self.storage_bytes, hard=self.storage_bytes)]
-
 
     def for_task(self, task) -> Limits:
         """These limits with a task's own request (Harbor [environment] memory_mb, cpus; Task fields, None =
@@ -123,13 +147,17 @@ class Limits:
         enforced: `--storage-opt size=` needs overlay on XFS with project quotas."""
         memory_mb, cpus = getattr(task, "memory_mb", None), getattr(task, "cpus", None)
         return dataclasses.replace(
-            self, memory_bytes=int(memory_mb) << 20 if memory_mb else self.memory_bytes,
-            cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus)
+            self,
+            memory_bytes=int(memory_mb) << 20 if memory_mb else self.memory_bytes,
+            cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus,
+        )
 
 
 # The image's ENTRYPOINT ("$@" here) starts the task's services; one ending in `exec "$@"` then sleeps.
-_WITH_ENTRYPOINT = ('if [ $# -gt 0 ]; then ("$@" sleep infinity </dev/null >/dev/null 2>&1 &); fi; set --; '
-                    'eval "$TERMRL_SERVER"')
+_WITH_ENTRYPOINT = (
+    'if [ $# -gt 0 ]; then ("$@" sleep infinity </dev/null >/dev/null 2>&1 &); fi; set --; '
+    'eval "$TERMRL_SERVER"'
+)
 SOLUTION_DIR = "/solution"  # Harbor's: solve.sh refers to its side files as /solution/<file>
 
 
@@ -140,10 +168,14 @@ async def put_solution(sb: Sandbox, task, path: str) -> str:
     folder = getattr(task, "solution_dir", None)
     if folder is not None:
         for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-            await sb.write_file(f"{SOLUTION_DIR}/{f.relative_to(folder).as_posix()}", f.read_bytes(), 0o755)
+            await sb.write_file(
+                f"{SOLUTION_DIR}/{f.relative_to(folder).as_posix()}", f.read_bytes(), 0o755
+            )
         return f"bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
     if task.solution is None:
-        raise ValueError(f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)")
+        raise ValueError(
+            f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)"
+        )
     await sb.write_file(path, Path(task.solution).read_bytes())
     return f"bash {path}"
 
@@ -158,10 +190,14 @@ def default_max_concurrent() -> int:
     return max(4, min(8 * (os.cpu_count() or 1), int(mem_gib / 0.5)))
 
 
-MAX_CONCURRENT = int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
+MAX_CONCURRENT = (
+    int(os.environ.get("TERMRL_SANDBOX_MAX_CONCURRENT") or 0) or default_max_concurrent()
+)
 _lock = threading.Lock()
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
-_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> {engine: Semaphore}
+_semaphores: weakref.WeakKeyDictionary = (
+    weakref.WeakKeyDictionary()
+)  # event loop -> {engine: Semaphore}
 
 
 def set_max_concurrent(n: int) -> None:
@@ -196,7 +232,9 @@ async def _blocking(fn, *args, limit: bool = True, host: str | None = None):
     loop = asyncio.get_running_loop()
     with _lock:
         if _executor is None:  # threads start lazily; the cap only bounds a pathological pile-up
-            _executor = concurrent.futures.ThreadPoolExecutor(max(512, 2 * MAX_CONCURRENT), thread_name_prefix="sandbox")
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                max(512, 2 * MAX_CONCURRENT), thread_name_prefix="sandbox"
+            )
         sems = _semaphores.setdefault(loop, {})  # engine url -> its semaphore in this loop
         sem = sems.get(host or hosts.default_url())
         if sem is None:
@@ -225,11 +263,22 @@ class Sandbox:
     command: its timeout does (the worker thread returns a few seconds after `timeout` at the latest).
     """
 
-    def __init__(self, container_id: str, name: str, limits: Limits, run_id: str, shell: _Shell,
-                 host: str | None = None):
+    def __init__(
+        self,
+        container_id: str,
+        name: str,
+        limits: Limits,
+        run_id: str,
+        shell: _Shell,
+        host: str | None = None,
+    ):
         self.id, self.name, self.limits, self.run_id = container_id, name, limits, run_id
-        self.host = host or hosts.default_url()  # the Docker engine holding the container (hosts.py)
-        self._shell: _Shell | None = shell  # also the dead man: closing its socket stops the container
+        self.host = (
+            host or hosts.default_url()
+        )  # the Docker engine holding the container (hosts.py)
+        self._shell: _Shell | None = (
+            shell  # also the dead man: closing its socket stops the container
+        )
         self._exec_lock = threading.Lock()
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
@@ -238,8 +287,13 @@ class Sandbox:
     # ---- lifecycle ------------------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, image: str, limits: Limits | None = None, run_id: str | None = None,
-                    host: str | None = None) -> Sandbox:
+    async def start(
+        cls,
+        image: str,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        host: str | None = None,
+    ) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
         WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
         the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
@@ -249,34 +303,80 @@ class Sandbox:
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
-        return await _blocking(cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host)
+        return await _blocking(
+            cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host
+        )
 
     @classmethod
-    def _start_blocking(cls, image: str, limits: Limits, run_id: str, host: str | None = None) -> Sandbox:
+    def _start_blocking(
+        cls, image: str, limits: Limits, run_id: str, host: str | None = None
+    ) -> Sandbox:
         api = docker_api(host=host)
         try:
             config = api.inspect_image(image)["Config"] or {}
             workdir = config.get("WorkingDir") or WORKDIR
         except docker.errors.ImageNotFound:
-            raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
-        name = "termrl-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.") + "-" + secrets.token_hex(4)
-        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.session": SESSION,
-                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(), "termrl.image": image}
+            raise SandboxError(
+                f"image {image!r} not found: build it first (build_image(task))"
+            ) from None
+        name = (
+            "termrl-"
+            + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-40:].lstrip("-_.")
+            + "-"
+            + secrets.token_hex(4)
+        )
+        labels = {
+            "termrl": "1",
+            "termrl.run_id": run_id,
+            "termrl.session": SESSION,
+            "termrl.started": f"{time.time():.3f}",
+            "termrl.owner": _owner(),
+            "termrl.image": image,
+        }
         host_config = api.create_host_config(
-            network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
-            nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
-            security_opt=["no-new-privileges"], init=True, ulimits=limits.ulimits(),
-            log_config=docker.types.LogConfig(type="none"))  # command output must not pile up in the engine's logs
+            network_mode="none",
+            mem_limit=limits.memory_bytes,
+            memswap_limit=limits.memory_bytes,
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+            cap_drop=["ALL"],
+            cap_add=list(limits.cap_add),
+            security_opt=["no-new-privileges"],
+            init=True,
+            ulimits=limits.ulimits(),
+            log_config=docker.types.LogConfig(type="none"),
+        )  # command output must not pile up in the engine's logs
         try:
             cid = api.create_container(
-                image, command=["timeout", "-s", "KILL", f"{limits.max_lifetime_s:.0f}", "bash", "-c",
-                                _WITH_ENTRYPOINT, "termrl-shell", *(config.get("Entrypoint") or [])], stdin_open=True,
+                image,
+                command=[
+                    "timeout",
+                    "-s",
+                    "KILL",
+                    f"{limits.max_lifetime_s:.0f}",
+                    "bash",
+                    "-c",
+                    _WITH_ENTRYPOINT,
+                    "termrl-shell",
+                    *(config.get("Entrypoint") or []),
+                ],
+                stdin_open=True,
                 environment={"TERMRL_SERVER": _SERVER, "TERMRL_INNER": _INNER},
-                working_dir=workdir, entrypoint=[], labels=labels, host_config=host_config, name=name, hostname="sandbox")["Id"]
+                working_dir=workdir,
+                entrypoint=[],
+                labels=labels,
+                host_config=host_config,
+                name=name,
+                hostname="sandbox",
+            )["Id"]
         except docker.errors.ImageNotFound:
-            raise SandboxError(f"image {image!r} not found: build it first (build_image(task))") from None
+            raise SandboxError(
+                f"image {image!r} not found: build it first (build_image(task))"
+            ) from None
         except docker.errors.APIError as e:
-            raise SandboxError(f"creating a container from {image!r} failed: {e.explanation or e}") from e
+            raise SandboxError(
+                f"creating a container from {image!r} failed: {e.explanation or e}"
+            ) from e
         try:
             # Attach before start: no output is missed, and the owner may die the instant the container runs.
             shell = _Shell(api, cid)
@@ -353,7 +453,8 @@ class Sandbox:
         if self.disk_exceeded is not None:
             raise DiskLimitError(
                 f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
-                f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed")
+                f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed"
+            )
 
     # ---- commands -------------------------------------------------------------------------------------
 
@@ -381,7 +482,9 @@ class Sandbox:
         if "\x00" in cmd:
             raise ValueError("exec: cmd contains a NUL byte")
         if len(cmd.encode()) > 96 * 1024:
-            raise ValueError(f"exec: cmd is {len(cmd.encode())} bytes; the limit is 96 KiB (write a file instead)")
+            raise ValueError(
+                f"exec: cmd is {len(cmd.encode())} bytes; the limit is 96 KiB (write a file instead)"
+            )
         if not timeout > 0:
             raise ValueError(f"exec: timeout = {timeout!r}: must be > 0 seconds")
         self._check_open()
@@ -389,7 +492,9 @@ class Sandbox:
         self._check_disk()  # killed while this command ran: its output ends with the shell's death
         return res
 
-    def _exec_blocking(self, cmd: str, timeout: float, stateful: bool, output_bytes: int | None = None) -> ExecResult:
+    def _exec_blocking(
+        self, cmd: str, timeout: float, stateful: bool, output_bytes: int | None = None
+    ) -> ExecResult:
         with self._exec_lock:
             self._check_open()
             t0 = time.monotonic()
@@ -406,35 +511,55 @@ class Sandbox:
                 self._shell.close()
                 self._shell = None
                 self._settle(api)
-            raise SandboxError(f"sandbox {self.name}: the shell keeps dying before the command starts")
+            raise SandboxError(
+                f"sandbox {self.name}: the shell keeps dying before the command starts"
+            )
 
-    def _run_in_shell(self, api, shell: _Shell, cmd: str, timeout: float, stateful: bool,
-                      output_bytes: int | None, t0: float) -> ExecResult | None:
+    def _run_in_shell(
+        self,
+        api,
+        shell: _Shell,
+        cmd: str,
+        timeout: float,
+        stateful: bool,
+        output_bytes: int | None,
+        t0: float,
+    ) -> ExecResult | None:
         """Send one command and stream its output. None when the shell was gone before the command started."""
         nonce = secrets.token_hex(8)
         try:
-            shell.sock.sendall(f"{nonce} {timeout:.3f} {int(stateful)}\n".encode() + cmd.encode() + b"\0")
+            shell.sock.sendall(
+                f"{nonce} {timeout:.3f} {int(stateful)}\n".encode() + cmd.encode() + b"\0"
+            )
         except OSError:
             return None
         cap = _Capture(output_bytes or self.limits.output_bytes)
         cap.feed(shell.leftover)
         shell.leftover = b""
         group, end, swept = None, None, False
-        deadline = t0 + timeout + 5.0  # the server itself stops the command at `timeout`, within about a second
+        deadline = (
+            t0 + timeout + 5.0
+        )  # the server itself stops the command at `timeout`, within about a second
         while end is None:
             if time.monotonic() > deadline:
                 if swept or group is None:
                     break
-                with contextlib.suppress(Exception):  # the server is stuck: kill the command's shell from outside
+                with contextlib.suppress(
+                    Exception
+                ):  # the server is stuck: kill the command's shell from outside
                     self._sweep(api, group)
                 swept, deadline = True, time.monotonic() + 2.0
             frames = shell.frames(deadline)
             if frames is None:
                 break
             for stream, payload in frames:
-                if end is not None:  # after this command's end: output of background jobs, for the next one
+                if (
+                    end is not None
+                ):  # after this command's end: output of background jobs, for the next one
                     shell.leftover += payload
-                elif stream != 1:  # the server's own stderr (rare): keep it, never scan it for markers
+                elif (
+                    stream != 1
+                ):  # the server's own stderr (rare): keep it, never scan it for markers
                     cap.feed(payload)
                 else:
                     for fields in _markers(shell, nonce.encode(), payload, cap.feed):
@@ -449,8 +574,10 @@ class Sandbox:
         if end is not None:
             rc, timed_out = end
             if group is None:  # the command's shell never started
-                output += (f"\n[termrl: the shell could not start the command (status {rc}); "
-                           "timeout or bash may be missing from the sandbox]")
+                output += (
+                    f"\n[termrl: the shell could not start the command (status {rc}); "
+                    "timeout or bash may be missing from the sandbox]"
+                )
             return ExecResult(None if timed_out else rc, output, timed_out, truncated, duration)
         # No end marker: the shell died (kill -9 -1, OOM) or hung past every deadline.
         hung = shell.alive
@@ -463,8 +590,10 @@ class Sandbox:
         else:
             output += "\n[termrl: the shell running this command was killed; the next command starts a new one]"
         if not self._settle(api):
-            output += ("\n[termrl: the sandbox container stopped because every process in it was killed; "
-                       "the next command restarts it: files are kept, processes are not]")
+            output += (
+                "\n[termrl: the sandbox container stopped because every process in it was killed; "
+                "the next command restarts it: files are kept, processes are not]"
+            )
         return ExecResult(None, output, hung, truncated, duration)
 
     def _settle(self, api, within_s: float = 2.0) -> bool:
@@ -482,15 +611,24 @@ class Sandbox:
             with contextlib.suppress(docker.errors.APIError):
                 api.kill(self.id)
             if self._settle(api, 10.0):
-                raise SandboxError(f"sandbox {self.name}: its shell is gone and the container does not stop")
+                raise SandboxError(
+                    f"sandbox {self.name}: its shell is gone and the container does not stop"
+                )
         try:
             shell = _Shell(api, self.id)
             api.start(self.id)
         except docker.errors.NotFound:
-            raise SandboxError(f"sandbox {self.name}: container {self.id[:12]} no longer exists (reaped?)") from None
+            raise SandboxError(
+                f"sandbox {self.name}: container {self.id[:12]} no longer exists (reaped?)"
+            ) from None
         except docker.errors.APIError as e:
-            raise SandboxError(f"sandbox {self.name}: restarting its stopped container failed: {e.explanation or e}") from e
-        log.warning("sandbox %s: its container had stopped; restarted it (files kept, processes lost)", self.name)
+            raise SandboxError(
+                f"sandbox {self.name}: restarting its stopped container failed: {e.explanation or e}"
+            ) from e
+        log.warning(
+            "sandbox %s: its container had stopped; restarted it (files kept, processes lost)",
+            self.name,
+        )
         return shell
 
     def _running(self, api) -> bool:
@@ -507,7 +645,9 @@ class Sandbox:
         if pattern:
             cmd.append(f"pkill -KILL -f '{pattern}'")
         if cmd:
-            eid = api.exec_create(self.id, ["sh", "-c", "; ".join(cmd) + "; true"], user="root")["Id"]
+            eid = api.exec_create(self.id, ["sh", "-c", "; ".join(cmd) + "; true"], user="root")[
+                "Id"
+            ]
             api.exec_start(eid)
 
     # ---- files ----------------------------------------------------------------------------------------
@@ -518,7 +658,9 @@ class Sandbox:
             raise ValueError(f"path {str(path)!r}: must be a non-empty path without NUL")
         return p if p.is_absolute() else PurePosixPath(self.workdir) / p
 
-    async def write_file(self, path: str | os.PathLike, data: bytes | str, mode: int = 0o644) -> None:
+    async def write_file(
+        self, path: str | os.PathLike, data: bytes | str, mode: int = 0o644
+    ) -> None:
         """Write a file (str is encoded as UTF-8); missing parent directories are created. Relative paths are
         under /app. Raises ValueError on a bad path or data type, SandboxError when Docker refuses the write."""
         if isinstance(data, str):
@@ -534,13 +676,17 @@ class Sandbox:
     def _write_blocking(self, p: PurePosixPath, data: bytes, mode: int) -> None:
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            info = tarfile.TarInfo(str(p).lstrip("/"))  # extracted at "/": Docker creates missing parents
+            info = tarfile.TarInfo(
+                str(p).lstrip("/")
+            )  # extracted at "/": Docker creates missing parents
             info.size, info.mode, info.mtime = len(data), mode, int(time.time())
             tar.addfile(info, io.BytesIO(data))
         try:
             docker_api(host=self.host).put_archive(self.id, "/", buf.getvalue())
         except docker.errors.APIError as e:
-            raise SandboxError(f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}") from e
+            raise SandboxError(
+                f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}"
+            ) from e
 
     async def read_file(self, path: str | os.PathLike, max_bytes: int = 10 << 20) -> bytes:
         """Read a regular file (symlinks followed). Relative paths are under /app.
@@ -557,25 +703,39 @@ class Sandbox:
         try:
             stream, stat = docker_api(host=self.host).get_archive(self.id, str(p))
         except docker.errors.NotFound:
-            raise FileNotFoundError(f"read_file: no such file in sandbox {self.name}: {str(p)!r}") from None
+            raise FileNotFoundError(
+                f"read_file: no such file in sandbox {self.name}: {str(p)!r}"
+            ) from None
         if stat.get("linkTarget") and depth < 8:
             target = PurePosixPath(stat["linkTarget"])
-            return self._read_blocking(target if target.is_absolute() else p.parent / target, max_bytes, depth + 1)
+            return self._read_blocking(
+                target if target.is_absolute() else p.parent / target, max_bytes, depth + 1
+            )
         if stat.get("mode", 0) & (1 << 31):  # Go's os.ModeDir bit
             raise IsADirectoryError(f"read_file: {str(p)!r} is a directory in sandbox {self.name}")
         if stat.get("size", 0) > max_bytes:
-            raise ValueError(f"read_file: {str(p)!r} is {stat['size']} bytes, more than max_bytes={max_bytes}")
+            raise ValueError(
+                f"read_file: {str(p)!r} is {stat['size']} bytes, more than max_bytes={max_bytes}"
+            )
         data = b"".join(stream)
         with tarfile.open(fileobj=io.BytesIO(data)) as tar:
             member = next((m for m in tar.getmembers() if m.isfile()), None)
             if member is None:
-                raise FileNotFoundError(f"read_file: {str(p)!r} is not a regular file in sandbox {self.name}")
+                raise FileNotFoundError(
+                    f"read_file: {str(p)!r} is not a regular file in sandbox {self.name}"
+                )
             return tar.extractfile(member).read()
 
     # ---- hidden tests ---------------------------------------------------------------------------------
 
-    async def run_tests(self, tests_dir: str | os.PathLike, timeout: float = 60.0,
-                        test_setup: str | None = None, agent_modules=(), script: str | None = None) -> TestReport:
+    async def run_tests(
+        self,
+        tests_dir: str | os.PathLike,
+        timeout: float = 60.0,
+        test_setup: str | None = None,
+        agent_modules=(),
+        script: str | None = None,
+    ) -> TestReport:
         """Run the hidden tests in `tests_dir` against this sandbox's files, in a fresh verifier container from a
         snapshot of it (verifier.run_tests_blocking: tamper verdict, /tests, TEST_DIR, WORKDIR, test_setup).
         This sandbox is paused for the snapshot and left as it was (stopped instead when the engine cannot
@@ -607,17 +767,43 @@ class Sandbox:
             await _blocking(self._disk.check, limit=False)
             self._check_disk()
         budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
-        labels = {"termrl": "1", "termrl.run_id": self.run_id, "termrl.session": SESSION,
-                  "termrl.started": f"{time.time():.3f}", "termrl.owner": _owner(),
-                  "termrl.verifies": self.name}
+        labels = {
+            "termrl": "1",
+            "termrl.run_id": self.run_id,
+            "termrl.session": SESSION,
+            "termrl.started": f"{time.time():.3f}",
+            "termrl.owner": _owner(),
+            "termrl.verifies": self.name,
+        }
         api = docker_api(float(timeout) + 120.0, self.host)
         try:
             if script is not None:
-                return await _blocking(harbor_verifier.run_script_blocking, api, self.id, self.name, labels,
-                                       self.limits, tests_dir, float(timeout), script, limit=False)
-            return await _blocking(verifier.run_tests_blocking, api, self.id,
-                                   self.name, labels, self.limits, tests_dir, float(timeout), test_setup,
-                                   tuple(agent_modules), max(budget, 1 << 20), limit=False)
+                return await _blocking(
+                    harbor_verifier.run_script_blocking,
+                    api,
+                    self.id,
+                    self.name,
+                    labels,
+                    self.limits,
+                    tests_dir,
+                    float(timeout),
+                    script,
+                    limit=False,
+                )
+            return await _blocking(
+                verifier.run_tests_blocking,
+                api,
+                self.id,
+                self.name,
+                labels,
+                self.limits,
+                tests_dir,
+                float(timeout),
+                test_setup,
+                tuple(agent_modules),
+                max(budget, 1 << 20),
+                limit=False,
+            )
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
 
@@ -633,7 +819,9 @@ def host_resources() -> tuple[int, int]:
         try:
             st = os.statvfs(path)
             return ram, st.f_bavail * st.f_frsize
-        except OSError:  # not readable by this user (a docker-group member): its parent's filesystem
+        except (
+            OSError
+        ):  # not readable by this user (a docker-group member): its parent's filesystem
             if path == path.parent:
                 raise
             path = path.parent
@@ -656,8 +844,12 @@ def _owner_dead(owner: str) -> bool:
     return False
 
 
-def reap(run_id: str | None = None, older_than_s: float | None = None,
-         session: str | None = None, host: str | None = None) -> int:
+def reap(
+    run_id: str | None = None,
+    older_than_s: float | None = None,
+    session: str | None = None,
+    host: str | None = None,
+) -> int:
     """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
     snapshot images (label termrl.verifies); return how many things were removed.
 
@@ -675,14 +867,19 @@ def reap(run_id: str | None = None, older_than_s: float | None = None,
         except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
             if not hosts.unreachable(e):
                 raise
-            log.warning("reap: engine %s does not answer (%s); its things stay until it does", url, e)
+            log.warning(
+                "reap: engine %s does not answer (%s); its things stay until it does", url, e
+            )
     return removed
 
 
 def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: str | None) -> int:
     """reap() on one engine."""
-    labels = ["termrl=1"] + ([f"termrl.run_id={run_id}"] if run_id is not None else []) + (
-        [f"termrl.session={session}"] if session is not None else [])
+    labels = (
+        ["termrl=1"]
+        + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
+        + ([f"termrl.session={session}"] if session is not None else [])
+    )
     unfiltered = run_id is None and older_than_s is None and session is None
     now = time.time()
 
@@ -702,13 +899,15 @@ def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: s
     removed = 0
     for c in api.containers(all=True, filters={"label": labels}):
         if chosen(c.get("Labels")):
-            removed += _remove(lambda: api.remove_container(c["Id"], force=True, v=True), c["Id"])
+            removed += _remove(
+                lambda c=c: api.remove_container(c["Id"], force=True, v=True), c["Id"]
+            )
     for v in api.volumes(filters={"label": labels}).get("Volumes") or []:
         if chosen(v.get("Labels")):
-            removed += _remove(lambda: api.remove_volume(v["Name"], force=True), v["Name"])
+            removed += _remove(lambda v=v: api.remove_volume(v["Name"], force=True), v["Name"])
     for im in api.images(all=True, filters={"label": labels + ["termrl.verifies"]}):
         if chosen(im.get("Labels")):
-            removed += _remove(lambda: api.remove_image(im["Id"], force=True), im["Id"])
+            removed += _remove(lambda im=im: api.remove_image(im["Id"], force=True), im["Id"])
     return removed
 
 

@@ -42,11 +42,20 @@ import configs
 import engines
 import rollout
 import sandbox
-from bookkeeping.checkpoints import (checkpoint_dir, latest_checkpoint, load_checkpoint,
-                                     save_checkpoint)
-from bookkeeping.logs import (append_jsonl, format_step_line, open_logger, plot_reward_curve,
-                              step_record, truncate_metrics)
-from sandboxing import hosts
+from bookkeeping.checkpoints import (
+    checkpoint_dir,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
+from bookkeeping.logs import (
+    append_jsonl,
+    format_step_line,
+    open_logger,
+    plot_reward_curve,
+    step_record,
+    truncate_metrics,
+)
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
@@ -54,9 +63,9 @@ from learner.distributed import agreed_stop, init_distributed, load_policy, reso
 from learner.packing import samples_from_groups
 from learner.sync import sync_weights
 from learner.update import build_optimizer, update
+from sandboxing import hosts
 from tasks import TaskError, select_tasks
 from tasks.sampler import TaskSampler
-
 
 # -----------------------------------------------------------------------------
 # set-up: what one rank holds
@@ -74,8 +83,9 @@ def load_task_set(cfg: configs.TrainConfig) -> list:
         raise configs.ConfigError(f"tasks = {cfg.tasks!r}: {why}") from e
 
 
-def engine_memory_report(cfg: configs.TrainConfig, model_dir: Path, world: int,
-                         device_bytes: int) -> str:
+def engine_memory_report(
+    cfg: configs.TrainConfig, model_dir: Path, world: int, device_bytes: int
+) -> str:
     """configs.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
     from model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a
     built-in name such as 'default' is no folder. Raises ConfigError when it cannot fit."""
@@ -149,7 +159,9 @@ def _build(run: Run, local_rank: int) -> None:
     (run.out_dir / "trajectories").mkdir(exist_ok=True)
     engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
     for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
-        if rank == 0:  # one line per listed engine: what it reports, the episodes it takes (per rank)
+        if (
+            rank == 0
+        ):  # one line per listed engine: what it reports, the episodes it takes (per rank)
             print(line, file=sys.stderr)
     if local_rank == 0:
         sandbox.reap()  # containers of dead runs only
@@ -165,14 +177,28 @@ def _build(run: Run, local_rank: int) -> None:
     per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
     episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    fits, line = configs.host_budget(episodes, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb,
-                                     local_ranks, *sandbox.host_resources())
+    fits, line = configs.host_budget(
+        episodes,
+        cfg.sandbox.memory_mb,
+        cfg.sandbox.storage_mb,
+        local_ranks,
+        *sandbox.host_resources(),
+    )
     run.say(line)
     cfg.rollout.max_concurrent_episodes = fits  # per rank; no collective depends on it
-    run.tp_group = engines.tp_groups(world, run.tp)  # ranks of one vLLM engine share its leader's tasks
-    run.sampler = TaskSampler([t.id for t in run.tasks], cfg.tasks_per_step, rank // run.tp,
-                              world // run.tp, cfg.seed, cfg.epochs_shuffle, cfg.curriculum,
-                              cfg.curriculum_window)
+    run.tp_group = engines.tp_groups(
+        world, run.tp
+    )  # ranks of one vLLM engine share its leader's tasks
+    run.sampler = TaskSampler(
+        [t.id for t in run.tasks],
+        cfg.tasks_per_step,
+        rank // run.tp,
+        world // run.tp,
+        cfg.seed,
+        cfg.epochs_shuffle,
+        cfg.curriculum,
+        cfg.curriculum_window,
+    )
     run.tokenizer = weights.load_tokenizer(run.model_dir)
     mesh = init_device_mesh(device.type, (world,))
     run.policy = load_policy(run.model_dir, cfg, mesh, device)
@@ -180,15 +206,18 @@ def _build(run: Run, local_rank: int) -> None:
         run.ref_model = load_policy(run.model_dir, cfg, mesh, device, trainable=False)
     run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
     resume(run)
-    run.engine = engines.build_engine(cfg.policy, run.model_dir, run.tokenizer, device,
-                                      cfg.seed + rank // run.tp, run.tp_group)
+    run.engine = engines.build_engine(
+        cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank // run.tp, run.tp_group
+    )
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
-    run.say(f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, "
-            f"model {run.model_dir}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, "
-            f"steps {run.step}..{cfg.steps}, sandbox run ids {','.join(run_ids)}")
+    run.say(
+        f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, "
+        f"model {run.model_dir}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, "
+        f"steps {run.step}..{cfg.steps}, sandbox run ids {','.join(run_ids)}"
+    )
 
 
 def resume(run: Run) -> None:
@@ -197,8 +226,10 @@ def resume(run: Run) -> None:
     the task set changed."""
     ckpt = latest_checkpoint(run.out_dir) if run.cfg.resume else None
     if run.cfg.resume and ckpt is None:
-        run.say(f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; "
-                "starting at step 0")
+        run.say(
+            f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; "
+            "starting at step 0"
+        )
     if ckpt is not None:
         run.step = load_checkpoint(ckpt, run.policy, run.optimizer, run.scheduler, run.sampler)
         run.say(f"[train] resumed from {ckpt} at step {run.step}")
@@ -223,6 +254,7 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
     run.engine.wake_up()
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
+
         def write(t: rollout.Trajectory) -> None:
             traj_file.write(json.dumps(t.to_json(), default=str) + "\n")
 
@@ -231,10 +263,20 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
             job = engines.follow_async(run.engine)
         else:
             job = rollout.run_episodes(
-                [run.tasks[i] for i in indices], run.engine, run.tokenizer, cfg.grpo.group_size,
-                cfg.rollout, run.judge, action_format=cfg.policy.action_format,
-                sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward, run_id=sandbox.RUN_ID, seed=seed,
-                progress=run.rank == 0, on_trajectory=write)
+                [run.tasks[i] for i in indices],
+                run.engine,
+                run.tokenizer,
+                cfg.grpo.group_size,
+                cfg.rollout,
+                run.judge,
+                action_format=cfg.policy.action_format,
+                sandbox_cfg=cfg.sandbox,
+                reward_cfg=cfg.reward,
+                run_id=sandbox.RUN_ID,
+                seed=seed,
+                progress=run.rank == 0,
+                on_trajectory=write,
+            )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
         try:
@@ -248,19 +290,30 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
     return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
 
 
-def gather_episodes(run: Run, indices: list[int], groups: list[rollout.Group],
-                    counts: dict) -> tuple[list[dict], dict, dict]:
+def gather_episodes(
+    run: Run, indices: list[int], groups: list[rollout.Group], counts: dict
+) -> tuple[list[dict], dict, dict]:
     """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
     collective); the sampler's curriculum records each group (task index, rewards).
     Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls,
     failures, cost)."""
-    def summary(i: int, t: rollout.Trajectory, r: float | None) -> dict:
-        return dict(task_index=i, reward=r, resolved=bool(t.resolved), truncated=bool(t.truncated),
-                    tampered=t.stop_reason == "tampered", tokens=len(t.token_ids),
-                    generated=int(sum(t.loss_mask)), timings=dict(t.timings))
 
-    mine = [(i, [summary(i, t, r) for t, r in zip(g.trajectories, g.rewards)])
-            for i, g in zip(indices, groups)]
+    def summary(i: int, t: rollout.Trajectory, r: float | None) -> dict:
+        return dict(
+            task_index=i,
+            reward=r,
+            resolved=bool(t.resolved),
+            truncated=bool(t.truncated),
+            tampered=t.stop_reason == "tampered",
+            tokens=len(t.token_ids),
+            generated=int(sum(t.loss_mask)),
+            timings=dict(t.timings),
+        )
+
+    mine = [
+        (i, [summary(i, t, r) for t, r in zip(g.trajectories, g.rewards)])
+        for i, g in zip(indices, groups)
+    ]
     judge = dict(run.judge.metrics) if run.judge is not None else {}
     gathered: list = [None] * run.world
     dist.all_gather_object(gathered, (mine, counts, judge))
@@ -274,8 +327,9 @@ def gather_episodes(run: Run, indices: list[int], groups: list[rollout.Group],
     return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])
 
 
-def log_step(run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict,
-             times: dict) -> None:
+def log_step(
+    run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict, times: dict
+) -> None:
     """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout."""
     if run.rank != 0:
         return
@@ -313,8 +367,12 @@ def finish(run: Run) -> int:
         exit_code = 128 + (run.stop.signum or signal.SIGTERM)
         checkpoint(run, due=cfg.checkpoint_on_signal)
     # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates it.
-    weights.save_hf(run.policy, run.out_dir / "hf", tokenizer_dir=run.model_dir,
-                    dtype=weights.DTYPES[cfg.policy.dtype])
+    weights.save_hf(
+        run.policy,
+        run.out_dir / "hf",
+        tokenizer_dir=run.model_dir,
+        dtype=weights.DTYPES[cfg.policy.dtype],
+    )
     run.say(f"[train] policy after step {run.step} exported to {run.out_dir / 'hf'}")
     if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
         curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
@@ -360,23 +418,30 @@ def main(argv: list[str] | None = None) -> int:
             sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
             # 3. group_size episodes per task in containers; tests, judge, group rewards
             groups, rollout_s = roll_out(run, indices)
-            indices = indices[run.rank % run.tp::run.tp]  # the groups split_for_tp gave this rank
+            indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave this rank
             if agreed_stop(run.stop, run.device):
-                run.say(f"[train] stopped during the rollout of step {run.step + 1}; "
-                        "it is not trained on")
+                run.say(
+                    f"[train] stopped during the rollout of step {run.step + 1}; "
+                    "it is not trained on"
+                )
                 break
             # 4. group advantages -> learner samples
             samples, counts = samples_from_groups(groups, cfg.grpo)
             # 5. the GRPO update over every rank's samples
             t0 = time.perf_counter()
-            metrics = update(run.policy, run.optimizer, run.scheduler, samples, cfg, run.device,
-                             run.ref_model)
+            metrics = update(
+                run.policy, run.optimizer, run.scheduler, samples, cfg, run.device, run.ref_model
+            )
             train_s = time.perf_counter() - t0
             run.step, run.stale = run.step + 1, True
             # 6. log one line; 7. checkpoint
             episodes, counts, judge_metrics = gather_episodes(run, indices, groups, counts)
-            times = {"rollout_s": rollout_s, "train_s": train_s, "sync_s": sync_s,
-                     "step_s": time.perf_counter() - t_step}
+            times = {
+                "rollout_s": rollout_s,
+                "train_s": train_s,
+                "sync_s": sync_s,
+                "step_s": time.perf_counter() - t_step,
+            }
             log_step(run, episodes, counts, judge_metrics, metrics, times)
             checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
         return finish(run)

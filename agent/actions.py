@@ -17,22 +17,30 @@ expected format). Lone UTF-16 surrogate escapes in JSON strings (`"\\ud83d"`, no
 errors, so no command or observation ever holds one. The system prompts live in rollout.py.
 """
 
-
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 # ----------------------------------------------------------------------------- tools and calls
 
 # name -> {argument: (accepted JSON types, required, type shown in errors)}
 TOOLS: dict[str, dict[str, tuple[tuple[type, ...], bool, str]]] = {
     "bash": {"command": ((str,), True, "string"), "timeout_s": ((int, float), False, "number")},
-    "read_file": {"path": ((str,), True, "string"), "offset": ((int,), False, "integer"), "limit": ((int,), False, "integer")},
+    "read_file": {
+        "path": ((str,), True, "string"),
+        "offset": ((int,), False, "integer"),
+        "limit": ((int,), False, "integer"),
+    },
     "write_file": {"path": ((str,), True, "string"), "content": ((str,), True, "string")},
-    "edit_file": {"path": ((str,), True, "string"), "old": ((str,), True, "string"), "new": ((str,), True, "string"),
-                  "replace_all": ((bool,), False, "boolean")},
+    "edit_file": {
+        "path": ((str,), True, "string"),
+        "old": ((str,), True, "string"),
+        "new": ((str,), True, "string"),
+        "replace_all": ((bool,), False, "boolean"),
+    },
     "finish": {"message": ((str,), True, "string")},
 }
 
@@ -40,7 +48,11 @@ HERMES_EXAMPLE = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls -la
 MARKDOWN_EXAMPLE = "```bash\nls -la\n```"
 
 HERMES_HINT = "\n\nCall a tool like this:\n" + HERMES_EXAMPLE
-MARKDOWN_HINT = "\n\nRun a command like this:\n" + MARKDOWN_EXAMPLE + "\nWhen the task is done, write DONE on a line by itself."
+MARKDOWN_HINT = (
+    "\n\nRun a command like this:\n"
+    + MARKDOWN_EXAMPLE
+    + "\nWhen the task is done, write DONE on a line by itself."
+)
 BASH_LANGS = ("bash", "sh", "shell", "console", "")  # info strings whose blocks are bash calls
 
 
@@ -72,30 +84,46 @@ def check_call(name: Any, args: Any, index: int, max_arg_bytes: int) -> ToolCall
     (not valid Unicode), or a string argument longer than max_arg_bytes (UTF-8 bytes). Error messages quote
     values with repr/json.dumps, so they are valid UTF-8 themselves."""
     if not isinstance(name, str) or name not in TOOLS:
-        raise FormatError(f"tool call {index}: unknown tool {name!r}; the tools are {', '.join(TOOLS)}.")
+        raise FormatError(
+            f"tool call {index}: unknown tool {name!r}; the tools are {', '.join(TOOLS)}."
+        )
     if not isinstance(args, dict):
-        raise FormatError(f"tool call {index}: \"arguments\" must be a JSON object, got {json.dumps(args)[:80]}.")
+        raise FormatError(
+            f'tool call {index}: "arguments" must be a JSON object, got {json.dumps(args)[:80]}.'
+        )
     spec = TOOLS[name]
     for arg, (_, required, _) in spec.items():
         if required and arg not in args:
-            raise FormatError(f"tool call {index}: {name} is missing the required argument {arg!r}.")
+            raise FormatError(
+                f"tool call {index}: {name} is missing the required argument {arg!r}."
+            )
     for arg, value in args.items():
         if arg not in spec:
-            raise FormatError(f"tool call {index}: {name} got an unexpected argument {arg!r}; "
-                              f"its arguments are {', '.join(spec)}.")
+            raise FormatError(
+                f"tool call {index}: {name} got an unexpected argument {arg!r}; "
+                f"its arguments are {', '.join(spec)}."
+            )
         types, _, shown = spec[arg]
         if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} must be a {shown}, got {json.dumps(value)[:80]}.")
+            raise FormatError(
+                f"tool call {index}: argument {arg!r} of {name} must be a {shown}, got {json.dumps(value)[:80]}."
+            )
         if isinstance(value, float) and not math.isfinite(value):  # json reads NaN and Infinity
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} must be a finite number, "
-                              f"got {json.dumps(value)}.")
+            raise FormatError(
+                f"tool call {index}: argument {arg!r} of {name} must be a finite number, "
+                f"got {json.dumps(value)}."
+            )
         if isinstance(value, str) and (bad := _lone_surrogate(value)) is not None:
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} is not valid Unicode (a lone UTF-16 "
-                              f"surrogate {value[bad]!r} at char {bad}); write the character itself or a "
-                              f"surrogate pair.")
+            raise FormatError(
+                f"tool call {index}: argument {arg!r} of {name} is not valid Unicode (a lone UTF-16 "
+                f"surrogate {value[bad]!r} at char {bad}); write the character itself or a "
+                f"surrogate pair."
+            )
         if isinstance(value, str) and len(value.encode()) > max_arg_bytes:
-            raise FormatError(f"tool call {index}: argument {arg!r} of {name} is {len(value.encode())} bytes; "
-                              f"the limit is {max_arg_bytes} bytes.")
+            raise FormatError(
+                f"tool call {index}: argument {arg!r} of {name} is {len(value.encode())} bytes; "
+                f"the limit is {max_arg_bytes} bytes."
+            )
     return ToolCall(name, dict(args))
 
 
@@ -116,13 +144,15 @@ def split_reasoning(text: str, opens_think: bool = False) -> tuple[str, str]:
     end = text.find("</think>", start)
     if end < 0:
         return text, ""
-    return text[:end + len("</think>")], text[end + len("</think>"):]
+    return text[: end + len("</think>")], text[end + len("</think>") :]
 
 
 def _unclosed(reasoning: str, opens_think: bool) -> str:
     """The note added to a "no action" error when the reply's reasoning never closed ("" otherwise)."""
     if (reasoning or opens_think) and not reasoning.endswith("</think>"):
-        return " (the reasoning opened by <think> has no </think>; calls inside reasoning are not run)"
+        return (
+            " (the reasoning opened by <think> has no </think>; calls inside reasoning are not run)"
+        )
     return ""
 
 
@@ -131,7 +161,9 @@ _WS = re.compile(r"[ \t\n\r]*")
 _CLOSE_TAG = re.compile(r"[ \t\n\r]*</tool_call>")
 
 
-def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = False) -> list[ToolCall]:
+def parse_hermes(
+    text: str, max_arg_bytes: int = 65536, opens_think: bool = False
+) -> list[ToolCall]:
     """Tool calls of a Hermes-format reply, in order. Reasoning is not parsed: the leading block of
     `split_reasoning(text, opens_think)` and any later `<think>...</think>` outside tool calls.
 
@@ -146,7 +178,9 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
     calls, pos = [], 0
     while True:
         start, think = rest.find("<tool_call>", pos), rest.find("<think>", pos)
-        if think >= 0 and (start < 0 or think < start):  # a later reasoning block: skipped, calls in it not run
+        if think >= 0 and (
+            start < 0 or think < start
+        ):  # a later reasoning block: skipped, calls in it not run
             close = rest.find("</think>", think)
             if close < 0:
                 break
@@ -160,24 +194,34 @@ def parse_hermes(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fals
             obj, k = _JSON.raw_decode(rest, j)
         except json.JSONDecodeError as e:
             msg = e.msg.removesuffix(" at")  # "Unterminated string starting at"
-            raise FormatError(f"Format error: tool call {i} is not valid JSON ({msg} at char {e.pos - j})."
-                              + HERMES_HINT) from e
+            raise FormatError(
+                f"Format error: tool call {i} is not valid JSON ({msg} at char {e.pos - j})."
+                + HERMES_HINT
+            ) from e
         m = _CLOSE_TAG.match(rest, k)
         if m is None:
             if not rest[k:].strip():
-                raise FormatError("Format error: <tool_call> without a closing </tool_call>." + HERMES_HINT)
-            raise FormatError(f"Format error: tool call {i}: expected </tool_call> right after its JSON object, "
-                              f"found {rest[k:k + 20]!r}." + HERMES_HINT)
+                raise FormatError(
+                    "Format error: <tool_call> without a closing </tool_call>." + HERMES_HINT
+                )
+            raise FormatError(
+                f"Format error: tool call {i}: expected </tool_call> right after its JSON object, "
+                f"found {rest[k : k + 20]!r}." + HERMES_HINT
+            )
         if not isinstance(obj, dict) or "name" not in obj or set(obj) - {"name", "arguments"}:
-            raise FormatError(f'Format error: tool call {i} must be a JSON object with keys "name" and "arguments".'
-                              + HERMES_HINT)
+            raise FormatError(
+                f'Format error: tool call {i} must be a JSON object with keys "name" and "arguments".'
+                + HERMES_HINT
+            )
         try:
             calls.append(check_call(obj["name"], obj.get("arguments", {}), i, max_arg_bytes))
         except FormatError as e:
             raise FormatError(f"Format error: {e}" + HERMES_HINT) from e
         pos = m.end()
     if not calls:
-        raise FormatError(f"Format error: no tool call found{_unclosed(reasoning, opens_think)}." + HERMES_HINT)
+        raise FormatError(
+            f"Format error: no tool call found{_unclosed(reasoning, opens_think)}." + HERMES_HINT
+        )
     return calls
 
 
@@ -191,25 +235,35 @@ _OPEN_FENCE = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _DONE = re.compile(r"^(DONE|finish(\(.*\))?)$")
 # A heredoc operator <<WORD, <<'WORD', <<"WORD", <<\WORD, <<-WORD (not <<<), skipping quoted strings and
 # comments so `echo "a <<b"` opens nothing.
-_HEREDOC = re.compile(r"""(?<!<)<<(?!<)(-?)[ \t]*(?:'([^'\n]*)'|"([^"\n]*)"|\\?([A-Za-z_][\w.-]*))"""
-                      r"""|'[^'\n]*'|"(?:\\.|[^"\\\n])*"|(?:^|(?<=[ \t;&|(]))\#.*""")
+_HEREDOC = re.compile(
+    r"""(?<!<)<<(?!<)(-?)[ \t]*(?:'([^'\n]*)'|"([^"\n]*)"|\\?([A-Za-z_][\w.-]*))"""
+    r"""|'[^'\n]*'|"(?:\\.|[^"\\\n])*"|(?:^|(?<=[ \t;&|(]))\#.*"""
+)
 
 
 def _heredocs(line: str) -> list[tuple[str, bool]]:
     """(delimiter, strip leading tabs) of the heredocs a bash line opens, in order."""
     out = []
     for m in _HEREDOC.finditer(line):
-        word = m.group(2) if m.group(2) is not None else m.group(3) if m.group(3) is not None else m.group(4)
+        word = (
+            m.group(2)
+            if m.group(2) is not None
+            else m.group(3)
+            if m.group(3) is not None
+            else m.group(4)
+        )
         if word is not None:
             out.append((word, m.group(1) == "-"))
     return out
 
 
 def _deindent(line: str, n: int) -> str:
-    return line[min(n, len(line) - len(line.lstrip(" "))):]
+    return line[min(n, len(line) - len(line.lstrip(" "))) :]
 
 
-def _fence_end(lines: list[str], start: int, fence: str, indent: int, bash: bool, final: bool) -> int | None:
+def _fence_end(
+    lines: list[str], start: int, fence: str, indent: int, bash: bool, final: bool
+) -> int | None:
     """Index of the line closing the block opened by `fence`, whose content starts at lines[start].
 
     Deviation from CommonMark, for bash blocks: a line inside an open heredoc body (after `<<EOF` until the
@@ -255,14 +309,18 @@ def _markdown_items(lines: list[str], final: bool) -> tuple[list[tuple[str, str]
         if end is None:
             return items, lang
         if lang in BASH_LANGS:
-            items.append(("bash", "\n".join(_deindent(line, indent) for line in lines[i + 1:end])))
+            items.append(
+                ("bash", "\n".join(_deindent(line, indent) for line in lines[i + 1 : end]))
+            )
         else:
             items.append(("text", lang))
         i = end + 1
     return items, None
 
 
-def parse_markdown(text: str, max_arg_bytes: int = 65536, opens_think: bool = False) -> list[ToolCall]:
+def parse_markdown(
+    text: str, max_arg_bytes: int = 65536, opens_think: bool = False
+) -> list[ToolCall]:
     """Calls of a markdown-format reply, in order: each fenced block (CommonMark fences: ``` or ~~~, see
     `_fence_end` for the one deviation, heredoc bodies) tagged bash/sh/shell/console or untagged is a bash
     call with the block's text; a line `DONE` (or `finish`, `finish(...)`) outside blocks is a finish call.
@@ -283,14 +341,18 @@ def parse_markdown(text: str, max_arg_bytes: int = 65536, opens_think: bool = Fa
             if not value.strip():
                 raise FormatError(f"Format error: bash block {i} is empty." + MARKDOWN_HINT)
             if len(value.encode()) > max_arg_bytes:
-                raise FormatError(f"Format error: bash block {i} is {len(value.encode())} bytes; the limit is "
-                                  f"{max_arg_bytes} bytes." + MARKDOWN_HINT)
+                raise FormatError(
+                    f"Format error: bash block {i} is {len(value.encode())} bytes; the limit is "
+                    f"{max_arg_bytes} bytes." + MARKDOWN_HINT
+                )
             calls.append(ToolCall("bash", {"command": value}))
     if open_lang is not None:
         raise FormatError("Format error: a ``` block is not closed." + MARKDOWN_HINT)
     if not calls:
-        raise FormatError(f"Format error: no bash block and no DONE found{_unclosed(reasoning, opens_think)}."
-                          + MARKDOWN_HINT)
+        raise FormatError(
+            f"Format error: no bash block and no DONE found{_unclosed(reasoning, opens_think)}."
+            + MARKDOWN_HINT
+        )
     return calls
 
 
@@ -305,16 +367,22 @@ def markdown_action_done(text: str, opens_think: bool = False) -> bool:
     (parse_markdown's fallback for a never-terminated heredoc applies only to a finished reply).
     """
     _, rest = split_reasoning(text, opens_think)
-    items, _ = _markdown_items(rest.split("\n")[:-1], final=False)  # the last piece is an unfinished line
+    items, _ = _markdown_items(
+        rest.split("\n")[:-1], final=False
+    )  # the last piece is an unfinished line
     return any(kind != "text" for kind, _ in items)
 
 
 def markdown_stop_check(tokenizer, opens_think: bool = False) -> Callable[[list[int]], bool]:
     """SamplingParams.stop_check for the markdown format: markdown_action_done on the decoded generated ids."""
-    return lambda ids: markdown_action_done(tokenizer.decode(ids, skip_special_tokens=False), opens_think)
+    return lambda ids: markdown_action_done(
+        tokenizer.decode(ids, skip_special_tokens=False), opens_think
+    )
 
 
-def parse_actions(text: str, action_format: str, max_arg_bytes: int, opens_think: bool = False) -> list[ToolCall]:
+def parse_actions(
+    text: str, action_format: str, max_arg_bytes: int, opens_think: bool = False
+) -> list[ToolCall]:
     """Dispatch to parse_hermes / parse_markdown. opens_think: ChatFormat.opens_think of the policy's template."""
     parse = parse_hermes if action_format == "hermes" else parse_markdown
     return parse(text, max_arg_bytes, opens_think)

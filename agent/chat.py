@@ -40,11 +40,16 @@ class ChatFormat:
         self.opens_think = generation_opens_think(tokenizer)
         base = self.render(self.BASE)
         i = len(base) - 1 - base[::-1].index(self.eot_id)
-        self._base, self._after_eot = base, base[i + 1:]
-        probe = self.render(self.BASE + [{"role": self.observation_role, "content": "O"}], add_generation_prompt=True)
-        if probe[:len(base)] != base:
-            raise ValueError(f"tokenizer chat_template: rendering of a conversation is not a prefix of its rendering "
-                             f"with one more {self.observation_role!r} message; observations cannot be tokenised by suffix")
+        self._base, self._after_eot = base, base[i + 1 :]
+        probe = self.render(
+            self.BASE + [{"role": self.observation_role, "content": "O"}],
+            add_generation_prompt=True,
+        )
+        if probe[: len(base)] != base:
+            raise ValueError(
+                f"tokenizer chat_template: rendering of a conversation is not a prefix of its rendering "
+                f"with one more {self.observation_role!r} message; observations cannot be tokenised by suffix"
+            )
         self._cache: dict[str, list[int]] = {}
 
     def render(self, messages: list[dict], add_generation_prompt: bool = False) -> list[int]:
@@ -53,14 +58,17 @@ class ChatFormat:
 
     def prompt_ids(self, instruction: str) -> tuple[list[dict], list[int]]:
         """(messages, token ids) of an episode's start: system prompt, the instruction, the generation prompt."""
-        messages = [{"role": "system", "content": system_prompt(self.action_format)}, {"role": "user", "content": instruction}]
+        messages = [
+            {"role": "system", "content": system_prompt(self.action_format)},
+            {"role": "user", "content": instruction},
+        ]
         return messages, self.render(messages, add_generation_prompt=True)
 
     def observation_ids(self, observations: list[dict], closed: bool = True) -> list[int]:
         """Tokens that follow an assistant turn: [eot if not closed] + after-eot + observation message(s) +
         the next generation prompt. closed: the generated tokens already end with the end-of-turn token."""
         full = self.render(self.BASE + observations, add_generation_prompt=True)
-        seg = self._after_eot + full[len(self._base):]
+        seg = self._after_eot + full[len(self._base) :]
         return seg if closed else [self.eot_id] + seg
 
     def decode(self, token_ids: list[int]) -> str:
@@ -69,4 +77,3 @@ class ChatFormat:
         if token_ids and token_ids[-1] in self.stop_ids:
             token_ids = token_ids[:-1]
         return self.tokenizer.decode(token_ids, skip_special_tokens=False)
-

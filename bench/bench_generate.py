@@ -33,7 +33,7 @@ against plain F.linear, batch 1..8, context ~200: median ratio of interleaved st
 (decode.logits: Transformer.hidden_states + lm_head) under torch.compile(dynamic=True) against the same step eager, batch 1 and 8, context ~160: compile
 and warm-up time (wall and CPU seconds, printed separately), max |logit difference|, and the median ratio of
 CPU seconds over --pairs x 3 interleaved (eager, compiled) step pairs. `--batches` with no value skips the table.
-"""
+"""  # noqa: E501
 
 import argparse
 import asyncio
@@ -45,9 +45,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from engines import cpu_fast, decode  # noqa: E402
 import engines as E  # noqa: E402
 import rollout  # noqa: E402
+from engines import cpu_fast, decode  # noqa: E402
 from hf import weights  # noqa: E402
 
 QUESTIONS = [
@@ -67,20 +67,35 @@ def prompts_for(tok, n: int) -> list[list[int]]:
     return [chat.prompt_ids(QUESTIONS[i % len(QUESTIONS)] + f" (case {i})")[1] for i in range(n)]
 
 
-def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool = True, draft_tokens: int = 5,
-                 fast_cpu: bool = True):
+def bench_engine(
+    m,
+    tok,
+    prompts,
+    batch: int,
+    new_tokens: int,
+    speculate: bool = True,
+    draft_tokens: int = 5,
+    fast_cpu: bool = True,
+):
     """One TorchEngine(max_batch=batch) decoding `prompts` `batch` at a time, as an engine serves consecutive
     requests (a later request reuses the cached K/V of the shared system prompt; HF generate recomputes it).
     Returns (wall seconds, CPU seconds, token ids per prompt, (draft tokens kept, draft tokens fed))."""
-    eng = E.TorchEngine(m, tok, max_batch=batch, max_seq_len=max(map(len, prompts)) + new_tokens + 1, stop_ids=set(),
-                        speculate_max_batch=4 if speculate else 0, speculate_tokens=draft_tokens,
-                        fast_cpu=fast_cpu)
+    eng = E.TorchEngine(
+        m,
+        tok,
+        max_batch=batch,
+        max_seq_len=max(map(len, prompts)) + new_tokens + 1,
+        stop_ids=set(),
+        speculate_max_batch=4 if speculate else 0,
+        speculate_tokens=draft_tokens,
+        fast_cpu=fast_cpu,
+    )
     sp = E.SamplingParams(temperature=0.0, max_tokens=new_tokens)
 
     async def go():
         t0, c0, outs = time.perf_counter(), time.process_time(), []
         for i in range(0, len(prompts), batch):
-            outs += await asyncio.gather(*(eng.generate(p, sp) for p in prompts[i:i + batch]))
+            outs += await asyncio.gather(*(eng.generate(p, sp) for p in prompts[i : i + batch]))
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         await eng.aclose()
         return dt, cpu, [o.token_ids for o in outs], (eng.accepted_drafts, eng.drafted_tokens)
@@ -90,7 +105,9 @@ def bench_engine(m, tok, prompts, batch: int, new_tokens: int, speculate: bool =
 
 def bench_hf_batches(hf, tok, prompts, batch: int, new_tokens: int):
     """bench_hf on consecutive batches of `batch` prompts: (summed wall seconds, summed CPU seconds, token ids)."""
-    parts = [bench_hf(hf, tok, prompts[i:i + batch], new_tokens) for i in range(0, len(prompts), batch)]
+    parts = [
+        bench_hf(hf, tok, prompts[i : i + batch], new_tokens) for i in range(0, len(prompts), batch)
+    ]
     return sum(p[0] for p in parts), sum(p[1] for p in parts), [t for p in parts for t in p[2]]
 
 
@@ -101,7 +118,13 @@ def bench_hf(hf, tok, prompts, new_tokens: int) -> tuple[float, float, list[list
     ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
     mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
     t0, c0 = time.perf_counter(), time.process_time()
-    out = hf.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens, do_sample=False, pad_token_id=pad)
+    out = hf.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        max_new_tokens=new_tokens,
+        do_sample=False,
+        pad_token_id=pad,
+    )
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     return dt, cpu, out[:, width:].tolist()
 
@@ -120,9 +143,18 @@ def compare_linear(m, pairs: int) -> None:
         logits = run()
         return time.perf_counter() - t0, logits
 
-    print(f"{'rows':>11} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load")
-    cases = [(f"batch {b}", lambda b=b: decode.decode_one_token(m, torch.arange(b) + 100, list(range(b)),
-                                                               torch.full((b,), 200))) for b in range(1, 9)]
+    print(
+        f"{'rows':>11} {'F.linear ms':>12} {'_linear ms':>11} {'median ratio':>13} {'spread':>11} {'max |dlogit|':>13} load"  # noqa: E501
+    )
+    cases = [
+        (
+            f"batch {b}",
+            lambda b=b: decode.decode_one_token(
+                m, torch.arange(b) + 100, list(range(b)), torch.full((b,), 200)
+            ),
+        )
+        for b in range(1, 9)
+    ]
     cases.append(("prefill 134", lambda: decode.prefill(m, torch.arange(134) % 1000, 7, 0)))
     for name, run in cases:
         times = []
@@ -134,10 +166,12 @@ def compare_linear(m, pairs: int) -> None:
             if i:  # the first pair warms up
                 times.append((t_plain, t_routed))
         ratios = [a / c for a, c in times]
-        print(f"{name:>11} {statistics.median(a for a, _ in times) * 1e3:>12.1f} "
-              f"{statistics.median(c for _, c in times) * 1e3:>11.1f} {statistics.median(ratios):>12.2f}x "
-              f"{min(ratios):.2f}..{max(ratios):.2f} {(out - ref).abs().max().item():>13.1e} {os.getloadavg()[0]:.1f}",
-              flush=True)
+        print(
+            f"{name:>11} {statistics.median(a for a, _ in times) * 1e3:>12.1f} "
+            f"{statistics.median(c for _, c in times) * 1e3:>11.1f} {statistics.median(ratios):>12.2f}x "
+            f"{min(ratios):.2f}..{max(ratios):.2f} {(out - ref).abs().max().item():>13.1e} {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
 
 
 @torch.no_grad()
@@ -152,7 +186,11 @@ def compare_compiled_step(m, pairs: int) -> None:
 
     def step(fn, b: int, pos: int) -> torch.Tensor:
         positions = torch.full((b, 1), pos)
-        return fn(torch.arange(b) + 100, positions, decode.cache_step(list(range(b)), positions, torch.float32))
+        return fn(
+            torch.arange(b) + 100,
+            positions,
+            decode.cache_step(list(range(b)), positions, torch.float32),
+        )
 
     decode.prefill(m, torch.arange(150) % 1000, 0, 0)
     for s in range(1, 8):
@@ -161,8 +199,10 @@ def compare_compiled_step(m, pairs: int) -> None:
     for b in (1, 8):  # size 1 is specialised: two compilations
         step(compiled, b, 150)
         step(compiled, b, 151)
-    print(f"torch.compile of the decode step, batch 1 and 8: {time.perf_counter() - t0:.0f} s wall, "
-          f"{time.process_time() - c0:.0f} s CPU (compile + 4 warm-up steps), load {os.getloadavg()[0]:.1f}")
+    print(
+        f"torch.compile of the decode step, batch 1 and 8: {time.perf_counter() - t0:.0f} s wall, "
+        f"{time.process_time() - c0:.0f} s CPU (compile + 4 warm-up steps), load {os.getloadavg()[0]:.1f}"
+    )
     for b in (1, 8):
         diff = (step(step_logits, b, 160) - step(compiled, b, 160)).abs().max().item()
         ratios, cpu = [], []
@@ -173,28 +213,65 @@ def compare_compiled_step(m, pairs: int) -> None:
             step(compiled, b, 161 + i)
             cpu.append((c1 - c0, time.process_time() - c1))
             ratios.append(cpu[-1][0] / cpu[-1][1])
-        print(f"batch {b}: eager / compiled CPU seconds per step, median {statistics.median(ratios):.2f}x, spread "
-              f"{min(ratios):.2f}..{max(ratios):.2f} ({statistics.median(c for c, _ in cpu) * 1e3:.0f} ms vs "
-              f"{statistics.median(c for _, c in cpu) * 1e3:.0f} ms), max |logit diff| {diff:.1e}, "
-              f"load {os.getloadavg()[0]:.1f}", flush=True)
+        print(
+            f"batch {b}: eager / compiled CPU seconds per step, median {statistics.median(ratios):.2f}x, spread "
+            f"{min(ratios):.2f}..{max(ratios):.2f} ({statistics.median(c for c, _ in cpu) * 1e3:.0f} ms vs "
+            f"{statistics.median(c for _, c in cpu) * 1e3:.0f} ms), max |logit diff| {diff:.1e}, "
+            f"load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--batches", type=int, nargs="*", default=[1, 8],
-                    help="batch sizes for the table (default 1 8; none: skip the table)")
-    ap.add_argument("--new-tokens", type=int, default=32, help="greedy tokens per prompt (default 32)")
-    ap.add_argument("--pairs", type=int, default=3, help="interleaved (baseline, TorchEngine) pairs per batch size")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads for both (train.py's ranks run 1 each)")
-    ap.add_argument("--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)")
-    ap.add_argument("--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts")
-    ap.add_argument("--draft-tokens", type=int, default=5,
-                    help="TorchEngine speculate_tokens: most draft tokens per sequence and step (default 5, >= 1)")
-    ap.add_argument("--linear", action="store_true",
-                    help="also time the decode step with and without cpu_fast._linear")
-    ap.add_argument("--baseline", choices=("hf", "plain"), default="hf",
-                    help="table baseline: HF generate (default) or TorchEngine's plain decode path")
-    ap.add_argument("--compile-step", action="store_true", help="also time the decode step under torch.compile")
+    ap.add_argument(
+        "--batches",
+        type=int,
+        nargs="*",
+        default=[1, 8],
+        help="batch sizes for the table (default 1 8; none: skip the table)",
+    )
+    ap.add_argument(
+        "--new-tokens", type=int, default=32, help="greedy tokens per prompt (default 32)"
+    )
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=3,
+        help="interleaved (baseline, TorchEngine) pairs per batch size",
+    )
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for both (train.py's ranks run 1 each)",
+    )
+    ap.add_argument(
+        "--model", default="default", help="HF folder or 'default' (SmolLM2-135M-Instruct)"
+    )
+    ap.add_argument(
+        "--no-speculate", action="store_true", help="TorchEngine without prompt-lookup drafts"
+    )
+    ap.add_argument(
+        "--draft-tokens",
+        type=int,
+        default=5,
+        help="TorchEngine speculate_tokens: most draft tokens per sequence and step (default 5, >= 1)",
+    )
+    ap.add_argument(
+        "--linear",
+        action="store_true",
+        help="also time the decode step with and without cpu_fast._linear",
+    )
+    ap.add_argument(
+        "--baseline",
+        choices=("hf", "plain"),
+        default="hf",
+        help="table baseline: HF generate (default) or TorchEngine's plain decode path",
+    )
+    ap.add_argument(
+        "--compile-step", action="store_true", help="also time the decode step under torch.compile"
+    )
     args = ap.parse_args()
     if args.draft_tokens < 1:
         ap.error(f"--draft-tokens {args.draft_tokens}: must be >= 1")
@@ -210,17 +287,21 @@ def main() -> None:
     # No stop token on either side (TorchEngine: stop_ids=set()). min_new_tokens would instead forbid <|im_end|>
     # (HF's min-length logits processor), so HF's tokens after a reply's end would not be the model's greedy ones.
     hf.generation_config.eos_token_id = None
-    print(f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, "
-          f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs")
+    print(
+        f"model {path}, torch {torch.__version__}, threads {torch.get_num_threads()}, new tokens {args.new_tokens}, "
+        f"greedy, {args.pairs} interleaved pairs per batch, {os.cpu_count()} CPUs"
+    )
     bench_engine(ours, tok, prompts_for(tok, 2), 2, 4)  # warm-up both
     bench_hf(hf, tok, prompts_for(tok, 2), 4)
     if args.baseline == "plain":
         bench_engine(ours, tok, prompts_for(tok, 2), 2, 4, fast_cpu=False)
     base_name = "HF generate tok/s" if args.baseline == "hf" else "plain path tok/s"
     if args.batches:
-        print(f"{'batch':>5} {base_name:>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
-              f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11} "
-              f"{'drafts kept':>12}")
+        print(
+            f"{'batch':>5} {base_name:>18} {'TorchEngine tok/s':>18} {'median ratio':>13} {'spread':>13} "
+            f"{'same tokens':>12} {'load avg (1 min) before..after':>31} {'CPU-s ratio':>12} {'CPU spread':>11} "
+            f"{'drafts kept':>12}"
+        )
     prompts = prompts_for(tok, len(QUESTIONS))
     n = len(prompts) * args.new_tokens
     for b in args.batches:
@@ -230,10 +311,19 @@ def main() -> None:
             if args.baseline == "hf":
                 dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
             else:
-                dt_hf, cpu_hf, toks_hf, _ = bench_engine(ours, tok, prompts, b, args.new_tokens,
-                                                         not args.no_speculate, args.draft_tokens, False)
-            dt_ours, cpu_ours, toks_ours, drafts = bench_engine(ours, tok, prompts, b, args.new_tokens,
-                                                                not args.no_speculate, args.draft_tokens)
+                dt_hf, cpu_hf, toks_hf, _ = bench_engine(
+                    ours,
+                    tok,
+                    prompts,
+                    b,
+                    args.new_tokens,
+                    not args.no_speculate,
+                    args.draft_tokens,
+                    False,
+                )
+            dt_ours, cpu_ours, toks_ours, drafts = bench_engine(
+                ours, tok, prompts, b, args.new_tokens, not args.no_speculate, args.draft_tokens
+            )
             t_hf.append(dt_hf)
             t_ours.append(dt_ours)
             ratios.append(dt_hf / dt_ours)
@@ -241,10 +331,13 @@ def main() -> None:
         same = sum(a == h for a, h in zip(toks_ours, toks_hf))
         spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
         drafts = f"{drafts[0]}/{drafts[1]}"
-        print(f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
-              f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
-              f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
-              f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f} {drafts:>12}", flush=True)
+        print(
+            f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
+            f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
+            f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
+            f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f} {drafts:>12}",
+            flush=True,
+        )
     if args.linear:
         compare_linear(ours, args.pairs)
     if args.compile_step:

@@ -34,9 +34,19 @@ from hf import weights  # noqa: E402
 LENGTHS = [24, 40, 64, 96, 128, 160, 200, 256]  # ragged batch: 968 real tokens, 2048 when padded
 # SmolLM2-135M's layer shapes (hidden 576, 9/3 heads of 64, SwiGLU 1536, vocab 49,152, tied) with q/k norm
 # (Qwen3 layout) and 8 of its 30 layers: more lm_head-heavy than the real model, so packing gains less here.
-CFG = M.ModelConfig(family="qwen3", vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=8,
-                    num_attention_heads=9, num_key_value_heads=3, head_dim=64, rope_theta=1e5,
-                    max_position_embeddings=8192, tie_word_embeddings=True)
+CFG = M.ModelConfig(
+    family="qwen3",
+    vocab_size=49152,
+    hidden_size=576,
+    intermediate_size=1536,
+    num_hidden_layers=8,
+    num_attention_heads=9,
+    num_key_value_heads=3,
+    head_dim=64,
+    rope_theta=1e5,
+    max_position_embeddings=8192,
+    tie_word_embeddings=True,
+)
 
 
 def _batch(seed=0):
@@ -62,25 +72,29 @@ def throughput(iters: int) -> dict:
     ours = M.Transformer(CFG)
     with tempfile.TemporaryDirectory() as d:
         weights.save_hf(ours, d)
-        hf = AutoModelForCausalLM.from_pretrained(d, dtype=torch.float32, attn_implementation="sdpa")
+        hf = AutoModelForCausalLM.from_pretrained(
+            d, dtype=torch.float32, attn_implementation="sdpa"
+        )
     ours.train(), hf.train()
     seqs, targets = _batch()
     n_real = sum(LENGTHS)
     T = max(LENGTHS)
     packed_ids, packed_targets = torch.cat(seqs)[None], torch.cat(targets)[None]
-    cu = torch.tensor([0] + [sum(LENGTHS[:i + 1]) for i in range(len(LENGTHS))], dtype=torch.int32)
+    cu = torch.tensor([0] + [sum(LENGTHS[: i + 1]) for i in range(len(LENGTHS))], dtype=torch.int32)
     padded_ids = torch.zeros(len(seqs), T, dtype=torch.long)
     padded_targets = torch.zeros(len(seqs), T, dtype=torch.long)
     mask = torch.zeros(len(seqs), T)
     for i, (s, t) in enumerate(zip(seqs, targets)):
-        padded_ids[i, :len(s)], padded_targets[i, :len(s)], mask[i, :len(s)] = s, t, 1
+        padded_ids[i, : len(s)], padded_targets[i, : len(s)], mask[i, : len(s)] = s, t, 1
 
     def ours_packed():
         lp, _ = ours(packed_ids, cu_seqlens=cu, targets=packed_targets)
         return -lp.sum()
 
     def ours_padded():
-        lp, _ = ours(padded_ids, targets=padded_targets)  # right padding: real tokens never see pads
+        lp, _ = ours(
+            padded_ids, targets=padded_targets
+        )  # right padding: real tokens never see pads
         return -(lp * mask).sum()
 
     def hf_padded():
@@ -93,16 +107,24 @@ def throughput(iters: int) -> dict:
         b = -hf_padded()
     assert abs(a.item() - b.item()) < 1e-2 * abs(b.item()), (a.item(), b.item())
 
-    runs = {"termrl packed": (ours_packed, ours), "termrl padded": (ours_padded, ours),
-            "transformers padded": (hf_padded, hf)}
+    runs = {
+        "termrl packed": (ours_packed, ours),
+        "termrl padded": (ours_padded, ours),
+        "transformers padded": (hf_padded, hf),
+    }
     times = {k: [] for k in runs}
     for fn, m in runs.values():  # warm-up
         _time_step(fn, list(m.parameters()))
     for _ in range(iters):  # interleaved, so load from other processes hits all alike
         for name, (fn, m) in runs.items():
             times[name].append(_time_step(fn, list(m.parameters())))
-    return {k: (n_real / statistics.median(t[0] for t in v), n_real / statistics.median(t[1] for t in v))
-            for k, v in times.items()}
+    return {
+        k: (
+            n_real / statistics.median(t[0] for t in v),
+            n_real / statistics.median(t[1] for t in v),
+        )
+        for k, v in times.items()
+    }
 
 
 def _rss_bytes(field: str) -> int:
@@ -135,8 +157,18 @@ def mem_worker(kind: str, tokens: int, vocab: int, dim: int, grad: bool) -> None
 
 
 def peak_memory(kind: str, tokens: int, vocab: int, dim: int, grad: bool) -> int:
-    cmd = [sys.executable, __file__, "--mem-worker", kind, "--tokens", str(tokens), "--vocab", str(vocab),
-           "--dim", str(dim)] + (["--grad"] if grad else [])
+    cmd = [
+        sys.executable,
+        __file__,
+        "--mem-worker",
+        kind,
+        "--tokens",
+        str(tokens),
+        "--vocab",
+        str(vocab),
+        "--dim",
+        str(dim),
+    ] + (["--grad"] if grad else [])
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=1800)
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_bytes"]
 
@@ -159,22 +191,28 @@ def main():
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), cpu")
     cfg = CFG
-    print(f"\n1. forward+backward, Qwen3 layout (hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, "
-          f"vocab {cfg.vocab_size}), ragged batch lengths {LENGTHS} = {sum(LENGTHS)} tokens "
-          f"({len(LENGTHS) * max(LENGTHS)} padded), median of {args.iters}")
+    print(
+        f"\n1. forward+backward, Qwen3 layout (hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, "
+        f"vocab {cfg.vocab_size}), ragged batch lengths {LENGTHS} = {sum(LENGTHS)} tokens "
+        f"({len(LENGTHS) * max(LENGTHS)} padded), median of {args.iters}"
+    )
     tps = throughput(args.iters)
     base = tps["transformers padded"]
     for name, (wall, cpu) in tps.items():
-        print(f"   {name:22s} {wall:7.0f} tokens/s wall {wall / base[0]:5.2f}x   "
-              f"{cpu:7.0f} tokens/CPU-s {cpu / base[1]:5.2f}x")
+        print(
+            f"   {name:22s} {wall:7.0f} tokens/s wall {wall / base[0]:5.2f}x   "
+            f"{cpu:7.0f} tokens/CPU-s {cpu / base[1]:5.2f}x"
+        )
 
     print(f"\n2. log-prob peak memory, vocab {args.vocab}, hidden {args.dim}, fp32")
     for tokens, grad in ((args.tokens, False), (2048, True)):
         naive = peak_memory("naive", tokens, args.vocab, args.dim, grad)
         chunked = peak_memory("chunked", tokens, args.vocab, args.dim, grad)
         label = f"{tokens} tokens, {'forward+backward' if grad else 'forward'}"
-        print(f"   {label:32s} naive log_softmax {naive / 2**30:6.2f} GiB   chunked (logprobs+entropy) "
-              f"{chunked / 2**30:6.2f} GiB   {chunked / naive:5.3f}x")
+        print(
+            f"   {label:32s} naive log_softmax {naive / 2**30:6.2f} GiB   chunked (logprobs+entropy) "
+            f"{chunked / 2**30:6.2f} GiB   {chunked / naive:5.3f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ under the same load. Prints the median ratio, its spread and the load average, f
 (time.process_time of the run: the steadier measure on a machine loaded far beyond its cores). make train itself is not run.
 
     python bench/bench_rollout_turn.py --a /path/to/main/checkout --b . [--pairs 3] [--threads 1]
-"""
+"""  # noqa: E501
 
 import argparse
 import json
@@ -43,8 +43,12 @@ print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "tokens": n}))
 
 
 def one(repo: str, threads: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", RUN, os.path.abspath(repo), str(threads)], capture_output=True,
-                         text=True, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, "-c", RUN, os.path.abspath(repo), str(threads)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"run on {repo} failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -55,7 +59,9 @@ def main() -> None:
     ap.add_argument("--a", required=True, help="baseline checkout (e.g. main)")
     ap.add_argument("--b", default=".", help="candidate checkout")
     ap.add_argument("--pairs", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (train.py's ranks run 1 each)")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="torch threads (train.py's ranks run 1 each)"
+    )
     args = ap.parse_args()
     print("$ python " + " ".join(sys.argv))
     load0, ratios, cpu_ratios = os.getloadavg()[0], [], []
@@ -63,12 +69,17 @@ def main() -> None:
         a, b = one(args.a, args.threads), one(args.b, args.threads)
         ratios.append(a["seconds"] / b["seconds"])
         cpu_ratios.append(a["cpu_seconds"] / b["cpu_seconds"])
-        print(f"pair {i}: A {a['seconds']:.1f} s ({a['cpu_seconds']:.1f} CPU s, {a['tokens']} tokens)  "
-              f"B {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s, {b['tokens']} tokens)  "
-              f"ratio {ratios[-1]:.2f} (CPU {cpu_ratios[-1]:.2f})  load {os.getloadavg()[0]:.1f}", flush=True)
-    print(f"median ratio A/B {statistics.median(ratios):.2f}x, spread {min(ratios):.2f}..{max(ratios):.2f}; "
-          f"CPU seconds {statistics.median(cpu_ratios):.2f}x, spread {min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}; "
-          f"load avg (1 min) {load0:.1f}..{os.getloadavg()[0]:.1f}")
+        print(
+            f"pair {i}: A {a['seconds']:.1f} s ({a['cpu_seconds']:.1f} CPU s, {a['tokens']} tokens)  "
+            f"B {b['seconds']:.1f} s ({b['cpu_seconds']:.1f} CPU s, {b['tokens']} tokens)  "
+            f"ratio {ratios[-1]:.2f} (CPU {cpu_ratios[-1]:.2f})  load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+    print(
+        f"median ratio A/B {statistics.median(ratios):.2f}x, spread {min(ratios):.2f}..{max(ratios):.2f}; "
+        f"CPU seconds {statistics.median(cpu_ratios):.2f}x, spread {min(cpu_ratios):.2f}..{max(cpu_ratios):.2f}; "
+        f"load avg (1 min) {load0:.1f}..{os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -30,12 +30,12 @@ from torch.distributed.device_mesh import init_device_mesh  # noqa: E402
 
 import configs  # noqa: E402
 import engines  # noqa: E402
-from judging import judge as judge_lib  # noqa: E402
 import rollout  # noqa: E402
 import sandbox  # noqa: E402
+from hf import weights  # noqa: E402
+from judging import judge as judge_lib  # noqa: E402
 from learner import distributed, packing, sync  # noqa: E402
 from learner.update import build_optimizer, update  # noqa: E402
-from hf import weights  # noqa: E402
 from tasks import select_tasks  # noqa: E402
 from tasks.sampler import TaskSampler  # noqa: E402
 
@@ -50,6 +50,7 @@ def _timed_sync(kind, fn):
             return fn(*a, **k)
         finally:
             INTERVALS[kind].append((t0, time.perf_counter()))
+
     return wrapper
 
 
@@ -62,6 +63,7 @@ def _timed_async(kinds, fn):
         finally:
             for kind in kinds:
                 INTERVALS[kind].append((t0, time.perf_counter()))
+
     return wrapper
 
 
@@ -96,15 +98,21 @@ def main() -> None:
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     model_dir = distributed.resolve_model_dir(cfg.policy.path, rank)
     tokenizer = weights.load_tokenizer(model_dir)
-    policy = distributed.load_policy(model_dir, cfg, init_device_mesh(device.type, (world,)), device)
+    policy = distributed.load_policy(
+        model_dir, cfg, init_device_mesh(device.type, (world,)), device
+    )
     optimizer, scheduler = build_optimizer(policy, cfg)
-    sampler = TaskSampler([t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle)
+    sampler = TaskSampler(
+        [t.id for t in tasks], cfg.tasks_per_step, rank, world, cfg.seed, cfg.epochs_shuffle
+    )
     engine = engines.build_engine(cfg.policy, model_dir, tokenizer, device, cfg.seed + rank)
     judge = judge_lib.build_judge(cfg.reward, cfg.out_dir)
     loop = asyncio.new_event_loop()
-    print(f"bench_step: preset tasks {[t.id for t in tasks]}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} "
-          f"per step, model {model_dir}, torch threads {torch.get_num_threads()}, 1 warm-up step + "
-          f"{known.measure_steps} measured")
+    print(
+        f"bench_step: preset tasks {[t.id for t in tasks]}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} "
+        f"per step, model {model_dir}, torch threads {torch.get_num_threads()}, 1 warm-up step + "
+        f"{known.measure_steps} measured"
+    )
     rows = []
     try:
         for step in range(1 + known.measure_steps):
@@ -114,10 +122,22 @@ def main() -> None:
             sync_s = sync.sync_weights(policy, engine) if step > 0 else 0.0
             engine.wake_up()
             t_roll = time.perf_counter()
-            groups = loop.run_until_complete(rollout.run_episodes(
-                [tasks[i] for i in sampler.next_batch()], engine, tokenizer, cfg.grpo.group_size, cfg.rollout, judge,
-                action_format=cfg.policy.action_format, sandbox_cfg=cfg.sandbox, reward_cfg=cfg.reward,
-                run_id=sandbox.RUN_ID, seed=step, progress=False))
+            groups = loop.run_until_complete(
+                rollout.run_episodes(
+                    [tasks[i] for i in sampler.next_batch()],
+                    engine,
+                    tokenizer,
+                    cfg.grpo.group_size,
+                    cfg.rollout,
+                    judge,
+                    action_format=cfg.policy.action_format,
+                    sandbox_cfg=cfg.sandbox,
+                    reward_cfg=cfg.reward,
+                    run_id=sandbox.RUN_ID,
+                    seed=step,
+                    progress=False,
+                )
+            )
             t_roll_end = time.perf_counter()
             trajs = [t for g in groups for t in g.trajectories]
             engine.sleep()
@@ -129,18 +149,32 @@ def main() -> None:
             cont = union_length(INTERVALS["container"], t_roll, t_roll_end)
             either = union_length(INTERVALS["engine"] + INTERVALS["container"], t_roll, t_roll_end)
             verify = union_length(INTERVALS["verify"], t_roll, t_roll_end)
-            r = dict(step=step, wall=t_end - t_step, sync=sync_s, rollout=t_roll_end - t_roll, engine=eng,
-                     container=cont, overlap=eng + cont - either, verify=verify,
-                     idle=(t_roll_end - t_roll) - either, train=t_end - t_train,
-                     other=(t_end - t_step) - (t_roll_end - t_roll) - (t_end - t_train) - sync_s,
-                     episodes=len(trajs), tokens=sum(len(t.token_ids) for t in trajs),
-                     generated=sum(sum(t.loss_mask) for t in trajs), failed=sum(t.reward is None for t in trajs))
+            r = dict(
+                step=step,
+                wall=t_end - t_step,
+                sync=sync_s,
+                rollout=t_roll_end - t_roll,
+                engine=eng,
+                container=cont,
+                overlap=eng + cont - either,
+                verify=verify,
+                idle=(t_roll_end - t_roll) - either,
+                train=t_end - t_train,
+                other=(t_end - t_step) - (t_roll_end - t_roll) - (t_end - t_train) - sync_s,
+                episodes=len(trajs),
+                tokens=sum(len(t.token_ids) for t in trajs),
+                generated=sum(sum(t.loss_mask) for t in trajs),
+                failed=sum(t.reward is None for t in trajs),
+            )
             r["busy"] = either + r["train"]
             r["overhead"] = r["wall"] - r["busy"]
             rows.append(r)
-            print(f"{'warm-up' if step == 0 else 'measured'} step {step}: {r['wall']:.1f}s wall, "
-                  f"{r['episodes']} episodes ({r['failed']} failed), {r['tokens']} tokens, "
-                  f"{r['generated']} generated", flush=True)
+            print(
+                f"{'warm-up' if step == 0 else 'measured'} step {step}: {r['wall']:.1f}s wall, "
+                f"{r['episodes']} episodes ({r['failed']} failed), {r['tokens']} tokens, "
+                f"{r['generated']} generated",
+                flush=True,
+            )
     finally:
         loop.run_until_complete(engine.aclose())
         if judge is not None:
@@ -152,13 +186,22 @@ def main() -> None:
     for r in rows[1:]:
         w = r["wall"]
         print(f"\nstep {r['step']} ({w:.1f} s wall)")
-        for key, label in (("rollout", "rollout (wall)"), ("engine", "  engine compute"),
-                           ("container", "  container work"), ("overlap", "  engine and containers at once"),
-                           ("verify", "  of which verify (run_tests)"), ("idle", "  idle (neither)"),
-                           ("train", "train (fwd+bwd+optim)"), ("sync", "sync"), ("other", "other (advantages, packing)")):
+        for key, label in (
+            ("rollout", "rollout (wall)"),
+            ("engine", "  engine compute"),
+            ("container", "  container work"),
+            ("overlap", "  engine and containers at once"),
+            ("verify", "  of which verify (run_tests)"),
+            ("idle", "  idle (neither)"),
+            ("train", "train (fwd+bwd+optim)"),
+            ("sync", "sync"),
+            ("other", "other (advantages, packing)"),
+        ):
             print(f"  {label:34s} {r[key]:8.2f} s  {r[key] / w:6.1%}")
         print(f"  baseline: busy = engine U containers + train = {r['busy']:.2f} s")
-        print(f"  overhead ratio (wall - busy) / wall = {r['overhead'] / w:.3f}   (idle + sync + other; goal <= 0.10)")
+        print(
+            f"  overhead ratio (wall - busy) / wall = {r['overhead'] / w:.3f}   (idle + sync + other; goal <= 0.10)"
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def baseline_module(commit: str):
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:sandboxing/verifier.py"], check=True,
-                         capture_output=True, text=True).stdout
+    src = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{commit}:sandboxing/verifier.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     path = Path(tempfile.mkdtemp()) / "verifier_baseline.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("verifier_baseline", path)
@@ -46,11 +50,24 @@ async def one(mod, tests_dir: Path, run_id: str) -> float:
     """Seconds of one verification by `mod` (a verifier module) of a fresh sandbox."""
     async with await sandbox.Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
         await sb.write_file("/app/answer.txt", "42")
-        labels = {"termrl": "1", "termrl.run_id": run_id, "termrl.started": f"{time.time():.3f}",
-                  "termrl.owner": sandbox._owner(), "termrl.verifies": sb.name}
+        labels = {
+            "termrl": "1",
+            "termrl.run_id": run_id,
+            "termrl.started": f"{time.time():.3f}",
+            "termrl.owner": sandbox._owner(),
+            "termrl.verifies": sb.name,
+        }
         t0 = time.monotonic()
-        report = await asyncio.to_thread(mod.run_tests_blocking, sandbox.docker_api(180.0), sb.id, sb.name,
-                                         labels, sb.limits, tests_dir, 60.0)
+        report = await asyncio.to_thread(
+            mod.run_tests_blocking,
+            sandbox.docker_api(180.0),
+            sb.id,
+            sb.name,
+            labels,
+            sb.limits,
+            tests_dir,
+            60.0,
+        )
         dt = time.monotonic() - t0
         if not report.tests.get("test_answer") or report.error or report.tampered:
             raise SystemExit(f"{mod.__name__}: unexpected report {report}")
@@ -58,8 +75,12 @@ async def one(mod, tests_dir: Path, run_id: str) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--baseline", default="7751400", help="commit whose sandboxing/verifier.py is A")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--baseline", default="7751400", help="commit whose sandboxing/verifier.py is A"
+    )
     ap.add_argument("--pairs", type=int, default=5, help="A B pairs, >= 3")
     ap.add_argument("--tests", type=int, default=20, help="tests in the hidden test file")
     args = ap.parse_args()
@@ -68,8 +89,10 @@ def main() -> None:
     tests_dir = Path(tempfile.mkdtemp()) / "tests"
     tests_dir.mkdir()
     body = "def test_answer():\n    assert open('/app/answer.txt').read() == '42'\n"
-    body += "".join(f"def test_n{i}():\n    assert sum(range({i})) == {i * (i - 1) // 2}\n"
-                    for i in range(args.tests - 1))
+    body += "".join(
+        f"def test_n{i}():\n    assert sum(range({i})) == {i * (i - 1) // 2}\n"
+        for i in range(args.tests - 1)
+    )
     (tests_dir / "test_bench.py").write_text(body)
     a, b = baseline_module(args.baseline), verifier
     run_id = f"bench-verify-{os.getpid()}"
@@ -80,17 +103,23 @@ def main() -> None:
         t0 = time.monotonic()
         asyncio.run(one(b, tests_dir, run_id))
         warm_b = time.monotonic() - t0
-        print(f"warm-up (first verification, probe and toolchain copy included): A {warm_a:.2f} s, "
-              f"B {warm_b:.2f} s")
+        print(
+            f"warm-up (first verification, probe and toolchain copy included): A {warm_a:.2f} s, "
+            f"B {warm_b:.2f} s"
+        )
         ratios = []
         for i in range(args.pairs):
             ta = asyncio.run(one(a, tests_dir, run_id))
             tb = asyncio.run(one(b, tests_dir, run_id))
             ratios.append(tb / ta)
-            print(f"pair {i + 1}: A {ta:.2f} s  B {tb:.2f} s  B/A {tb / ta:.2f}  load {os.getloadavg()[0]:.2f}")
-        print(f"verification per episode, B/A: median {statistics.median(ratios):.2f} "
-              f"(spread {min(ratios):.2f}..{max(ratios):.2f}) over {args.pairs} pairs; load average "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            print(
+                f"pair {i + 1}: A {ta:.2f} s  B {tb:.2f} s  B/A {tb / ta:.2f}  load {os.getloadavg()[0]:.2f}"
+            )
+        print(
+            f"verification per episode, B/A: median {statistics.median(ratios):.2f} "
+            f"(spread {min(ratios):.2f}..{max(ratios):.2f}) over {args.pairs} pairs; load average "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        )
     finally:
         sandbox.reap(run_id=run_id)
 

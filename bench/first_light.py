@@ -135,7 +135,7 @@ def model_flops(hf: dict, lengths: list[int]) -> float:
 
 
 def build_learner(hf: dict, cfg: configs.TrainConfig, device: torch.device):
-    """Random-weight Qwen3, FSDP2 on a 1-rank mesh (fp32 master, bf16 compute), learner.update.build_optimizer's AdamW."""
+    """Random-weight Qwen3, FSDP2 on a 1-rank mesh (fp32 master, bf16 compute), learner.update.build_optimizer's AdamW."""  # noqa: E501
     torch.manual_seed(0)
     with torch.device(device):
         net = modeling.Transformer(modeling.ModelConfig.from_hf(hf))

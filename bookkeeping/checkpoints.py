@@ -15,7 +15,11 @@ from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_di
 
 
 def rng_state() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    state = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -36,7 +40,9 @@ def checkpoint_dir(out_dir: Path, step: int) -> Path:
 def latest_checkpoint(out_dir: Path) -> Path | None:
     """The complete checkpoint with the highest step under out_dir/checkpoints, or None."""
     root = Path(out_dir) / "checkpoints"
-    done = sorted(p for p in root.glob("step_*") if (p / "COMPLETE").exists()) if root.is_dir() else []
+    done = (
+        sorted(p for p in root.glob("step_*") if (p / "COMPLETE").exists()) if root.is_dir() else []
+    )
     return done[-1] if done else None
 
 
@@ -50,13 +56,22 @@ def save_checkpoint(path: Path, model, optimizer, scheduler, sampler, step: int)
     rank = dist.get_rank() if dist.is_initialized() else 0
     if rank == 0:
         path.mkdir(parents=True, exist_ok=True)
-        (path / "COMPLETE").unlink(missing_ok=True)  # an older run's marker must not vouch for this write
+        (path / "COMPLETE").unlink(
+            missing_ok=True
+        )  # an older run's marker must not vouch for this write
     if dist.is_initialized():
         dist.barrier()
     model_sd, optim_sd = get_state_dict(model, optimizer)
     dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(path))
-    torch.save({"step": step, "scheduler": scheduler.state_dict(), "sampler": sampler.state_dict(), "rng": rng_state()},
-               path / f"rank{rank}.pt")
+    torch.save(
+        {
+            "step": step,
+            "scheduler": scheduler.state_dict(),
+            "sampler": sampler.state_dict(),
+            "rng": rng_state(),
+        },
+        path / f"rank{rank}.pt",
+    )
     if dist.is_initialized():
         dist.barrier()
     if rank == 0:
@@ -71,15 +86,17 @@ def load_checkpoint(path: Path, model, optimizer, scheduler, sampler) -> int:
     rank = dist.get_rank() if dist.is_initialized() else 0
     state_file = path / f"rank{rank}.pt"
     if not (path / "COMPLETE").exists() or not state_file.exists():
-        raise FileNotFoundError(f"checkpoint {path}: missing COMPLETE or {state_file.name} (saved with other ranks?)")
+        raise FileNotFoundError(
+            f"checkpoint {path}: missing COMPLETE or {state_file.name} (saved with other ranks?)"
+        )
     model_sd, optim_sd = get_state_dict(model, optimizer)
     state = {"model": model_sd, "optim": optim_sd}
     dcp.load(state, checkpoint_id=str(path))
-    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    set_state_dict(
+        model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"]
+    )
     extra = torch.load(state_file, weights_only=False)
     scheduler.load_state_dict(extra["scheduler"])
     sampler.load_state_dict(extra["sampler"])
     set_rng_state(extra["rng"])
     return int(extra["step"])
-
-

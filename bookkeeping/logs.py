@@ -11,15 +11,19 @@ import configs
 
 def format_step_line(step: int, steps: int, m: dict) -> str:
     """One human line per step from the metrics record (see step_record)."""
-    learn = (f"loss {m['loss']:+.4f} kl {m['approx_kl']:.2e} ent {m['entropy']:.3f} clip {m['clip_frac']:.3f}"
-             if not m.get("skipped_update") else
-             f"no update: no loss token (groups dropped: {m.get('groups_dropped_zero_variance', 0)} equal rewards, "
-             f"{m.get('groups_dropped_failed', 0)} failed)")
+    learn = (
+        f"loss {m['loss']:+.4f} kl {m['approx_kl']:.2e} ent {m['entropy']:.3f} clip {m['clip_frac']:.3f}"
+        if not m.get("skipped_update")
+        else f"no update: no loss token (groups dropped: {m.get('groups_dropped_zero_variance', 0)} equal rewards, "
+        f"{m.get('groups_dropped_failed', 0)} failed)"
+    )
     failed = f" failed {m['episodes_failed']}" if m.get("episodes_failed") else ""
-    return (f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
-            f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
-            f"| rollout {m['rollout_s']:.1f}s verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
-            f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s")
+    return (
+        f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
+        f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
+        f"| rollout {m['rollout_s']:.1f}s verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
+        f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s"
+    )
 
 
 def append_jsonl(path: Path, record: dict) -> None:
@@ -31,7 +35,11 @@ def truncate_metrics(path: Path, last_step: int) -> None:
     """Keep only metrics.jsonl records with step <= last_step (steps after a checkpoint are redone on resume)."""
     if not path.exists():
         return
-    keep = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= last_step]
+    keep = [
+        line
+        for line in path.read_text().splitlines()
+        if line.strip() and json.loads(line)["step"] <= last_step
+    ]
     path.write_text("".join(line + "\n" for line in keep))
 
 
@@ -39,10 +47,13 @@ def plot_reward_curve(metrics_path: Path, png_path: Path) -> Path:
     """Reward mean ± std and resolved rate per step from metrics.jsonl, as a PNG (matplotlib Agg).
     Raises FileNotFoundError if metrics_path does not exist."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line.strip()
+    ]
     steps = [r["step"] for r in rows]
     mean = np.array([r["reward_mean"] for r in rows])
     std = np.array([r["reward_std"] for r in rows])
@@ -75,7 +86,9 @@ def open_logger(cfg: configs.TrainConfig, out_dir: Path):
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
-        raise configs.ConfigError("logger = 'tensorboard': package tensorboard is not installed") from None
+        raise configs.ConfigError(
+            "logger = 'tensorboard': package tensorboard is not installed"
+        ) from None
     writer = SummaryWriter(str(out_dir / "tensorboard"))
 
     def log(record, step):
@@ -83,28 +96,41 @@ def open_logger(cfg: configs.TrainConfig, out_dir: Path):
             if isinstance(v, (int, float)):
                 writer.add_scalar(k, v, step)
         writer.flush()
+
     return log
 
 
-def step_record(step: int, episodes: list[dict], counts: dict, train_metrics: dict, times: dict,
-                kl_coef: float) -> dict:
+def step_record(
+    step: int, episodes: list[dict], counts: dict, train_metrics: dict, times: dict, kl_coef: float
+) -> dict:
     """The metrics.jsonl record of one step from every rank's episode summaries (all_gather_object)."""
     scored = [e for e in episodes if e["reward"] is not None]
     rewards = np.array([e["reward"] for e in scored], dtype=np.float64)
     mean = lambda xs: float(np.mean(xs)) if len(xs) else 0.0  # noqa: E731
-    rec = {"step": step, "reward_mean": mean(rewards), "reward_std": float(rewards.std()) if len(rewards) else 0.0,
-           "resolved_rate": mean([float(e["resolved"]) for e in scored]), "episodes": len(episodes),
-           "episodes_failed": len(episodes) - len(scored),
-           "truncated_rate": mean([float(e["truncated"]) for e in episodes]),
-           "tampered": int(sum(e.get("tampered", False) for e in episodes)),
-           "tokens": int(sum(e["tokens"] for e in episodes)),
-           "generated_tokens": int(sum(e["generated"] for e in episodes))}
+    rec = {
+        "step": step,
+        "reward_mean": mean(rewards),
+        "reward_std": float(rewards.std()) if len(rewards) else 0.0,
+        "resolved_rate": mean([float(e["resolved"]) for e in scored]),
+        "episodes": len(episodes),
+        "episodes_failed": len(episodes) - len(scored),
+        "truncated_rate": mean([float(e["truncated"]) for e in episodes]),
+        "tampered": int(sum(e.get("tampered", False) for e in episodes)),
+        "tokens": int(sum(e["tokens"] for e in episodes)),
+        "generated_tokens": int(sum(e["generated"] for e in episodes)),
+    }
     rec.update(counts)
     rec.update(train_metrics)
     rec["loss"] = train_metrics.get("pg_loss", 0.0) + kl_coef * train_metrics.get("kl_loss", 0.0)
-    rec["clip_frac"] = train_metrics.get("clip_frac_low", 0.0) + train_metrics.get("clip_frac_high", 0.0)
-    for key in ("start_s", "agent_s", "verify_s", "judge_s"):  # mean seconds per episode (they overlap in time)
+    rec["clip_frac"] = train_metrics.get("clip_frac_low", 0.0) + train_metrics.get(
+        "clip_frac_high", 0.0
+    )
+    for key in (
+        "start_s",
+        "agent_s",
+        "verify_s",
+        "judge_s",
+    ):  # mean seconds per episode (they overlap in time)
         rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
     rec.update(times)
     return rec
-

@@ -14,7 +14,7 @@ import asyncio
 import signal
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 class StopFlag:
@@ -34,7 +34,9 @@ class StopFlag:
         signal.signal(signal.SIGTERM, self._handle)
         return self
 
-    def cancel_on_signal(self, loop: asyncio.AbstractEventLoop, task: asyncio.Future | None) -> None:
+    def cancel_on_signal(
+        self, loop: asyncio.AbstractEventLoop, task: asyncio.Future | None
+    ) -> None:
         """While `task` runs on `loop`, a signal cancels it (thread-safe); None: nothing to cancel."""
         self.on_signal = None if task is None else (lambda: loop.call_soon_threadsafe(task.cancel))
 
@@ -45,6 +47,10 @@ class StopFlag:
                 return
             raise KeyboardInterrupt(f"second {name}")
         self.requested, self.signum, self._first = True, signum, time.monotonic()
-        print(f"{self.prefix} {name}: {self.what} (again to stop at once)", file=sys.stderr, flush=True)
+        print(
+            f"{self.prefix} {name}: {self.what} (again to stop at once)",
+            file=sys.stderr,
+            flush=True,
+        )
         if self.on_signal is not None:
             self.on_signal()

@@ -10,20 +10,40 @@ Each engine batches the requests of many concurrent agents internally:
 `build_engine` turns a configs.PolicyConfig into the torch or vLLM engine, for training and evaluation alike.
 """
 
+from typing import Literal
 
 import torch
-from typing import Literal
 
 from configs import ConfigError, PolicyConfig
 from engines.base import Completion, Engine, SamplingParams, check_prompt
 from engines.scripted import ScriptedEngine
 from engines.torch_engine import TorchEngine
-from engines.vllm_engine import (VLLM_INSTALLED, VLLMEngine, executor_backend, follow_async, import_vllm,
-                                 split_for_tp, tp_groups)
+from engines.vllm_engine import (
+    VLLM_INSTALLED,
+    VLLMEngine,
+    executor_backend,
+    follow_async,
+    import_vllm,
+    split_for_tp,
+    tp_groups,
+)
 from hf import weights
 
-__all__ = ["Completion", "Engine", "SamplingParams", "ScriptedEngine", "TorchEngine", "VLLMEngine", "build_engine",
-           "check_prompt", "engine_kind", "executor_backend", "follow_async", "split_for_tp", "tp_groups"]
+__all__ = [
+    "Completion",
+    "Engine",
+    "SamplingParams",
+    "ScriptedEngine",
+    "TorchEngine",
+    "VLLMEngine",
+    "build_engine",
+    "check_prompt",
+    "engine_kind",
+    "executor_backend",
+    "follow_async",
+    "split_for_tp",
+    "tp_groups",
+]
 
 # ----------------------------------------------------------------------------- the policy's engine
 
@@ -37,16 +57,21 @@ def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", 
         return "vllm" if device.type == "cuda" and VLLM_INSTALLED else "torch"
     if policy.engine == "vllm":
         if not VLLM_INSTALLED:
-            raise ConfigError("policy.engine = 'vllm': the vllm package is not installed (scripts/setup.sh on "
-                              "CPU, requirements-gpu.txt on CUDA)")
+            raise ConfigError(
+                "policy.engine = 'vllm': the vllm package is not installed (scripts/setup.sh on "
+                "CPU, requirements-gpu.txt on CUDA)"
+            )
         built_for = import_vllm().platforms.current_platform.device_type
         if device.type != built_for:
-            raise ConfigError(f"policy.engine = 'vllm' on {device.type}: this vllm build serves {built_for!r}")
+            raise ConfigError(
+                f"policy.engine = 'vllm' on {device.type}: this vllm build serves {built_for!r}"
+            )
     return policy.engine
 
 
-def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.device, seed: int,
-                 tp_group=None) -> Engine:
+def build_engine(
+    policy: PolicyConfig, model_dir, tokenizer, device: torch.device, seed: int, tp_group=None
+) -> Engine:
     """The policy's generation engine on `device` (train.py: one per rank; evaluate.py: one).
 
     vLLM (engine_kind "vllm"): a colocated vllm.LLM on model_dir, policy.max_seq_len context,
@@ -55,13 +80,28 @@ def build_engine(policy: PolicyConfig, model_dir, tokenizer, device: torch.devic
     consecutive ranks (tp_group from `tp_groups`; seed must be equal within the group), sleeping at
     policy.vllm_sleep_level. torch: a full copy of the weights in policy.dtype on `device`, decoding up to
     policy.engine_max_batch sequences together. Raises ConfigError as engine_kind.
-    """
+    """  # noqa: E501
     if engine_kind(policy, device) == "vllm":
-        return VLLMEngine(str(model_dir), max_seq_len=policy.max_seq_len, dtype=policy.dtype, seed=seed,
-                          gpu_memory_utilization=policy.vllm_gpu_memory_utilization,
-                          tensor_parallel_size=policy.vllm_tensor_parallel_size, sleep_level=policy.vllm_sleep_level,
-                          device=device, tp_group=tp_group, kv_cache_bytes=policy.vllm_kv_cache_mib << 20)
+        return VLLMEngine(
+            str(model_dir),
+            max_seq_len=policy.max_seq_len,
+            dtype=policy.dtype,
+            seed=seed,
+            gpu_memory_utilization=policy.vllm_gpu_memory_utilization,
+            tensor_parallel_size=policy.vllm_tensor_parallel_size,
+            sleep_level=policy.vllm_sleep_level,
+            device=device,
+            tp_group=tp_group,
+            kv_cache_bytes=policy.vllm_kv_cache_mib << 20,
+        )
     engine_model = weights.load_hf(model_dir, dtype=weights.DTYPES[policy.dtype], device=device)
-    return TorchEngine(engine_model, tokenizer, max_batch=policy.engine_max_batch, max_seq_len=policy.max_seq_len,
-                       seed=seed, speculate_max_batch=policy.engine_speculate_max_batch,
-                       speculate_tokens=policy.engine_speculate_tokens, fast_cpu=policy.engine_fast_cpu)
+    return TorchEngine(
+        engine_model,
+        tokenizer,
+        max_batch=policy.engine_max_batch,
+        max_seq_len=policy.max_seq_len,
+        seed=seed,
+        speculate_max_batch=policy.engine_speculate_max_batch,
+        speculate_tokens=policy.engine_speculate_tokens,
+        fast_cpu=policy.engine_fast_cpu,
+    )

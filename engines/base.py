@@ -1,7 +1,7 @@
 """The engine interface: `SamplingParams`, `Completion`, `Engine` (every engine implements it)."""
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 import torch
 
@@ -52,8 +52,9 @@ class Engine:
     max_seq_len: int = 1 << 30
     stop_ids: set[int] = set()
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
-                       messages: list[dict] | None = None) -> Completion:
+    async def generate(
+        self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None
+    ) -> Completion:
         """Generate one completion of prompt_ids (list of token ids). `messages` is the same conversation as
         chat messages, for engines that can only take text (OpenAIEngine in chat mode); others ignore it.
         Completion.logprobs: each sampled token's log-prob under the distribution it was sampled from
@@ -84,7 +85,8 @@ def check_prompt(engine: Engine, prompt_ids: list[int], sampling: SamplingParams
     if not prompt_ids:
         raise ValueError("prompt_ids: empty prompt")
     if len(prompt_ids) >= engine.max_seq_len:
-        raise ValueError(f"prompt_ids: {len(prompt_ids)} tokens leave no room within max_seq_len={engine.max_seq_len}")
+        raise ValueError(
+            f"prompt_ids: {len(prompt_ids)} tokens leave no room within max_seq_len={engine.max_seq_len}"
+        )
     if sampling.max_tokens < 1:
         raise ValueError(f"sampling.max_tokens = {sampling.max_tokens}: must be >= 1")
-

@@ -202,7 +202,9 @@ def sample_tokens(
         keep = (top_k[:, None] <= 0) | (sorted_logp >= kth)
         pk = torch.where(keep, probs, torch.zeros_like(probs))
         pk = pk / pk.sum(-1, keepdim=True)
-        keep &= (pk.cumsum(-1) - pk) < top_p[:, None]  # nucleus: top-k mass before this token < top_p
+        keep &= (pk.cumsum(-1) - pk) < top_p[
+            :, None
+        ]  # nucleus: top-k mass before this token < top_p
         keep[:, 0] = True  # the most likely token always stays
         cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
         choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)

@@ -34,16 +34,35 @@ class OpenAIEngine(Engine):
     Concurrency: up to max_concurrent requests in flight; the server batches them.
     """
 
-    EXTENSIONS = ("top_k", "stop_token_ids", "skip_special_tokens")  # vLLM/SGLang fields outside the OpenAI API
+    EXTENSIONS = (
+        "top_k",
+        "stop_token_ids",
+        "skip_special_tokens",
+    )  # vLLM/SGLang fields outside the OpenAI API
 
-    def __init__(self, base_url: str, model: str, tokenizer, mode: Literal["completions", "chat"] = "completions",
-                 api_key: str | None = None, timeout_s: float = 600.0, max_concurrent: int = 64,
-                 max_seq_len: int = 1 << 30):
-        self.base_url, self.model_name, self.tokenizer, self.mode = base_url.rstrip("/"), model, tokenizer, mode
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        tokenizer,
+        mode: Literal["completions", "chat"] = "completions",
+        api_key: str | None = None,
+        timeout_s: float = 600.0,
+        max_concurrent: int = 64,
+        max_seq_len: int = 1 << 30,
+    ):
+        self.base_url, self.model_name, self.tokenizer, self.mode = (
+            base_url.rstrip("/"),
+            model,
+            tokenizer,
+            mode,
+        )
         self.max_seq_len = max_seq_len
         self.stop_ids = stop_ids_of(tokenizer)
         self.eot = end_of_turn(tokenizer)
-        headers = {"Authorization": f"Bearer {api_key or os.environ.get('OPENAI_API_KEY', 'EMPTY')}"}
+        headers = {
+            "Authorization": f"Bearer {api_key or os.environ.get('OPENAI_API_KEY', 'EMPTY')}"
+        }
         self.client = httpx.AsyncClient(timeout=timeout_s, headers=headers)
         self._sem = asyncio.Semaphore(max_concurrent)
         self.extensions: set[str] | None = None  # accepted extension fields; None until probe()
@@ -80,19 +99,27 @@ class OpenAIEngine(Engine):
         base: dict[str, Any] = {"model": self.model_name, "max_tokens": 1, "temperature": 0.0}
         if self.mode == "completions":
             base["prompt"] = self.tokenizer.encode("Hello", add_special_tokens=False)
-            for field_, value in (("prompt", base["prompt"]), ("logprobs", 1), ("return_tokens_as_token_ids", True)):
+            for field_, value in (
+                ("prompt", base["prompt"]),
+                ("logprobs", 1),
+                ("return_tokens_as_token_ids", True),
+            ):
                 base[field_] = value
                 status, data = await self._try(base)
                 missing = _exact_problem(field_, status, data)
                 if missing:
-                    raise ValueError(f"{self.base_url}/v1/completions cannot do token-exact completions: {missing}. "
-                                     "Use --openai-mode chat with this server (evaluation only: chat trajectories "
-                                     "are re-tokenised text, not usable for training)")
+                    raise ValueError(
+                        f"{self.base_url}/v1/completions cannot do token-exact completions: {missing}. "
+                        "Use --openai-mode chat with this server (evaluation only: chat trajectories "
+                        "are re-tokenised text, not usable for training)"
+                    )
         else:
             base["messages"] = [{"role": "user", "content": "Hello"}]
             status, data = await self._try(base)
             if status != 200:
-                raise ValueError(f"{self.base_url}/v1/chat/completions: HTTP {status}: {str(data)[:300]}")
+                raise ValueError(
+                    f"{self.base_url}/v1/chat/completions: HTTP {status}: {str(data)[:300]}"
+                )
         values = {"top_k": 1, "stop_token_ids": sorted(self.stop_ids), "skip_special_tokens": False}
         accepted, self.refused = set(), []
         for name in self.EXTENSIONS if self.mode == "completions" else ("top_k",):
@@ -109,8 +136,10 @@ class OpenAIEngine(Engine):
             used = sorted(accepted)
             kind = "chat, not token-exact (reply text re-tokenised, no log-probs: evaluation only, not training)"
         cannot = self.refused + (["logprobs", "token ids"] if self.mode == "chat" else [])
-        return (f"OpenAIEngine {self.base_url}{self._path}: {kind}; extensions in use: {', '.join(used) or 'none'}; "
-                f"not honoured (not sent): {', '.join(cannot) or 'none'}")
+        return (
+            f"OpenAIEngine {self.base_url}{self._path}: {kind}; extensions in use: {', '.join(used) or 'none'}; "
+            f"not honoured (not sent): {', '.join(cannot) or 'none'}"
+        )
 
     async def _try(self, body: dict) -> tuple[int, Any]:
         """POST body to this mode's path: (HTTP status, parsed JSON or text). A refusal (4xx other than
@@ -128,12 +157,18 @@ class OpenAIEngine(Engine):
         except ValueError:
             return r.status_code, r.text
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None) -> Completion:
+    async def generate(
+        self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None
+    ) -> Completion:
         check_prompt(self, prompt_ids, sampling)
         if self.extensions is None:
             await self.probe()
-        body: dict[str, Any] = {"model": self.model_name, "max_tokens": sampling.max_tokens,
-                                "temperature": sampling.temperature, "top_p": sampling.top_p}
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "max_tokens": sampling.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+        }
         if sampling.top_k > 0 and "top_k" in self.extensions:
             body["top_k"] = sampling.top_k
         if sampling.seed is not None:
@@ -147,8 +182,12 @@ class OpenAIEngine(Engine):
                 choice = self._choice(data, "/v1/chat/completions")
                 text = (choice.get("message") or {}).get("content") or ""
                 stopped = choice.get("finish_reason") == "stop"
-                ids = self.tokenizer.encode(text, add_special_tokens=False) + ([self.eot] if stopped else [])
-                return Completion(ids, [0.0] * len(ids), "stop" if stopped else "length", exact=False)
+                ids = self.tokenizer.encode(text, add_special_tokens=False) + (
+                    [self.eot] if stopped else []
+                )
+                return Completion(
+                    ids, [0.0] * len(ids), "stop" if stopped else "length", exact=False
+                )
             body.update(prompt=list(prompt_ids), logprobs=1, return_tokens_as_token_ids=True)
             if "stop_token_ids" in self.extensions:
                 body["stop_token_ids"] = sorted(self.stop_ids)
@@ -158,14 +197,22 @@ class OpenAIEngine(Engine):
         choice = self._choice(data, "/v1/completions")
         lp = choice.get("logprobs") or {}
         tokens, token_logprobs = lp.get("tokens"), lp.get("token_logprobs")
-        if not isinstance(tokens, list) or not isinstance(token_logprobs, list) or len(tokens) != len(token_logprobs):
-            raise ValueError(f"{self.base_url}/v1/completions: choices[0].logprobs.tokens/token_logprobs missing or "
-                             f"of unequal length; the server must support logprobs")
+        if (
+            not isinstance(tokens, list)
+            or not isinstance(token_logprobs, list)
+            or len(tokens) != len(token_logprobs)
+        ):
+            raise ValueError(
+                f"{self.base_url}/v1/completions: choices[0].logprobs.tokens/token_logprobs missing or "
+                f"of unequal length; the server must support logprobs"
+            )
         ids = []
         for t in tokens:
             if not (isinstance(t, str) and t.startswith("token_id:")):
-                raise ValueError(f"{self.base_url}/v1/completions: choices[0].logprobs.tokens item {t!r} is not "
-                                 f"'token_id:N'; the server must support return_tokens_as_token_ids (vLLM)")
+                raise ValueError(
+                    f"{self.base_url}/v1/completions: choices[0].logprobs.tokens item {t!r} is not "
+                    f"'token_id:N'; the server must support return_tokens_as_token_ids (vLLM)"
+                )
             ids.append(int(t.split(":", 1)[1]))
         reason = "stop" if choice.get("finish_reason") == "stop" else "length"
         return Completion(ids, [float(x) for x in token_logprobs], reason)
@@ -192,16 +239,24 @@ class OpenAIEngine(Engine):
 def _exact_problem(field_: str, status: int, data: Any) -> str | None:
     """Why a token-exact probe step failed (None when it passed). field_: the capability this step added."""
     if status != 200:
-        what = {"prompt": "prompt as token ids", "logprobs": "logprobs",
-                "return_tokens_as_token_ids": "return_tokens_as_token_ids"}[field_]
+        what = {
+            "prompt": "prompt as token ids",
+            "logprobs": "logprobs",
+            "return_tokens_as_token_ids": "return_tokens_as_token_ids",
+        }[field_]
         return f"{what} refused (HTTP {status}: {str(data)[:200]})"
     choices = data.get("choices") if isinstance(data, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    choice = (
+        choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    )
     lp = choice.get("logprobs") or {}
     if field_ == "logprobs" and not isinstance(lp.get("token_logprobs"), list):
         return "logprobs accepted but not returned (choices[0].logprobs.token_logprobs missing)"
     tokens = lp.get("tokens")
     if field_ == "return_tokens_as_token_ids" and not (
-            isinstance(tokens, list) and tokens and all(isinstance(t, str) and t.startswith("token_id:") for t in tokens)):
+        isinstance(tokens, list)
+        and tokens
+        and all(isinstance(t, str) and t.startswith("token_id:") for t in tokens)
+    ):
         return f"return_tokens_as_token_ids accepted but logprobs.tokens are not 'token_id:N' ({str(tokens)[:100]})"
     return None

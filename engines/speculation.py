@@ -38,9 +38,11 @@ class NgramIndex:
         """Append tokens to the context and index every gram that now has a known follower."""
         ctx, known = self.context, len(self.context)
         ctx.extend(tokens)
-        for j in range(max(known, 1), len(ctx)):  # every gram ending just before a newly known token
+        for j in range(
+            max(known, 1), len(ctx)
+        ):  # every gram ending just before a newly known token
             for n in range(1, min(self.max_n, j) + 1):
-                self.at[tuple(ctx[j - n:j])] = j
+                self.at[tuple(ctx[j - n : j])] = j
 
     def propose(self, suffix: list[int], k: int) -> list[int]:
         """Up to k tokens that followed the latest occurrence of the longest of suffix's last 1..max_n tokens
@@ -49,9 +51,9 @@ class NgramIndex:
         if k < 1:
             raise ValueError(f"NgramIndex.propose: k={k}: must be >= 1")
         for n in range(min(self.max_n, len(suffix)), 0, -1):
-            j = self.at.get(tuple(suffix[len(suffix) - n:]))
+            j = self.at.get(tuple(suffix[len(suffix) - n :]))
             if j is not None:
-                return self.context[j:j + k]
+                return self.context[j : j + k]
         return []
 
 
@@ -65,5 +67,5 @@ class PromptLookup(NgramIndex):
         known, total = len(self.context), len(prompt) + len(generated)
         if total < known:
             raise ValueError(f"PromptLookup.draft: context shrank from {known} to {total} tokens")
-        self.extend(prompt[known:] + generated[max(0, known - len(prompt)):])
+        self.extend(prompt[known:] + generated[max(0, known - len(prompt)) :])
         return self.propose(self.context, k)

@@ -4,8 +4,8 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import torch
 
@@ -59,41 +59,69 @@ class TorchEngine(Engine):
     """
 
     DRAFT_ROWS = 6  # budget of fed tokens (sequences x (1 + draft tokens)) per step, yet >= 1 draft per sequence
-    REPLIES_INDEXED = 1 << 15  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
+    REPLIES_INDEXED = (
+        1 << 15
+    )  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
 
-    def __init__(self, model, tokenizer, max_batch: int = 8, max_seq_len: int = 2048, seed: int = 0,
-                 stop_ids: set[int] | None = None, speculate_max_batch: int = 4, speculate_tokens: int = 5,
-                 fast_cpu: bool = True):
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        max_batch: int = 8,
+        max_seq_len: int = 2048,
+        seed: int = 0,
+        stop_ids: set[int] | None = None,
+        speculate_max_batch: int = 4,
+        speculate_tokens: int = 5,
+        fast_cpu: bool = True,
+    ):
         self.model = model.eval()
         self.device = next(model.parameters()).device
         if speculate_max_batch < 0:
-            raise ValueError(f"TorchEngine: speculate_max_batch={speculate_max_batch}: must be >= 0")
+            raise ValueError(
+                f"TorchEngine: speculate_max_batch={speculate_max_batch}: must be >= 0"
+            )
         if speculate_tokens < 1:
             raise ValueError(f"TorchEngine: speculate_tokens={speculate_tokens}: must be >= 1")
-        self.max_batch, self.max_seq_len, self.speculate_max_batch = max_batch, max_seq_len, speculate_max_batch
+        self.max_batch, self.max_seq_len, self.speculate_max_batch = (
+            max_batch,
+            max_seq_len,
+            speculate_max_batch,
+        )
         self.speculate_tokens = speculate_tokens
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
         decode.setup_cache(self.model, max_batch, max_seq_len, fast=fast_cpu)
         self._rng = random.Random(seed)
-        self._slot_tokens: list[list[int]] = [[] for _ in range(max_batch)]  # tokens whose K/V each slot holds
+        self._slot_tokens: list[list[int]] = [
+            [] for _ in range(max_batch)
+        ]  # tokens whose K/V each slot holds
         self._slot_used = [0.0] * max_batch
         self._active: dict[int, _Request] = {}  # slot -> running request
         self._queue: asyncio.Queue | None = None
         self._loop_task: asyncio.Task | None = None
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
-        self.drafted_tokens = self.accepted_drafts = 0  # prompt-lookup draft tokens fed / kept (_step)
-        self._replies = NgramIndex()  # the finished replies' tokens, a second source of drafts (_drafts)
+        self.drafted_tokens = self.accepted_drafts = (
+            0  # prompt-lookup draft tokens fed / kept (_step)
+        )
+        self._replies = (
+            NgramIndex()
+        )  # the finished replies' tokens, a second source of drafts (_drafts)
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
-                       messages: list[dict] | None = None) -> Completion:
+    async def generate(
+        self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None
+    ) -> Completion:
         check_prompt(self, prompt_ids, sampling)
         if self._loop_task is None or self._loop_task.done():
             self._queue = asyncio.Queue()
             self._loop_task = asyncio.get_running_loop().create_task(self._decode_loop())
         seed = sampling.seed if sampling.seed is not None else self._rng.getrandbits(63)
-        req = _Request(list(prompt_ids), sampling, asyncio.get_running_loop().create_future(),
-                       torch.Generator().manual_seed(seed))
+        req = _Request(
+            list(prompt_ids),
+            sampling,
+            asyncio.get_running_loop().create_future(),
+            torch.Generator().manual_seed(seed),
+        )
         await self._queue.put(req)
         return await req.future
 
@@ -106,7 +134,9 @@ class TorchEngine(Engine):
                     pending = []
                 while not self._queue.empty() and len(self._active) + len(pending) < self.max_batch:
                     pending.append(self._queue.get_nowait())
-                pending = [r for r in pending if not r.future.done()]  # agent gave up (timeout/cancel)
+                pending = [
+                    r for r in pending if not r.future.done()
+                ]  # agent gave up (timeout/cancel)
                 if pending:
                     await asyncio.to_thread(self._admit, pending)
                     self._finish_done()
@@ -115,7 +145,9 @@ class TorchEngine(Engine):
                 if self._active:
                     await asyncio.to_thread(self._steps)
                     self._finish_done()
-        except Exception as e:  # fail every waiting request with the error; the next generate() restarts the loop
+        except (
+            Exception
+        ) as e:  # fail every waiting request with the error; the next generate() restarts the loop
             for r in list(self._active.values()):
                 if not r.future.done():
                     r.future.set_exception(e)
@@ -140,7 +172,9 @@ class TorchEngine(Engine):
     def _shared_prefix(self, slot: int, prompt: list[int]) -> int:
         """Length of the common prefix of prompt and the tokens cached in slot, leaving >= 1 token to prefill."""
         cached, n = self._slot_tokens[slot], 0
-        limit = min(len(cached), len(prompt) - 1)  # at least one token must be prefilled to get logits
+        limit = min(
+            len(cached), len(prompt) - 1
+        )  # at least one token must be prefilled to get logits
         while n < limit and cached[n] == prompt[n]:
             n += 1
         return n
@@ -152,8 +186,15 @@ class TorchEngine(Engine):
             slot, start = self._pick_slot(req.prompt)
             # Any other slot (running or free) holding a longer prefix lends its K/V: a GRPO group's episodes
             # share the whole first prompt and every episode shares the system prompt.
-            donor, shared = max(((s, self._shared_prefix(s, req.prompt)) for s in range(self.max_batch) if s != slot),
-                                key=lambda x: x[1], default=(-1, 0))
+            donor, shared = max(
+                (
+                    (s, self._shared_prefix(s, req.prompt))
+                    for s in range(self.max_batch)
+                    if s != slot
+                ),
+                key=lambda x: x[1],
+                default=(-1, 0),
+            )
             if shared > start:
                 decode.copy_prefix(self.model, donor, slot, shared)
                 start = shared
@@ -175,24 +216,40 @@ class TorchEngine(Engine):
         the draft at its place, and the sequence goes on, is the token after it sampled from the next column: the
         tokens and log-probs of plain decoding in fewer steps, up to rounding (fp32 ~1e-5, bf16 more). On CPU fp32
         a step over up to DRAFT_ROWS fed rows costs 1.0-1.15x a step over one (cpu_fast._linear)."""
-        reqs = sorted(self._active.values(), key=lambda r: r.slot)  # consecutive slots: cache read as views
+        reqs = sorted(
+            self._active.values(), key=lambda r: r.slot
+        )  # consecutive slots: cache read as views
         newest = [r.tokens[-1] for r in reqs]
-        positions = [len(r.prompt) + len(r.tokens) - 1 for r in reqs]  # < max_seq_len - 1: unfinished
+        positions = [
+            len(r.prompt) + len(r.tokens) - 1 for r in reqs
+        ]  # < max_seq_len - 1: unfinished
         drafts = self._drafts(reqs)
-        width = min(max(map(len, drafts)), self.max_seq_len - 1 - max(positions))  # padded positions fit too
+        width = min(
+            max(map(len, drafts)), self.max_seq_len - 1 - max(positions)
+        )  # padded positions fit too
         drafts = [d[:width] for d in drafts]
         fed = [[t, *d] + [t] * (width - len(d)) for t, d in zip(newest, drafts)]  # [B, 1 + width]
         fed_positions = [range(p, p + width + 1) for p in positions]
-        logits = decode.decode_tokens(self.model, torch.tensor(fed, device=self.device), [r.slot for r in reqs],
-                                      torch.tensor(fed_positions, device=self.device))
+        logits = decode.decode_tokens(
+            self.model,
+            torch.tensor(fed, device=self.device),
+            [r.slot for r in reqs],
+            torch.tensor(fed_positions, device=self.device),
+        )
         for r, t in zip(reqs, newest):  # the fed token's K/V is now cached
             self._slot_tokens[r.slot].append(t)
         self._sample(logits[:, 0], reqs)
         self.drafted_tokens += sum(map(len, drafts))
         rows = range(len(reqs))
         for col in range(width):
-            rows = [i for i in rows if col < len(drafts[i]) and reqs[i].tokens[-1] == drafts[i][col]
-                    and self._finish_reason(reqs[i]) is None and not reqs[i].future.done()]
+            rows = [
+                i
+                for i in rows
+                if col < len(drafts[i])
+                and reqs[i].tokens[-1] == drafts[i][col]
+                and self._finish_reason(reqs[i]) is None
+                and not reqs[i].future.done()
+            ]
             if not rows:
                 break
             self.accepted_drafts += len(rows)
@@ -210,15 +267,29 @@ class TorchEngine(Engine):
         drafts = []
         for r in reqs:
             # a draft token can only be kept if the sequence goes on after it: within max_tokens and max_seq_len
-            left = min(r.sampling.max_tokens - len(r.tokens), self.max_seq_len - len(r.prompt) - len(r.tokens)) - 1
+            left = (
+                min(
+                    r.sampling.max_tokens - len(r.tokens),
+                    self.max_seq_len - len(r.prompt) - len(r.tokens),
+                )
+                - 1
+            )
             n = min(k, left)
-            drafts.append((r.lookup.draft(r.prompt, r.tokens, n) or self._replies.propose(r.lookup.context, n))
-                          if n > 0 else [])
+            drafts.append(
+                (
+                    r.lookup.draft(r.prompt, r.tokens, n)
+                    or self._replies.propose(r.lookup.context, n)
+                )
+                if n > 0
+                else []
+            )
         return drafts
 
     def _sample(self, logits: torch.Tensor, reqs: list[_Request]) -> None:
         dev = logits.device
-        temperature = torch.tensor([r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev)
+        temperature = torch.tensor(
+            [r.sampling.temperature for r in reqs], dtype=torch.float32, device=dev
+        )
         top_p = torch.tensor([r.sampling.top_p for r in reqs], dtype=torch.float32, device=dev)
         top_k = torch.tensor([r.sampling.top_k for r in reqs], dtype=torch.long, device=dev)
         uniforms = torch.cat([torch.rand(1, generator=r.generator) for r in reqs]).to(dev)
@@ -233,7 +304,9 @@ class TorchEngine(Engine):
         max_steps: one thread hand-off per several tokens (each costs a scheduler wake-up on a loaded CPU)."""
         for _ in range(max_steps):
             self._step()
-            if not self._queue.empty() or any(r.future.done() or self._finish_reason(r) for r in self._active.values()):
+            if not self._queue.empty() or any(
+                r.future.done() or self._finish_reason(r) for r in self._active.values()
+            ):
                 return
 
     def _finish_reason(self, r: _Request) -> str | None:
@@ -241,7 +314,10 @@ class TorchEngine(Engine):
             return "stop"
         if r.sampling.stop_check is not None and r.sampling.stop_check(r.tokens):
             return "stop"
-        if len(r.tokens) >= r.sampling.max_tokens or len(r.prompt) + len(r.tokens) >= self.max_seq_len:
+        if (
+            len(r.tokens) >= r.sampling.max_tokens
+            or len(r.prompt) + len(r.tokens) >= self.max_seq_len
+        ):
             return "length"
         return None
 
@@ -274,7 +350,9 @@ class TorchEngine(Engine):
                 if name not in params:
                     raise KeyError(f"load_weights: unknown parameter {name!r}")
                 if params[name].shape != t.shape:
-                    raise ValueError(f"load_weights: {name} has shape {tuple(t.shape)}, expected {tuple(params[name].shape)}")
+                    raise ValueError(
+                        f"load_weights: {name} has shape {tuple(t.shape)}, expected {tuple(params[name].shape)}"
+                    )
                 params[name].copy_(t)
         self._slot_tokens = [[] for _ in range(self.max_batch)]
 

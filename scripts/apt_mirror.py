@@ -1,6 +1,7 @@
 """Print the Debian mirror URI that this machine's apt sources use for a suite (no host name is
 hard-coded in termrl). Reads /etc/apt/sources.list (one-line format) and /etc/apt/sources.list.d/*
 (one-line `.list` and deb822 `.sources`). Exits 1 when none names the suite."""
+
 import glob
 import sys
 

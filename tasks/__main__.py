@@ -27,10 +27,12 @@ from rich.console import Console
 from rich.markup import escape
 
 import configs
+from tasks.generate import generate as run_generate
+from tasks.generate import make_llm
 from tasks.harbor import export_harbor as _export_harbor
-from tasks.loaders import import_csv as _import_csv, load_tasks
+from tasks.loaders import import_csv as _import_csv
+from tasks.loaders import load_tasks
 from tasks.task import DIFFICULTIES, TaskError
-from tasks.generate import generate as run_generate, make_llm
 from tasks.validate import results_table, validate_tasks
 
 # Piped output (make, CI logs) gets 120 columns instead of rich's 80 so task ids fit on one line.
@@ -49,8 +51,12 @@ def _bad_knobs(**knobs) -> bool:
 
 def _report_refused(refused: list[TaskError]) -> None:
     for e in refused:
-        console.print(f"refused {e.task_id}: {e.field}: {' '.join(e.message.split())}"
-                      + (f" [{e.path}]" if e.path else ""), markup=False, soft_wrap=True)
+        console.print(
+            f"refused {e.task_id}: {e.field}: {' '.join(e.message.split())}"
+            + (f" [{e.path}]" if e.path else ""),
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _load(path: str, normalize_weights: bool, strict: bool = False, refused: list | None = None):
@@ -61,9 +67,16 @@ def _load(path: str, normalize_weights: bool, strict: bool = False, refused: lis
         return None
 
 
-def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "data/tasks", jobs: int = 4,
-             sample: int | None = None, seed: int = 0, normalize_weights: bool = False, base_image: str | None = None,
-             strict: bool = False) -> int:
+def validate(
+    ids: tyro.conf.Positional[tuple[str, ...]] = (),
+    tasks: str = "data/tasks",
+    jobs: int = 4,
+    sample: int | None = None,
+    seed: int = 0,
+    normalize_weights: bool = False,
+    base_image: str | None = None,
+    strict: bool = False,
+) -> int:
     """Prove tasks valid: weighted tests fail on the untouched container and after `rm -rf /app`, all pass
     after solution.sh (without a solution: "fails before; no oracle"; tests passing untouched or after
     `rm -rf /app`: "defective"). Prints one progress line per task as it finishes (with its seconds).
@@ -88,7 +101,9 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "data
         return 2
     unknown = sorted(set(ids) - {t.id for t in loaded})
     if unknown:
-        console.print(f"error: unknown task ids under {tasks}: {', '.join(unknown)}", soft_wrap=True)
+        console.print(
+            f"error: unknown task ids under {tasks}: {', '.join(unknown)}", soft_wrap=True
+        )
         return 2
     selected = [t for t in loaded if not ids or t.id in ids]
     drawn = ""
@@ -102,21 +117,29 @@ def validate(ids: tyro.conf.Positional[tuple[str, ...]] = (), tasks: str = "data
     def progress(result):
         nonlocal done
         done += 1
-        verdict = f"[green]{result.verdict}[/green]" if result.ok else f"[red]{result.verdict}[/red]"
+        verdict = (
+            f"[green]{result.verdict}[/green]" if result.ok else f"[red]{result.verdict}[/red]"
+        )
         detail = "" if result.ok else f": {escape(result.reason)}"
         elapsed = time.monotonic() - start
         left = elapsed / done * (len(selected) - done)
-        console.print(f"[{done:>{len(str(len(selected)))}}/{len(selected)}] {verdict} {result.task_id} "
-                      f"({result.duration_s:.1f}s; {elapsed / 60:.1f} min elapsed, ~{left / 60:.1f} min left){detail}",
-                      soft_wrap=True)
+        console.print(
+            f"[{done:>{len(str(len(selected)))}}/{len(selected)}] {verdict} {result.task_id} "
+            f"({result.duration_s:.1f}s; {elapsed / 60:.1f} min elapsed, ~{left / 60:.1f} min left){detail}",
+            soft_wrap=True,
+        )
 
-    results = asyncio.run(validate_tasks(selected, jobs=jobs, base_image=base_image, on_result=progress))
+    results = asyncio.run(
+        validate_tasks(selected, jobs=jobs, base_image=base_image, on_result=progress)
+    )
     console.print(results_table(selected, results))
     failed = [r for r in results if not r.ok]
     no_oracle = sum(r.ok and r.verdict != "valid" for r in results)
-    console.print(f"{len(results)} task(s): {len(results) - len(failed) - no_oracle} valid, {no_oracle} fail before "
-                  f"without an oracle, {len(failed)} invalid or defective, {len(refused)} refused at loading "
-                  f"({time.monotonic() - start:.0f}s)")
+    console.print(
+        f"{len(results)} task(s): {len(results) - len(failed) - no_oracle} valid, {no_oracle} fail before "
+        f"without an oracle, {len(failed)} invalid or defective, {len(refused)} refused at loading "
+        f"({time.monotonic() - start:.0f}s)"
+    )
     for r in failed:
         console.print(f"  {r.task_id}: {r.verdict}: {r.reason}", soft_wrap=True, markup=False)
     if len(failed) == len(results) or (strict and (failed or refused)):
@@ -154,17 +177,27 @@ def stats_table(tasks: list) -> str:
     counts = Counter((t.category, t.difficulty) for t in tasks)
     by_category = Counter(t.category for t in tasks)
     rows = sorted(by_category, key=lambda c: (-by_category[c], c))
-    lines = ["| category | " + " | ".join(d.replace("_", " ") for d in levels) + " | total |",
-             "|---|" + "---:|" * (len(levels) + 1)]
+    lines = [
+        "| category | " + " | ".join(d.replace("_", " ") for d in levels) + " | total |",
+        "|---|" + "---:|" * (len(levels) + 1),
+    ]
     for c in rows:
-        lines.append(f"| {c} | " + " | ".join(str(counts[c, d]) for d in levels) + f" | {by_category[c]} |")
+        lines.append(
+            f"| {c} | " + " | ".join(str(counts[c, d]) for d in levels) + f" | {by_category[c]} |"
+        )
     totals = [sum(t.difficulty == d for t in tasks) for d in levels]
-    lines.append("| **total** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(tasks)}** |")
+    lines.append(
+        "| **total** | " + " | ".join(f"**{n}**" for n in totals) + f" | **{len(tasks)}** |"
+    )
     return "\n".join(lines)
 
 
-def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str],
-               normalize_weights: bool = False, strict: bool = False) -> int:
+def import_csv(
+    csv: tyro.conf.Positional[str],
+    out_dir: tyro.conf.Positional[str],
+    normalize_weights: bool = False,
+    strict: bool = False,
+) -> int:
     """Materialise a terminal-bench-rl CSV as native task folders OUT_DIR/<task_id>/.
 
     Args:
@@ -176,7 +209,9 @@ def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str
     """
     refused: list[TaskError] = []
     try:
-        written = _import_csv(csv, out_dir, normalize_weights=normalize_weights, strict=strict, refused=refused)
+        written = _import_csv(
+            csv, out_dir, normalize_weights=normalize_weights, strict=strict, refused=refused
+        )
     except (TaskError, FileNotFoundError) as e:
         _report_refused(refused)
         console.print(f"error: {e}", soft_wrap=True, markup=False)
@@ -184,8 +219,11 @@ def import_csv(csv: tyro.conf.Positional[str], out_dir: tyro.conf.Positional[str
     _report_refused(refused)
     ids = [t.id for t in written]
     shown = ", ".join(ids[:10]) + (f", ... ({len(ids) - 10} more)" if len(ids) > 10 else "")
-    console.print(f"imported {len(written)} task(s) into {out_dir}, {len(refused)} refused: {shown}",
-                  soft_wrap=True, markup=False)
+    console.print(
+        f"imported {len(written)} task(s) into {out_dir}, {len(refused)} refused: {shown}",
+        soft_wrap=True,
+        markup=False,
+    )
     return 0
 
 
@@ -204,12 +242,26 @@ def export_harbor(out_dir: tyro.conf.Positional[str], tasks: str = "data/tasks")
     except FileExistsError as e:
         console.print(f"error: {e}", markup=False, soft_wrap=True)
         return 2
-    console.print(f"exported {len(written)} task(s) as Harbor tasks into {out_dir}", markup=False, soft_wrap=True)
+    console.print(
+        f"exported {len(written)} task(s) as Harbor tasks into {out_dir}",
+        markup=False,
+        soft_wrap=True,
+    )
     return 0
 
 
-def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backend: Literal["anthropic", "openai"] = "anthropic",
-             base_url: str | None = None, jobs: int = 4, dedup_threshold: float = 0.8, max_tokens: int = 8192) -> int:
+def generate(
+    seed_tasks: str,
+    n: int,
+    model: str,
+    staging: str,
+    out: str,
+    backend: Literal["anthropic", "openai"] = "anthropic",
+    base_url: str | None = None,
+    jobs: int = 4,
+    dedup_threshold: float = 0.8,
+    max_tokens: int = 8192,
+) -> int:
     """Draft N tasks with an LLM from seed tasks; keep the novel ones that validate.
 
     Args:
@@ -235,12 +287,22 @@ def generate(seed_tasks: str, n: int, model: str, staging: str, out: str, backen
     except ValueError as e:
         console.print(f"error: {e}", markup=False)
         return 2
-    report = asyncio.run(run_generate(seeds, n, llm, Path(staging), Path(out), jobs=jobs, dedup_threshold=dedup_threshold))
-    console.print(f"{len(report.accepted)} of {n} draft(s) accepted into {out}: {', '.join(report.accepted) or '-'}",
-                  markup=False, soft_wrap=True)
+    report = asyncio.run(
+        run_generate(
+            seeds, n, llm, Path(staging), Path(out), jobs=jobs, dedup_threshold=dedup_threshold
+        )
+    )
+    console.print(
+        f"{len(report.accepted)} of {n} draft(s) accepted into {out}: {', '.join(report.accepted) or '-'}",
+        markup=False,
+        soft_wrap=True,
+    )
     for r in report.rejected:
-        console.print(f"  rejected draft {r.draft} ({r.task_id or '?'}) at {r.stage}: {r.reason}", markup=False,
-                      soft_wrap=True)
+        console.print(
+            f"  rejected draft {r.draft} ({r.task_id or '?'}) at {r.stage}: {r.reason}",
+            markup=False,
+            soft_wrap=True,
+        )
     return 0 if report.accepted else 1
 
 
@@ -248,9 +310,16 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return tyro.extras.subcommand_cli_from_dict({"validate": validate, "stats": stats, "import-csv": import_csv,
-                                                 "generate": generate, "export-harbor": export_harbor},
-                                                prog="python -m tasks")
+    return tyro.extras.subcommand_cli_from_dict(
+        {
+            "validate": validate,
+            "stats": stats,
+            "import-csv": import_csv,
+            "generate": generate,
+            "export-harbor": export_harbor,
+        },
+        prog="python -m tasks",
+    )
 
 
 if __name__ == "__main__":

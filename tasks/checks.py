@@ -14,7 +14,8 @@ import math
 import posixpath
 from pathlib import Path
 
-from sandboxing.dockerfile import copy_sources, parse as parse_dockerfile
+from sandboxing.dockerfile import copy_sources
+from sandboxing.dockerfile import parse as parse_dockerfile
 from tasks.task import TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -33,16 +34,22 @@ def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
     """
     if not tests_dir.is_dir():
         raise TaskError(task_id, "tests", "missing tests/ folder", tests_dir)
-    files = sorted(set(tests_dir.rglob("test_*.py")) | set(tests_dir.rglob("*_test.py")))  # pytest's defaults
+    files = sorted(
+        set(tests_dir.rglob("test_*.py")) | set(tests_dir.rglob("*_test.py"))
+    )  # pytest's defaults
     if not files:
-        raise TaskError(task_id, "tests", f"no test_*.py or *_test.py files in {tests_dir.name}/", tests_dir)
+        raise TaskError(
+            task_id, "tests", f"no test_*.py or *_test.py files in {tests_dir.name}/", tests_dir
+        )
     tests: dict[str, bool] = {}
     for file in files:
         try:
             tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
         except (SyntaxError, UnicodeDecodeError) as e:
             line = getattr(e, "lineno", None)
-            raise TaskError(task_id, "tests", f"not valid Python (line {line}): {getattr(e, 'msg', e)}", file) from e
+            raise TaskError(
+                task_id, "tests", f"not valid Python (line {line}): {getattr(e, 'msg', e)}", file
+            ) from e
         for node in tree.body:
             funcs, class_param = [node], False
             if isinstance(node, ast.ClassDef):
@@ -50,7 +57,9 @@ def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
                     continue
                 funcs, class_param = node.body, any(_is_parametrize(d) for d in node.decorator_list)
             for fn in funcs:
-                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith("test"):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name.startswith(
+                    "test"
+                ):
                     param = class_param or any(_is_parametrize(d) for d in fn.decorator_list)
                     tests[fn.name] = tests.get(fn.name, False) or param
     if not tests:
@@ -62,33 +71,63 @@ def _known(tests: dict[str, bool]) -> str:
     return ", ".join(sorted(tests))
 
 
-def _resolve_name(task_id: str, field: str, key: str, tests: dict[str, bool], path: Path | None) -> str:
+def _resolve_name(
+    task_id: str, field: str, key: str, tests: dict[str, bool], path: Path | None
+) -> str:
     """A test name as written in a weights/allowed_prepass table -> the checked test name."""
     base, bracket, _ = key.partition("[")
     if key in tests or (bracket and key.endswith("]") and tests.get(base)):
         return key
     if bracket and base in tests:
-        raise TaskError(task_id, field, f"'{key}' names a case of '{base}', which is not parametrized", path)
+        raise TaskError(
+            task_id, field, f"'{key}' names a case of '{base}', which is not parametrized", path
+        )
     if not key.startswith("test"):
         prefixed = f"test_{key}"
         if prefixed in tests or (bracket and tests.get(f"test_{base}")):
-            log.warning("task '%s', field '%s': key '%s' has no 'test_' prefix; using '%s'", task_id, field, key, prefixed)
+            log.warning(
+                "task '%s', field '%s': key '%s' has no 'test_' prefix; using '%s'",
+                task_id,
+                field,
+                key,
+                prefixed,
+            )
             return prefixed
-        raise TaskError(task_id, field, f"'{key}' names no test (nor does '{prefixed}'); tests found: {_known(tests)}", path)
-    raise TaskError(task_id, field, f"'{key}' names a test that does not exist; tests found: {_known(tests)}", path)
+        raise TaskError(
+            task_id,
+            field,
+            f"'{key}' names no test (nor does '{prefixed}'); tests found: {_known(tests)}",
+            path,
+        )
+    raise TaskError(
+        task_id,
+        field,
+        f"'{key}' names a test that does not exist; tests found: {_known(tests)}",
+        path,
+    )
 
 
 def _weight_value(task_id: str, field: str, name: str, value, path: Path | None) -> float:
     """A weight as written (number, or a numeric string from a public dataset) -> float >= 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TaskError(task_id, field, f"weight of '{name}' must be a number, got {json.dumps(value)}", path)
+        raise TaskError(
+            task_id, field, f"weight of '{name}' must be a number, got {json.dumps(value)}", path
+        )
     if isinstance(value, str):
         try:
             number = float(value.strip())
         except ValueError:
-            raise TaskError(task_id, field, f"weight of '{name}' is not a number: {json.dumps(value)}", path) from None
-        log.warning("task '%s', field '%s': weight of '%s' is the string %s; using %r",
-                    task_id, field, name, json.dumps(value), number)
+            raise TaskError(
+                task_id, field, f"weight of '{name}' is not a number: {json.dumps(value)}", path
+            ) from None
+        log.warning(
+            "task '%s', field '%s': weight of '%s' is the string %s; using %r",
+            task_id,
+            field,
+            name,
+            json.dumps(value),
+            number,
+        )
         value = number
     value = float(value)
     if not math.isfinite(value):
@@ -98,8 +137,14 @@ def _weight_value(task_id: str, field: str, name: str, value, path: Path | None)
     return value
 
 
-def check_weights(task_id: str, raw, tests: dict[str, bool], normalize: bool = False,
-                  field: str = "weights", path: Path | None = None) -> dict[str, float]:
+def check_weights(
+    task_id: str,
+    raw,
+    tests: dict[str, bool],
+    normalize: bool = False,
+    field: str = "weights",
+    path: Path | None = None,
+) -> dict[str, float]:
     """Check a {test name: weight} table against the tests found; return it with float weights summing to 1.
 
     Keys without the `test_` prefix become `test_<key>` (with a logged warning) when that test exists;
@@ -109,7 +154,9 @@ def check_weights(task_id: str, raw, tests: dict[str, bool], normalize: bool = F
     non-numeric, non-finite or negative weights, a zero sum, a sum != 1 without normalize.
     """
     if not isinstance(raw, dict):
-        raise TaskError(task_id, field, f"must be a table of test name -> weight, got {json.dumps(raw)}", path)
+        raise TaskError(
+            task_id, field, f"must be a table of test name -> weight, got {json.dumps(raw)}", path
+        )
     if not raw:
         raise TaskError(task_id, field, "is empty; give each scored test a weight", path)
     weights: dict[str, float] = {}
@@ -123,15 +170,24 @@ def check_weights(task_id: str, raw, tests: dict[str, bool], normalize: bool = F
         raise TaskError(task_id, field, "weights sum to 0", path)
     if abs(total - 1.0) > 1e-6:
         if not normalize:
-            raise TaskError(task_id, field, f"weights sum to {total:g}, not 1 (normalize_weights=True or "
-                                            "`python -m tasks validate/import-csv --normalize-weights` "
-                                            "rescales them)", path)
-        log.warning("task '%s', field '%s': weights sum to %g; rescaled to sum to 1", task_id, field, total)
+            raise TaskError(
+                task_id,
+                field,
+                f"weights sum to {total:g}, not 1 (normalize_weights=True or "
+                "`python -m tasks validate/import-csv --normalize-weights` "
+                "rescales them)",
+                path,
+            )
+        log.warning(
+            "task '%s', field '%s': weights sum to %g; rescaled to sum to 1", task_id, field, total
+        )
         weights = {name: w / total for name, w in weights.items()}
     return weights
 
 
-def check_allowed_prepass(task_id: str, raw, tests: dict[str, bool], path: Path | None = None) -> dict[str, str]:
+def check_allowed_prepass(
+    task_id: str, raw, tests: dict[str, bool], path: Path | None = None
+) -> dict[str, str]:
     """Check the {test name: reason} table of tests allowed to pass before the solution runs.
 
     Raises TaskError (field 'allowed_prepass') for a non-table, unknown tests or an empty reason.
@@ -139,12 +195,19 @@ def check_allowed_prepass(task_id: str, raw, tests: dict[str, bool], path: Path 
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise TaskError(task_id, "allowed_prepass", f"must be a table of test name -> reason, got {json.dumps(raw)}", path)
+        raise TaskError(
+            task_id,
+            "allowed_prepass",
+            f"must be a table of test name -> reason, got {json.dumps(raw)}",
+            path,
+        )
     allowed = {}
     for key, reason in raw.items():
         name = _resolve_name(task_id, "allowed_prepass", str(key), tests, path)
         if not isinstance(reason, str) or not reason.strip():
-            raise TaskError(task_id, "allowed_prepass", f"'{name}' needs a reason (a non-empty string)", path)
+            raise TaskError(
+                task_id, "allowed_prepass", f"'{name}' needs a reason (a non-empty string)", path
+            )
         allowed[name] = reason.strip()
     return allowed
 
@@ -153,14 +216,27 @@ def _helper(source: str, tests_name: str, context_dir: Path | None) -> bool:
     """`COPY tests/<file>` of one existing file that is no hidden test (a data file or script the image
     needs, as Terminal-Bench tasks do): not test_*.py / *_test.py / conftest.py, no wildcard."""
     parts = posixpath.normpath(source).lstrip("/").split("/")
-    if context_dir is None or len(parts) < 2 or parts[0] != tests_name or any(c in source for c in "*?[$"):
+    if (
+        context_dir is None
+        or len(parts) < 2
+        or parts[0] != tests_name
+        or any(c in source for c in "*?[$")
+    ):
         return False
     name = parts[-1]
     return (context_dir / Path(*parts)).is_file() and not (
-        fnmatch.fnmatch(name, "test_*.py") or fnmatch.fnmatch(name, "*_test.py") or name == "conftest.py")
+        fnmatch.fnmatch(name, "test_*.py")
+        or fnmatch.fnmatch(name, "*_test.py")
+        or name == "conftest.py"
+    )
 
 
-def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = None, tests_name: str | None = "tests") -> None:
+def check_dockerfile(
+    task_id: str,
+    dockerfile: Path,
+    context_dir: Path | None = None,
+    tests_name: str | None = "tests",
+) -> None:
     """The Dockerfile parses, no COPY/ADD puts the hidden tests (context folder `tests_name`) or solution.sh
     into the image, and (given context_dir) every plain COPY/ADD source exists in the build context with at
     least one file in it.
@@ -187,23 +263,44 @@ def check_dockerfile(task_id: str, dockerfile: Path, context_dir: Path | None = 
         try:
             flags, sources, _ = copy_sources(ins)
         except ValueError as e:
-            raise TaskError(task_id, "dockerfile", f"line {ins.first}: cannot parse '{line}': {e}", dockerfile) from e
+            raise TaskError(
+                task_id, "dockerfile", f"line {ins.first}: cannot parse '{line}': {e}", dockerfile
+            ) from e
         if any(f.startswith("--from") for f in flags):
             continue
         for source in sources:
             if "://" in source:
                 continue
             first = posixpath.normpath(source).lstrip("/").split("/")[0]
-            if tests_name is not None and (first == "." or fnmatch.fnmatch(tests_name, first)) \
-                    and not _helper(source, tests_name, context_dir):
-                raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies the hidden tests "
-                                f"({tests_name}/) into the image; they are copied in only at verification time",
-                                dockerfile)
+            if (
+                tests_name is not None
+                and (first == "." or fnmatch.fnmatch(tests_name, first))
+                and not _helper(source, tests_name, context_dir)
+            ):
+                raise TaskError(
+                    task_id,
+                    "dockerfile",
+                    f"line {ins.first}: '{line}' copies the hidden tests "
+                    f"({tests_name}/) into the image; they are copied in only at verification time",
+                    dockerfile,
+                )
             if fnmatch.fnmatch("solution.sh", posixpath.normpath(source).lstrip("/")):
-                raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}' copies solution.sh into the image",
-                                dockerfile)
+                raise TaskError(
+                    task_id,
+                    "dockerfile",
+                    f"line {ins.first}: '{line}' copies solution.sh into the image",
+                    dockerfile,
+                )
             if context_dir is not None and not any(c in source for c in "*?[$"):
                 target = context_dir / posixpath.normpath(source).lstrip("/")
-                if not (target.is_file() or (target.is_dir() and any(p.is_file() for p in target.rglob("*")))):
-                    raise TaskError(task_id, "dockerfile", f"line {ins.first}: '{line}': {source} is missing from "
-                                    "the build context (or holds no files)", dockerfile)
+                if not (
+                    target.is_file()
+                    or (target.is_dir() and any(p.is_file() for p in target.rglob("*")))
+                ):
+                    raise TaskError(
+                        task_id,
+                        "dockerfile",
+                        f"line {ins.first}: '{line}': {source} is missing from "
+                        "the build context (or holds no files)",
+                        dockerfile,
+                    )

@@ -16,7 +16,11 @@ def text_field(task_id, data, key, path, required=True, default=None) -> str | N
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value.strip():
-        what = "is missing" if key not in data else f"must be a non-empty string, got {json.dumps(value)}"
+        what = (
+            "is missing"
+            if key not in data
+            else f"must be a non-empty string, got {json.dumps(value)}"
+        )
         raise TaskError(task_id, key, what, path)
     return value.strip()
 
@@ -34,10 +38,14 @@ def positive_field(task_id, data, key, path, default, integer=False):
 
 def difficulty_field(task_id, value, path, key="difficulty") -> str:
     if not isinstance(value, str):
-        raise TaskError(task_id, key, f"must be one of {', '.join(DIFFICULTIES)}, got {json.dumps(value)}", path)
+        raise TaskError(
+            task_id, key, f"must be one of {', '.join(DIFFICULTIES)}, got {json.dumps(value)}", path
+        )
     normal = value.strip().lower().replace(" ", "_").replace("-", "_")
     if normal not in DIFFICULTIES:
-        raise TaskError(task_id, key, f"must be one of {', '.join(DIFFICULTIES)}, got {json.dumps(value)}", path)
+        raise TaskError(
+            task_id, key, f"must be one of {', '.join(DIFFICULTIES)}, got {json.dumps(value)}", path
+        )
     return normal
 
 
@@ -45,7 +53,9 @@ def tags_field(task_id, value, path) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(t, str) and t.strip() for t in value):
-        raise TaskError(task_id, "tags", f"must be a list of non-empty strings, got {json.dumps(value)}", path)
+        raise TaskError(
+            task_id, "tags", f"must be a list of non-empty strings, got {json.dumps(value)}", path
+        )
     return [t.strip() for t in value]
 
 
@@ -53,23 +63,54 @@ def modules_field(task_id, value, path) -> list[str]:
     """task.toml `agent_modules`: a list of top-level Python module names (identifiers), default []."""
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(m, str) and m.isidentifier() for m in value):
-        raise TaskError(task_id, "agent_modules", f"must be a list of top-level module names (identifiers), "
-                                                  f"got {json.dumps(value)}", path)
+    if not isinstance(value, list) or not all(
+        isinstance(m, str) and m.isidentifier() for m in value
+    ):
+        raise TaskError(
+            task_id,
+            "agent_modules",
+            f"must be a list of top-level module names (identifiers), got {json.dumps(value)}",
+            path,
+        )
     return list(value)
 
 
 def check_id(task_id, value, path) -> str:
     if not isinstance(value, str) or not ID_PATTERN.match(value):
-        raise TaskError(task_id, "id", f"must match {ID_PATTERN.pattern} (lowercase letters, digits, '_', '.', '-'), "
-                                       f"got {json.dumps(value)}", path)
+        raise TaskError(
+            task_id,
+            "id",
+            f"must match {ID_PATTERN.pattern} (lowercase letters, digits, '_', '.', '-'), "
+            f"got {json.dumps(value)}",
+            path,
+        )
     return value
 
 
-def finish_task(task_id, task_dir: Path, *, instruction, difficulty, category, tags, agent_timeout_s, test_timeout_s,
-                max_turns, raw_weights, raw_prepass, normalize, weights_field, source_path, meta,
-                tests_name: str = "tests", dockerfile: Path | None = None, context_dir: Path | None = None,
-                solution: Path | None = None, test_setup: str | None = None, build_setup: str | None = None) -> Task:
+def finish_task(
+    task_id,
+    task_dir: Path,
+    *,
+    instruction,
+    difficulty,
+    category,
+    tags,
+    agent_timeout_s,
+    test_timeout_s,
+    max_turns,
+    raw_weights,
+    raw_prepass,
+    normalize,
+    weights_field,
+    source_path,
+    meta,
+    tests_name: str = "tests",
+    dockerfile: Path | None = None,
+    context_dir: Path | None = None,
+    solution: Path | None = None,
+    test_setup: str | None = None,
+    build_setup: str | None = None,
+) -> Task:
     """Checks shared by every format (Dockerfile, hidden tests, weights, pre-passes) -> Task.
 
     tests_name: the task folder's hidden-tests folder; dockerfile / context_dir default to the task folder's
@@ -81,12 +122,29 @@ def finish_task(task_id, task_dir: Path, *, instruction, difficulty, category, t
     tests_dir = task_dir / tests_name
     tests = find_tests(task_id, tests_dir)
     if raw_weights is None:
-        raise TaskError(task_id, weights_field, "is missing; give each scored test a weight", source_path)
+        raise TaskError(
+            task_id, weights_field, "is missing; give each scored test a weight", source_path
+        )
     weights = check_weights(task_id, raw_weights, tests, normalize, weights_field, source_path)
     if solution is None and (task_dir / "solution.sh").is_file():
         solution = task_dir / "solution.sh"
-    return Task(id=task_id, instruction=instruction, difficulty=difficulty, category=category, tags=tags,
-                path=task_dir, dockerfile=dockerfile, context_dir=context_dir, tests_dir=tests_dir, weights=weights,
-                solution=solution, agent_timeout_s=agent_timeout_s, test_timeout_s=test_timeout_s,
-                max_turns=max_turns, test_setup=test_setup, build_setup=build_setup,
-                allowed_prepass=check_allowed_prepass(task_id, raw_prepass, tests, source_path), meta=meta)
+    return Task(
+        id=task_id,
+        instruction=instruction,
+        difficulty=difficulty,
+        category=category,
+        tags=tags,
+        path=task_dir,
+        dockerfile=dockerfile,
+        context_dir=context_dir,
+        tests_dir=tests_dir,
+        weights=weights,
+        solution=solution,
+        agent_timeout_s=agent_timeout_s,
+        test_timeout_s=test_timeout_s,
+        max_turns=max_turns,
+        test_setup=test_setup,
+        build_setup=build_setup,
+        allowed_prepass=check_allowed_prepass(task_id, raw_prepass, tests, source_path),
+        meta=meta,
+    )

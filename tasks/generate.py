@@ -75,15 +75,28 @@ class GenerateReport:
 
 # ---------------------------------------------------------------- prompts and replies
 
+
 def task_as_json(task: Task) -> dict:
     """A task in the draft format (task.toml fields plus every other file of its folder as text)."""
     files = {}
     for path in sorted(task.path.rglob("*")):
         rel = path.relative_to(task.path).as_posix()
-        if path.is_file() and rel != "task.toml" and "__pycache__" not in rel and path.stat().st_size <= MAX_SEED_FILE_BYTES:
+        if (
+            path.is_file()
+            and rel != "task.toml"
+            and "__pycache__" not in rel
+            and path.stat().st_size <= MAX_SEED_FILE_BYTES
+        ):
             files[rel] = path.read_text(encoding="utf-8", errors="replace")
-    return {"id": task.id, "instruction": task.instruction, "difficulty": task.difficulty, "category": task.category,
-            "tags": task.tags, "weights": task.weights, "files": files}
+    return {
+        "id": task.id,
+        "instruction": task.instruction,
+        "difficulty": task.difficulty,
+        "category": task.category,
+        "tags": task.tags,
+        "weights": task.weights,
+        "files": files,
+    }
 
 
 def draft_prompt(seeds: list[Task], index: int, n: int) -> str:
@@ -91,9 +104,11 @@ def draft_prompt(seeds: list[Task], index: int, n: int) -> str:
     examples = [seeds[(index + k) % len(seeds)] for k in range(min(2, len(seeds)))]
     shown = "\n\n".join(json.dumps(task_as_json(t), indent=1) for t in examples)
     taken = ", ".join(sorted(t.id for t in seeds))
-    return (f"Example tasks:\n\n{shown}\n\nExisting task ids (do not reuse them or their ideas): {taken}\n\n"
-            f"This is draft {index + 1} of {n}. Write one new task, different from all the above, "
-            "as a single JSON object.")
+    return (
+        f"Example tasks:\n\n{shown}\n\nExisting task ids (do not reuse them or their ideas): {taken}\n\n"
+        f"This is draft {index + 1} of {n}. Write one new task, different from all the above, "
+        "as a single JSON object."
+    )
 
 
 def parse_draft(text: str) -> dict:
@@ -116,16 +131,23 @@ def parse_draft(text: str) -> dict:
     if not isinstance(draft["instruction"], str) or not draft["instruction"].strip():
         raise DraftError("instruction must be a non-empty string")
     files = draft["files"]
-    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
         raise DraftError("files must be an object of path -> text")
     for name in files:
         rel = PurePosixPath(name)
         if rel.is_absolute() or ".." in rel.parts or name == "task.toml":
-            raise DraftError(f"file {json.dumps(name)} must be a relative path inside the task, not task.toml")
+            raise DraftError(
+                f"file {json.dumps(name)} must be a relative path inside the task, not task.toml"
+            )
     for required in ("Dockerfile", "solution.sh"):
         if required not in files:
             raise DraftError(f"files has no {required}")
-    if not any(PurePosixPath(k).parts[0] == "tests" and PurePosixPath(k).name.startswith("test_") for k in files):
+    if not any(
+        PurePosixPath(k).parts[0] == "tests" and PurePosixPath(k).name.startswith("test_")
+        for k in files
+    ):
         raise DraftError("files has no tests/test_*.py")
     return draft
 
@@ -142,11 +164,22 @@ def write_draft(draft: dict, staging: Path) -> Task:
         (task_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (task_dir / name).write_text(content, encoding="utf-8")
     task_dir.mkdir(parents=True, exist_ok=True)
-    weights = check_weights(draft["id"], draft["weights"], find_tests(draft["id"], task_dir / "tests"))
+    weights = check_weights(
+        draft["id"], draft["weights"], find_tests(draft["id"], task_dir / "tests")
+    )
     tags = draft["tags"] if isinstance(draft["tags"], list) else [draft["tags"]]
-    (task_dir / "task.toml").write_text(render_task_toml(
-        draft["id"], draft["instruction"], str(draft["difficulty"]), str(draft["category"]), [str(t) for t in tags],
-        weights, meta={"source": "tasks.generate"}), encoding="utf-8")
+    (task_dir / "task.toml").write_text(
+        render_task_toml(
+            draft["id"],
+            draft["instruction"],
+            str(draft["difficulty"]),
+            str(draft["category"]),
+            [str(t) for t in tags],
+            weights,
+            meta={"source": "tasks.generate"},
+        ),
+        encoding="utf-8",
+    )
     return load_native(task_dir)
 
 
@@ -159,8 +192,16 @@ def similarity(a: str, b: str) -> float:
 
 # ---------------------------------------------------------------- LLM backends
 
-def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str | None = None,
-             max_tokens: int = 8192, timeout_s: float = 300.0, max_retries: int = 2):
+
+def make_llm(
+    backend: str,
+    model: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int = 8192,
+    timeout_s: float = 300.0,
+    max_retries: int = 2,
+):
     """An async function prompt -> reply text, over the Anthropic Messages API (anthropic SDK) or an
     OpenAI-compatible /chat/completions endpoint (httpx).
 
@@ -174,13 +215,20 @@ def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str
     if not api_key and not base_url:
         raise ValueError(f"no API key: set ${env[backend]} (or give --base-url for a local server)")
     if backend == "anthropic":
-
-        client = anthropic.AsyncAnthropic(api_key=api_key or "unused", base_url=base_url, timeout=timeout_s,
-                                          max_retries=max_retries)
+        client = anthropic.AsyncAnthropic(
+            api_key=api_key or "unused",
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=max_retries,
+        )
 
         async def complete(prompt: str) -> str:
-            message = await client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM_PROMPT,
-                                                   messages=[{"role": "user", "content": prompt}])
+            message = await client.messages.create(
+                model=model,
+                max_tokens=max_tokens,
+                system=SYSTEM_PROMPT,
+                messages=[{"role": "user", "content": prompt}],
+            )
             return "".join(block.text for block in message.content if block.type == "text")
 
         return complete
@@ -189,10 +237,18 @@ def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str
 
     async def complete(prompt: str) -> str:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        body = {"model": model, "max_tokens": max_tokens,
-                "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]}
+        body = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": prompt},
+            ],
+        }
         async with httpx.AsyncClient(timeout=timeout_s) as http:
-            reply = await http.post(base_url.rstrip("/") + "/chat/completions", json=body, headers=headers)
+            reply = await http.post(
+                base_url.rstrip("/") + "/chat/completions", json=body, headers=headers
+            )
             reply.raise_for_status()
             return reply.json()["choices"][0]["message"]["content"]
 
@@ -201,8 +257,17 @@ def make_llm(backend: str, model: str, base_url: str | None = None, api_key: str
 
 # ---------------------------------------------------------------- pipeline
 
-async def generate(seeds: list[Task], n: int, llm, staging: Path, out: Path, jobs: int = 4,
-                   dedup_threshold: float = 0.8, validate=None) -> GenerateReport:
+
+async def generate(
+    seeds: list[Task],
+    n: int,
+    llm,
+    staging: Path,
+    out: Path,
+    jobs: int = 4,
+    dedup_threshold: float = 0.8,
+    validate=None,
+) -> GenerateReport:
     """Draft n tasks with `llm` (async prompt -> text), keep those that are novel and validate.
 
     validate: async Task -> ValidationResult (default tasks.validate.validate_task).
@@ -245,9 +310,16 @@ async def generate(seeds: list[Task], n: int, llm, staging: Path, out: Path, job
         if task_id in known:
             reject(index + 1, task_id, "duplicate", f"id '{task_id}' is already taken")
             continue
-        score, other = max((similarity(draft["instruction"], text), other) for other, text in known.items())
+        score, other = max(
+            (similarity(draft["instruction"], text), other) for other, text in known.items()
+        )
         if score >= dedup_threshold:
-            reject(index + 1, task_id, "duplicate", f"near-duplicate of '{other}' (similarity {score:.2f})")
+            reject(
+                index + 1,
+                task_id,
+                "duplicate",
+                f"near-duplicate of '{other}' (similarity {score:.2f})",
+            )
             continue
         try:
             task = write_draft(draft, staging)

@@ -475,7 +475,10 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
     dockerfile, context = _dockerfile(task_id, task_dir, env, toml_path)
     hidden = task_dir.resolve() / "tests"
-    inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not in harbor's layout
+    inside = Path(context).resolve() in (
+        hidden.parent,
+        *hidden.parent.parents,
+    )  # not in harbor's layout
     check_dockerfile(task_id, dockerfile, context, "tests" if inside else None)
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
     exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None

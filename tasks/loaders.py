@@ -27,19 +27,51 @@ import tomllib
 from pathlib import Path, PurePosixPath
 
 import configs
-from tasks.fields import (check_id, difficulty_field, finish_task, modules_field, positive_field, tags_field,
-                          text_field)
-from tasks.task import Task, TaskError
+from tasks.fields import (
+    check_id,
+    difficulty_field,
+    finish_task,
+    modules_field,
+    positive_field,
+    tags_field,
+    text_field,
+)
 from tasks.harbor import is_harbor, load_harbor
+from tasks.task import Task, TaskError
 from tasks.terminal_bench import TB_AGENT_TIMEOUT_S, TB_TEST_TIMEOUT_S, load_terminal_bench
 
 log = logging.getLogger("termrl.tasks")
 
-NATIVE_FIELDS = ("id", "instruction", "difficulty", "category", "tags", "agent_timeout_s", "test_timeout_s",
-                 "max_turns", "weights", "allowed_prepass", "meta", "tests_dir", "test_setup", "build_setup",
-                 "agent_modules")
-CSV_COLUMNS = ("task_id", "difficulty", "title", "use_case_category", "prompt", "category", "tags", "dockerfile",
-               "test_functions", "test_weights", "additional_files")
+NATIVE_FIELDS = (
+    "id",
+    "instruction",
+    "difficulty",
+    "category",
+    "tags",
+    "agent_timeout_s",
+    "test_timeout_s",
+    "max_turns",
+    "weights",
+    "allowed_prepass",
+    "meta",
+    "tests_dir",
+    "test_setup",
+    "build_setup",
+    "agent_modules",
+)
+CSV_COLUMNS = (
+    "task_id",
+    "difficulty",
+    "title",
+    "use_case_category",
+    "prompt",
+    "category",
+    "tags",
+    "dockerfile",
+    "test_functions",
+    "test_weights",
+    "additional_files",
+)
 DEFAULT_AGENT_TIMEOUT_S = 300.0
 DEFAULT_TEST_TIMEOUT_S = 60.0
 RESERVED_FILES = ("task.toml", "Dockerfile", "solution.sh", "hidden_tests")
@@ -47,6 +79,7 @@ HIDDEN_TESTS = "hidden_tests"  # hidden-tests folder of a CSV row whose own file
 
 
 # ---------------------------------------------------------------- native
+
 
 def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
     """A native task folder (task.toml + Dockerfile + tests/ [+ files/, solution.sh]) -> Task.
@@ -62,25 +95,44 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
     task_id = check_id(task_dir.name, data["id"], toml_path)
     unknown = sorted(set(data) - set(NATIVE_FIELDS))
     if unknown:
-        raise TaskError(task_id, unknown[0], f"unknown field (known: {', '.join(NATIVE_FIELDS)})", toml_path)
+        raise TaskError(
+            task_id, unknown[0], f"unknown field (known: {', '.join(NATIVE_FIELDS)})", toml_path
+        )
     meta = data.get("meta", {})
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
         raise TaskError(task_id, "meta", "must be a table of string values", toml_path)
     tests_name = text_field(task_id, data, "tests_dir", toml_path, default="tests")
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", tests_name):
-        raise TaskError(task_id, "tests_dir", f"must be a folder name inside the task, got {json.dumps(tests_name)}",
-                        toml_path)
+        raise TaskError(
+            task_id,
+            "tests_dir",
+            f"must be a folder name inside the task, got {json.dumps(tests_name)}",
+            toml_path,
+        )
     task = finish_task(
-        task_id, task_dir, instruction=text_field(task_id, data, "instruction", toml_path),
+        task_id,
+        task_dir,
+        instruction=text_field(task_id, data, "instruction", toml_path),
         difficulty=difficulty_field(task_id, data.get("difficulty"), toml_path),
-        category=text_field(task_id, data, "category", toml_path), tags=tags_field(task_id, data.get("tags"), toml_path),
-        agent_timeout_s=positive_field(task_id, data, "agent_timeout_s", toml_path, DEFAULT_AGENT_TIMEOUT_S),
-        test_timeout_s=positive_field(task_id, data, "test_timeout_s", toml_path, DEFAULT_TEST_TIMEOUT_S),
+        category=text_field(task_id, data, "category", toml_path),
+        tags=tags_field(task_id, data.get("tags"), toml_path),
+        agent_timeout_s=positive_field(
+            task_id, data, "agent_timeout_s", toml_path, DEFAULT_AGENT_TIMEOUT_S
+        ),
+        test_timeout_s=positive_field(
+            task_id, data, "test_timeout_s", toml_path, DEFAULT_TEST_TIMEOUT_S
+        ),
         max_turns=positive_field(task_id, data, "max_turns", toml_path, None, integer=True),
-        raw_weights=data.get("weights"), raw_prepass=data.get("allowed_prepass"), normalize=normalize_weights,
-        weights_field="weights", source_path=toml_path, meta=dict(meta), tests_name=tests_name,
+        raw_weights=data.get("weights"),
+        raw_prepass=data.get("allowed_prepass"),
+        normalize=normalize_weights,
+        weights_field="weights",
+        source_path=toml_path,
+        meta=dict(meta),
+        tests_name=tests_name,
         test_setup=text_field(task_id, data, "test_setup", toml_path, required=False),
-        build_setup=text_field(task_id, data, "build_setup", toml_path, required=False))
+        build_setup=text_field(task_id, data, "build_setup", toml_path, required=False),
+    )
     task.agent_modules = modules_field(task_id, data.get("agent_modules"), toml_path)
     return task
 
@@ -88,35 +140,56 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
 def _toml_str(s: str) -> str:
     # Multi-line literal strings keep instructions and reasons readable; JSON escapes are valid TOML
     # basic-string escapes except that TOML also forbids a raw DEL.
-    if "\n" in s and "'''" not in s and not s.endswith("'") and \
-            all(c in "\n\t" or (ord(c) >= 0x20 and c != "\x7f") for c in s):
+    if (
+        "\n" in s
+        and "'''" not in s
+        and not s.endswith("'")
+        and all(c in "\n\t" or (ord(c) >= 0x20 and c != "\x7f") for c in s)
+    ):
         return "'''\n" + s + "'''"
     return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
-def render_task_toml(task_id: str, instruction: str, difficulty: str, category: str, tags: list[str],
-                     weights: dict[str, float], agent_timeout_s: float = DEFAULT_AGENT_TIMEOUT_S,
-                     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S, max_turns: int | None = None,
-                     allowed_prepass: dict[str, str] | None = None, meta: dict[str, str] | None = None,
-                     tests_dir: str = "tests") -> str:
+def render_task_toml(
+    task_id: str,
+    instruction: str,
+    difficulty: str,
+    category: str,
+    tags: list[str],
+    weights: dict[str, float],
+    agent_timeout_s: float = DEFAULT_AGENT_TIMEOUT_S,
+    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+    max_turns: int | None = None,
+    allowed_prepass: dict[str, str] | None = None,
+    meta: dict[str, str] | None = None,
+    tests_dir: str = "tests",
+) -> str:
     """The text of a native task.toml (the inverse of load_native for these fields)."""
-    lines = [f"id = {_toml_str(task_id)}", f"instruction = {_toml_str(instruction)}",
-             f"difficulty = {_toml_str(difficulty)}", f"category = {_toml_str(category)}",
-             f"tags = [{', '.join(_toml_str(t) for t in tags)}]",
-             f"agent_timeout_s = {float(agent_timeout_s)!r}", f"test_timeout_s = {float(test_timeout_s)!r}"]
+    lines = [
+        f"id = {_toml_str(task_id)}",
+        f"instruction = {_toml_str(instruction)}",
+        f"difficulty = {_toml_str(difficulty)}",
+        f"category = {_toml_str(category)}",
+        f"tags = [{', '.join(_toml_str(t) for t in tags)}]",
+        f"agent_timeout_s = {float(agent_timeout_s)!r}",
+        f"test_timeout_s = {float(test_timeout_s)!r}",
+    ]
     if max_turns is not None:
         lines.append(f"max_turns = {int(max_turns)}")
     if tests_dir != "tests":
         lines.append(f"tests_dir = {_toml_str(tests_dir)}")
     lines += ["", "[weights]"] + [f"{_toml_str(k)} = {float(v)!r}" for k, v in weights.items()]
     if allowed_prepass:
-        lines += ["", "[allowed_prepass]"] + [f"{_toml_str(k)} = {_toml_str(v)}" for k, v in allowed_prepass.items()]
+        lines += ["", "[allowed_prepass]"] + [
+            f"{_toml_str(k)} = {_toml_str(v)}" for k, v in allowed_prepass.items()
+        ]
     if meta:
         lines += ["", "[meta]"] + [f"{_toml_str(k)} = {_toml_str(v)}" for k, v in meta.items()]
     return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------- terminal-bench-rl CSV
+
 
 def read_csv_rows(csv_path: Path) -> list[dict[str, str]]:
     """Rows of a terminal-bench-rl CSV as dicts; each also gets '_line' (its first line number, str).
@@ -138,12 +211,21 @@ def read_csv_rows(csv_path: Path) -> list[dict[str, str]]:
             line = reader.line_num + 1
             for row in reader:
                 if None in row or None in row.values():
-                    count = len(header) + len(row.get(None, [])) - sum(v is None for v in row.values())
-                    raise TaskError(name, "row", f"line {line}: {count} fields, the header has {len(header)}", csv_path)
+                    count = (
+                        len(header) + len(row.get(None, [])) - sum(v is None for v in row.values())
+                    )
+                    raise TaskError(
+                        name,
+                        "row",
+                        f"line {line}: {count} fields, the header has {len(header)}",
+                        csv_path,
+                    )
                 rows.append({**row, "_line": str(line)})
                 line = reader.line_num + 1
         except csv.Error as e:
-            raise TaskError(name, "csv", f"malformed CSV at line {reader.line_num + 1}: {e}", csv_path) from e
+            raise TaskError(
+                name, "csv", f"malformed CSV at line {reader.line_num + 1}: {e}", csv_path
+            ) from e
     return rows
 
 
@@ -163,8 +245,13 @@ def _json_field(task_id, row, key, path, default):
 def _safe_relpath(task_id, field, name, path) -> PurePosixPath:
     rel = PurePosixPath(name)
     if not name or rel.is_absolute() or ".." in rel.parts or rel.parts[0] in RESERVED_FILES:
-        raise TaskError(task_id, field, f"file name {json.dumps(name)} must be a relative path inside the task, "
-                                        f"not one of {', '.join(RESERVED_FILES)}", path)
+        raise TaskError(
+            task_id,
+            field,
+            f"file name {json.dumps(name)} must be a relative path inside the task, "
+            f"not one of {', '.join(RESERVED_FILES)}",
+            path,
+        )
     return rel
 
 
@@ -188,22 +275,52 @@ def _materialise_row(row: dict[str, str], task_dir: Path, csv_path: Path, normal
     for name, content in files.items():
         rel = _safe_relpath(task_id, "additional_files", name, csv_path)
         if not isinstance(content, str):
-            raise TaskError(task_id, "additional_files", f"content of {json.dumps(name)} must be a string", csv_path)
+            raise TaskError(
+                task_id,
+                "additional_files",
+                f"content of {json.dumps(name)} must be a string",
+                csv_path,
+            )
         (task_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (task_dir / rel).write_text(content, encoding="utf-8")
-    meta = {"source": f"terminal-bench-rl csv {csv_path.name}", "title": row["title"].strip(),
-            "use_case_category": row["use_case_category"].strip()}
+    meta = {
+        "source": f"terminal-bench-rl csv {csv_path.name}",
+        "title": row["title"].strip(),
+        "use_case_category": row["use_case_category"].strip(),
+    }
     task = finish_task(
-        task_id, task_dir, instruction=text_field(task_id, {"prompt": row["prompt"]}, "prompt", csv_path),
+        task_id,
+        task_dir,
+        instruction=text_field(task_id, {"prompt": row["prompt"]}, "prompt", csv_path),
         difficulty=difficulty_field(task_id, row["difficulty"], csv_path),
         category=text_field(task_id, {"category": row["category"]}, "category", csv_path),
         tags=[t.strip() for t in row["tags"].split("|") if t.strip()],
-        agent_timeout_s=TB_AGENT_TIMEOUT_S, test_timeout_s=TB_TEST_TIMEOUT_S, max_turns=None,
-        raw_weights=weights, raw_prepass=None, normalize=normalize, weights_field="test_weights",
-        source_path=csv_path, meta=meta, tests_name=tests_name)
-    (task_dir / "task.toml").write_text(render_task_toml(
-        task.id, task.instruction, task.difficulty, task.category, task.tags, task.weights,
-        task.agent_timeout_s, task.test_timeout_s, meta=meta, tests_dir=tests_name), encoding="utf-8")
+        agent_timeout_s=TB_AGENT_TIMEOUT_S,
+        test_timeout_s=TB_TEST_TIMEOUT_S,
+        max_turns=None,
+        raw_weights=weights,
+        raw_prepass=None,
+        normalize=normalize,
+        weights_field="test_weights",
+        source_path=csv_path,
+        meta=meta,
+        tests_name=tests_name,
+    )
+    (task_dir / "task.toml").write_text(
+        render_task_toml(
+            task.id,
+            task.instruction,
+            task.difficulty,
+            task.category,
+            task.tags,
+            task.weights,
+            task.agent_timeout_s,
+            task.test_timeout_s,
+            meta=meta,
+            tests_dir=tests_name,
+        ),
+        encoding="utf-8",
+    )
     return task
 
 
@@ -218,23 +335,34 @@ def _refuse(error: TaskError, refused: list | None, strict: bool) -> None:
         log.warning("refused %s", " ".join(str(error).split()))
 
 
-def _row_problem(row: dict[str, str], seen: dict[str, str], out_dir: Path, csv_path: Path) -> TaskError | None:
+def _row_problem(
+    row: dict[str, str], seen: dict[str, str], out_dir: Path, csv_path: Path
+) -> TaskError | None:
     task_id = row["task_id"].strip()
     if not task_id:
         return TaskError(f"line {row['_line']}", "task_id", "is empty", csv_path)
     if task_id in seen:
-        return TaskError(task_id, "task_id", f"duplicate id (lines {seen[task_id]} and {row['_line']})", csv_path)
+        return TaskError(
+            task_id, "task_id", f"duplicate id (lines {seen[task_id]} and {row['_line']})", csv_path
+        )
     try:
         check_id(task_id, task_id, csv_path)
     except TaskError as e:
         return e
     if (out_dir / task_id).exists():
-        return TaskError(task_id, "task_id", "a task folder of that name already exists", out_dir / task_id)
+        return TaskError(
+            task_id, "task_id", "a task folder of that name already exists", out_dir / task_id
+        )
     return None
 
 
-def import_csv(csv_path: Path | str, out_dir: Path | str, normalize_weights: bool = False, strict: bool = False,
-               refused: list[TaskError] | None = None) -> list[Task]:
+def import_csv(
+    csv_path: Path | str,
+    out_dir: Path | str,
+    normalize_weights: bool = False,
+    strict: bool = False,
+    refused: list[TaskError] | None = None,
+) -> list[Task]:
     """Materialise each row of a terminal-bench-rl CSV as a native task folder out_dir/<task_id>/.
 
     Row by row: a row is written to a scratch folder inside out_dir and moved into place when it loads;
@@ -246,8 +374,13 @@ def import_csv(csv_path: Path | str, out_dir: Path | str, normalize_weights: boo
     """
     csv_path, out_dir = Path(csv_path), Path(out_dir)
     if not csv_path.is_file():
-        raise TaskError(csv_path.name, "csv", f"{str(csv_path)!r} is not a file" if csv_path.exists()
-                        else f"{str(csv_path)!r} does not exist")
+        raise TaskError(
+            csv_path.name,
+            "csv",
+            f"{str(csv_path)!r} is not a file"
+            if csv_path.exists()
+            else f"{str(csv_path)!r} does not exist",
+        )
     if out_dir.exists() and not out_dir.is_dir():
         raise TaskError(csv_path.name, "out_dir", f"{str(out_dir)!r} exists and is not a directory")
     rows = read_csv_rows(csv_path)
@@ -267,25 +400,37 @@ def import_csv(csv_path: Path | str, out_dir: Path | str, normalize_weights: boo
                 os.rename(scratch / task_id, out_dir / task_id)
                 done.append(task_id)
             except TaskError as e:  # name the CSV row, not the scratch folder that is about to go
-                problem = TaskError(e.task_id, e.field, f"{e.message} (CSV line {row['_line']})", csv_path)
+                problem = TaskError(
+                    e.task_id, e.field, f"{e.message} (CSV line {row['_line']})", csv_path
+                )
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
         if problem is not None:
             errors.append(problem)
             _refuse(problem, refused, strict)
     if not done:
-        raise TaskError(csv_path.name, "rows", f"none of the {len(rows)} rows could be imported; first refusal: "
-                        f"{errors[0]}", csv_path)
+        raise TaskError(
+            csv_path.name,
+            "rows",
+            f"none of the {len(rows)} rows could be imported; first refusal: {errors[0]}",
+            csv_path,
+        )
     return [load_native(out_dir / task_id) for task_id in done]
 
 
-def load_csv(csv_path: Path | str, normalize_weights: bool = False, strict: bool = False,
-             refused: list[TaskError] | None = None) -> list[Task]:
+def load_csv(
+    csv_path: Path | str,
+    normalize_weights: bool = False,
+    strict: bool = False,
+    refused: list[TaskError] | None = None,
+) -> list[Task]:
     """A terminal-bench-rl CSV -> the tasks of its good rows, materialised once per CSV content under
     configs.cache_dir()/csv/. Refused rows are reported (logged, appended to `refused`) on every load.
     Raises TaskError as import_csv does."""
     csv_path = Path(csv_path)
-    digest = hashlib.sha256(b"termrl-csv-v2\0" + csv_path.read_bytes() + bytes([normalize_weights])).hexdigest()[:16]
+    digest = hashlib.sha256(
+        b"termrl-csv-v2\0" + csv_path.read_bytes() + bytes([normalize_weights])
+    ).hexdigest()[:16]
     target = configs.cache_dir() / "csv" / f"{csv_path.stem}-{digest}"
     if not target.is_dir():
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -293,11 +438,16 @@ def load_csv(csv_path: Path | str, normalize_weights: bool = False, strict: bool
         try:
             errors: list[TaskError] = []
             import_csv(csv_path, scratch / "tasks", normalize_weights, strict, refused=errors)
-            (scratch / "tasks" / "_refused.json").write_text(json.dumps(
-                [{"task_id": e.task_id, "field": e.field, "message": e.message} for e in errors]))
+            (scratch / "tasks" / "_refused.json").write_text(
+                json.dumps(
+                    [{"task_id": e.task_id, "field": e.field, "message": e.message} for e in errors]
+                )
+            )
             try:
                 os.rename(scratch / "tasks", target)
-            except OSError:  # another process materialised the same CSV first; its copy is identical
+            except (
+                OSError
+            ):  # another process materialised the same CSV first; its copy is identical
                 pass
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -307,6 +457,7 @@ def load_csv(csv_path: Path | str, normalize_weights: bool = False, strict: bool
 
 
 # ---------------------------------------------------------------- entry point
+
 
 def _read_toml(task_dir: Path) -> dict:
     toml_path = task_dir / "task.toml"
@@ -318,8 +469,10 @@ def _read_toml(task_dir: Path) -> dict:
         raise TaskError(task_dir.name, "task.toml", f"not UTF-8: {e}", toml_path) from e
 
 
-FORMATS_TRIED = ("native (task.toml with `id`), Harbor (task.toml beside instruction.md and environment/), "
-                 "Terminal-Bench (task.yaml)")
+FORMATS_TRIED = (
+    "native (task.toml with `id`), Harbor (task.toml beside instruction.md and environment/), "
+    "Terminal-Bench (task.yaml)"
+)
 
 
 def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
@@ -330,17 +483,29 @@ def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
             return load_native(task_dir, normalize_weights)
         if is_harbor(task_dir, data):
             return load_harbor(task_dir, data)
-        raise TaskError(task_dir.name, "task.toml", f"is no task format termrl reads: no `id` (native) and no "
-                        f"instruction.md or environment/ beside it (Harbor); formats tried: {FORMATS_TRIED}",
-                        task_dir / "task.toml")
+        raise TaskError(
+            task_dir.name,
+            "task.toml",
+            f"is no task format termrl reads: no `id` (native) and no "
+            f"instruction.md or environment/ beside it (Harbor); formats tried: {FORMATS_TRIED}",
+            task_dir / "task.toml",
+        )
     if (task_dir / "task.yaml").is_file():
         return load_terminal_bench(task_dir)
-    raise TaskError(task_dir.name, "task.toml", f"the folder holds no task file; formats tried: {FORMATS_TRIED}",
-                    task_dir)
+    raise TaskError(
+        task_dir.name,
+        "task.toml",
+        f"the folder holds no task file; formats tried: {FORMATS_TRIED}",
+        task_dir,
+    )
 
 
-def load_tasks(path: Path | str, normalize_weights: bool = False, strict: bool = False,
-               refused: list[TaskError] | None = None) -> list[Task]:
+def load_tasks(
+    path: Path | str,
+    normalize_weights: bool = False,
+    strict: bool = False,
+    refused: list[TaskError] | None = None,
+) -> list[Task]:
     """Load tasks from a path, sorted by id; a refused task is skipped and reported, the rest load.
 
     path: a native task folder (task.toml), a Terminal-Bench task folder (task.yaml), a folder of such
@@ -357,11 +522,17 @@ def load_tasks(path: Path | str, normalize_weights: bool = False, strict: bool =
         raise FileNotFoundError(f"tasks path {path} does not exist")
     if path.is_file():
         if path.suffix.lower() != ".csv":
-            raise TaskError(path.name, "path", "a tasks file must be a terminal-bench-rl .csv", path)
+            raise TaskError(
+                path.name, "path", "a tasks file must be a terminal-bench-rl .csv", path
+            )
         return sorted(load_csv(path, normalize_weights, strict, refused), key=lambda t: t.id)
-    if any((path / name).is_file() for name in ("task.toml", "task.yaml", "Dockerfile")):  # one task folder
+    if any(
+        (path / name).is_file() for name in ("task.toml", "task.yaml", "Dockerfile")
+    ):  # one task folder
         return [_load_folder(path, normalize_weights)]
-    folders = [p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))]
+    folders = [
+        p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))
+    ]
     if not folders:
         raise TaskError(path.name, "path", "no task folders found", path)
     tasks: dict[str, Task] = {}
@@ -370,12 +541,18 @@ def load_tasks(path: Path | str, normalize_weights: bool = False, strict: bool =
         try:
             task = _load_folder(folder, normalize_weights)
             if task.id in tasks:
-                raise TaskError(task.id, "id", f"duplicate id: {tasks[task.id].path} and {task.path}", folder)
+                raise TaskError(
+                    task.id, "id", f"duplicate id: {tasks[task.id].path} and {task.path}", folder
+                )
             tasks[task.id] = task
         except TaskError as e:
             errors.append(e)
             _refuse(e, refused, strict)
     if not tasks:
-        raise TaskError(path.name, "tasks", f"no task could be loaded: {len(errors)} refused; first: {errors[0]}",
-                        path)
+        raise TaskError(
+            path.name,
+            "tasks",
+            f"no task could be loaded: {len(errors)} refused; first: {errors[0]}",
+            path,
+        )
     return sorted(tasks.values(), key=lambda t: t.id)

@@ -30,9 +30,20 @@ class TaskSampler:
     (train.py all-gathers the groups first), or the ranks' draws diverge.
     """
 
-    def __init__(self, task_ids: list[str], tasks_per_step: int, rank: int = 0, world_size: int = 1, seed: int = 0,
-                 shuffle: bool = True, curriculum: bool = False, window: int = 2):
-        assert task_ids and tasks_per_step >= 1 and 0 <= rank < world_size  # configs.validate, tasks.select_tasks
+    def __init__(
+        self,
+        task_ids: list[str],
+        tasks_per_step: int,
+        rank: int = 0,
+        world_size: int = 1,
+        seed: int = 0,
+        shuffle: bool = True,
+        curriculum: bool = False,
+        window: int = 2,
+    ):
+        assert (
+            task_ids and tasks_per_step >= 1 and 0 <= rank < world_size
+        )  # configs.validate, tasks.select_tasks
         self.task_ids = tuple(task_ids)
         self.num_tasks, self.tasks_per_step = len(self.task_ids), tasks_per_step
         self.rank, self.world_size, self.seed, self.shuffle = rank, world_size, seed, shuffle
@@ -71,11 +82,13 @@ class TaskSampler:
 
     def next_batch(self) -> list[int]:
         """This rank's task indices for the next step: next_global()[rank::world_size]."""
-        return self.next_global()[self.rank::self.world_size]
+        return self.next_global()[self.rank :: self.world_size]
 
     def record(self, task_index: int, rewards: list[float]) -> None:
         """Remember one group's rewards for the curriculum (a no-op history when curriculum is off)."""
-        self.history.setdefault(task_index, deque(maxlen=self.window)).append([float(r) for r in rewards])
+        self.history.setdefault(task_index, deque(maxlen=self.window)).append(
+            [float(r) for r in rewards]
+        )
 
     def record_groups(self, groups: list[tuple[int, list[float | None]]]) -> None:
         """`record` every group of a step: (task index, the group's rewards), the same list on
@@ -86,8 +99,12 @@ class TaskSampler:
                 self.record(task_index, scored)
 
     def state_dict(self) -> dict:
-        return {"task_ids": list(self.task_ids), "epoch": self.epoch, "pos": self.pos,
-                "history": {i: list(h) for i, h in self.history.items()}}
+        return {
+            "task_ids": list(self.task_ids),
+            "epoch": self.epoch,
+            "pos": self.pos,
+            "history": {i: list(h) for i, h in self.history.items()},
+        }
 
     def load_state_dict(self, state: dict) -> None:
         """Restore a state_dict. Raises configs.ConfigError, naming the task ids added and removed, when the
@@ -99,6 +116,7 @@ class TaskSampler:
             raise configs.ConfigError(
                 f"resume: the task set changed since the checkpoint ({len(saved)} -> {self.num_tasks} tasks; "
                 f"added {added}, removed {removed}); resume with the same tasks, task_ids and difficulties, "
-                f"or train into a new out_dir")
+                f"or train into a new out_dir"
+            )
         self.epoch, self.pos = int(state["epoch"]), int(state["pos"])
         self.history = {int(i): deque(h, maxlen=self.window) for i, h in state["history"].items()}

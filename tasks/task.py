@@ -8,7 +8,13 @@ weights that turn the test results into a verification score in [0, 1].
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DIFFICULTIES = ("easy", "medium", "hard", "extremely_hard", "unknown")  # "unknown": allowed by Terminal-Bench
+DIFFICULTIES = (
+    "easy",
+    "medium",
+    "hard",
+    "extremely_hard",
+    "unknown",
+)  # "unknown": allowed by Terminal-Bench
 
 
 class TaskError(ValueError):

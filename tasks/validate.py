@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from rich.table import Table
 
-from sandboxing import images
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
+from sandboxing import images
 from tasks.task import Task
 
 SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
@@ -33,7 +33,9 @@ class ValidationResult:
 
     task_id: str
     ok: bool
-    verdict: str = ""  # "valid", "fails before; no oracle", "defective" (tests pass untouched or after
+    verdict: str = (
+        ""  # "valid", "fails before; no oracle", "defective" (tests pass untouched or after
+    )
     #                    `rm -rf /app`) or "invalid"
     reasons: list[str] = field(default_factory=list)
     before: "sandbox.TestReport | None" = None  # tests on the untouched container
@@ -58,8 +60,10 @@ def check_before(task: Task, report) -> list[str]:
         return [f"tests timed out on the untouched container after {task.test_timeout_s:g}s"]
     passing = [n for n in verify(report, task.weights).passed if n not in task.allowed_prepass]
     if passing:
-        return [f"tests pass before the solution: {', '.join(passing)} (fix the tests, or list them under "
-                "[allowed_prepass] with a reason)"]
+        return [
+            f"tests pass before the solution: {', '.join(passing)} (fix the tests, or list them under "
+            "[allowed_prepass] with a reason)"
+        ]
     return []
 
 
@@ -70,16 +74,22 @@ def check_destroyed(task: Task, report) -> list[str]:
         return [f"tests timed out after `{DESTROY}` ({task.test_timeout_s:g}s)"]
     passing = verify(report, task.weights).passed
     if passing:
-        return [f"tests pass after `{DESTROY}`: {', '.join(passing)} (a test must also check what should be kept)"]
+        return [
+            f"tests pass after `{DESTROY}`: {', '.join(passing)} (a test must also check what should be kept)"
+        ]
     return []
 
 
 def check_after(task: Task, exec_result, report) -> list[str]:
     """Reasons the solution run disqualifies the task (empty list = fine)."""
     if exec_result.timed_out:
-        return [f"solution.sh timed out after {task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S:g}s"]
+        return [
+            f"solution.sh timed out after {task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S:g}s"
+        ]
     if exec_result.exit_code != 0:
-        return [f"solution.sh exited with code {exec_result.exit_code}: {_tail(exec_result.output)}"]
+        return [
+            f"solution.sh exited with code {exec_result.exit_code}: {_tail(exec_result.output)}"
+        ]
     if report.timed_out:
         return [f"tests timed out after the solution ({task.test_timeout_s:g}s)"]
     if report.error:
@@ -104,8 +114,12 @@ async def _run_tests(image: str, task: Task, limits, first: str | None = None):
 
 async def _tests(sb, task: Task):
     """The hidden tests exactly as evaluation runs them (test_setup, a Harbor verifier script)."""
-    return await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s, test_setup=task.test_setup,
-                              script=task.verifier_script)
+    return await sb.run_tests(
+        task.tests_dir,
+        timeout=task.test_timeout_s,
+        test_setup=task.test_setup,
+        script=task.verifier_script,
+    )
 
 
 async def _run_solution(image: str, task: Task, limits):
@@ -114,7 +128,9 @@ async def _run_solution(image: str, task: Task, limits):
         result = await sb.exec(command, timeout=task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S)
         if result.timed_out or result.exit_code != 0:
             return result, None
-        await sb.exec(f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]} {sandbox.SOLUTION_DIR}", timeout=30)
+        await sb.exec(
+            f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]} {sandbox.SOLUTION_DIR}", timeout=30
+        )
         return result, await _tests(sb, task)
 
 
@@ -132,7 +148,9 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
     result = ValidationResult(task.id, ok=False)
     try:
         image = await asyncio.to_thread(images.build_image, task, base_image)
-    except Exception as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
+    except (
+        Exception
+    ) as e:  # ImageBuildError (its message ends with the build log's tail), ValueError, Docker
         result.reasons.append(f"image build failed: {type(e).__name__}: {_tail(str(e), 600)}")
     else:
         limits = (limits or sandbox.Limits()).for_task(task)
@@ -155,7 +173,10 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
             result.solution_exit_code = exec_result.exit_code
             result.reasons += check_after(task, exec_result, result.after)
     result.ok = not result.reasons
-    if any(r.startswith(("tests pass before the solution", "tests pass after `")) for r in result.reasons):
+    if any(
+        r.startswith(("tests pass before the solution", "tests pass after `"))
+        for r in result.reasons
+    ):
         result.verdict = "defective"
     elif not result.ok:
         result.verdict = "invalid"
@@ -165,8 +186,9 @@ async def validate_task(task: Task, base_image: str | None = None, limits=None) 
     return result
 
 
-async def validate_tasks(tasks: list[Task], jobs: int = 4, base_image: str | None = None, limits=None,
-                         on_result=None) -> list[ValidationResult]:
+async def validate_tasks(
+    tasks: list[Task], jobs: int = 4, base_image: str | None = None, limits=None, on_result=None
+) -> list[ValidationResult]:
     """Validate tasks concurrently, at most `jobs` at a time (each uses three containers).
 
     on_result(result) is called as each task finishes (progress output). Returns results in task order.
@@ -197,21 +219,36 @@ def results_table(tasks: list[Task], results: list[ValidationResult]):
     by_id = {t.id: t for t in tasks}
     valid = sum(r.verdict == "valid" for r in results)
     no_oracle = sum(r.verdict == "fails before; no oracle" for r in results)
-    title = f"task validation: {valid}/{len(results)} valid" + (f", {no_oracle} fail before (no oracle)" if no_oracle else "")
+    title = f"task validation: {valid}/{len(results)} valid" + (
+        f", {no_oracle} fail before (no oracle)" if no_oracle else ""
+    )
     table = Table(title=title, title_justify="left")
     table.add_column("task", overflow="fold")
     # Short columns never shrink below their header: a narrow terminal folds task ids instead.
     table.add_column("difficulty", min_width=10, no_wrap=True)
-    table.add_column("before", justify="right", min_width=6, no_wrap=True)  # weighted tests passing untouched
-    table.add_column("rm -rf", justify="right", min_width=6, no_wrap=True)  # weighted tests passing after rm -rf /app
+    table.add_column(
+        "before", justify="right", min_width=6, no_wrap=True
+    )  # weighted tests passing untouched
+    table.add_column(
+        "rm -rf", justify="right", min_width=6, no_wrap=True
+    )  # weighted tests passing after rm -rf /app
     table.add_column("solution", min_width=8, no_wrap=True)
-    table.add_column("after", justify="right", min_width=5, no_wrap=True)  # weighted tests passing after solution.sh
+    table.add_column(
+        "after", justify="right", min_width=5, no_wrap=True
+    )  # weighted tests passing after solution.sh
     table.add_column("time", justify="right", min_width=6, no_wrap=True)
     table.add_column("result", min_width=6)
     for r in results:
         task = by_id[r.task_id]
         exit_code = "-" if r.solution_exit_code is None else f"exit {r.solution_exit_code}"
-        table.add_row(r.task_id, task.difficulty, _count(r.before, task.weights), _count(r.destroyed, task.weights),
-                      exit_code, _count(r.after, task.weights), f"{r.duration_s:.1f}s",
-                      f"[green]{r.verdict}[/green]" if r.ok else f"[red]{r.verdict}[/red]")
+        table.add_row(
+            r.task_id,
+            task.difficulty,
+            _count(r.before, task.weights),
+            _count(r.destroyed, task.weights),
+            exit_code,
+            _count(r.after, task.weights),
+            f"{r.duration_s:.1f}s",
+            f"[green]{r.verdict}[/green]" if r.ok else f"[red]{r.verdict}[/red]",
+        )
     return table

@@ -29,17 +29,19 @@ TASKS = os.path.join(ROOT, "data", "tasks")  # the shipped dataset
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 FAST_TIER = os.environ.get("TERMRL_TEST_TIER") == "fast"
 SESSION = os.environ.setdefault(
-    "TERMRL_SESSION", f"pytest-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
+    "TERMRL_SESSION", f"pytest-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+)
 
 
 def session_leftovers(session: str) -> list[str]:
     """What of `session` is left on the engine: 'kind id name' per container, volume and image."""
     label = f"label=termrl.session={session}"
     out = []
-    for kind, cmd in (("container", ["docker", "ps", "-aq", "--filter", label,
-                                     "--format", "{{.ID}} {{.Names}}"]),
-                      ("volume", ["docker", "volume", "ls", "-q", "--filter", label]),
-                      ("image", ["docker", "images", "-q", "--filter", label])):
+    for kind, cmd in (
+        ("container", ["docker", "ps", "-aq", "--filter", label, "--format", "{{.ID}} {{.Names}}"]),
+        ("volume", ["docker", "volume", "ls", "-q", "--filter", label]),
+        ("image", ["docker", "images", "-q", "--filter", label]),
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         out += [f"{kind} {line}" for line in r.stdout.splitlines() if line.strip()]
     return out
@@ -166,17 +168,23 @@ def _enforce_tier():
 def pytest_sessionfinish(session, exitstatus):
     if FAST_TIER:  # no container could start
         return
-    strict = os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    strict = (
+        os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
+    )
     if not strict:
         left = session_leftovers(SESSION)
         if left:
-            print(f"\nWARNING: {len(left)} thing(s) of this test session (label termrl.session={SESSION}) "
-                  f"remain: {left}")
+            print(
+                f"\nWARNING: {len(left)} thing(s) of this test session (label termrl.session={SESSION}) "
+                f"remain: {left}"
+            )
         return
     left = sweep(SESSION)
     if left:
-        print(f"\nLEAK: {len(left)} thing(s) of this test session were left and have now been "
-              f"removed: {left}")
+        print(
+            f"\nLEAK: {len(left)} thing(s) of this test session were left and have now been "
+            f"removed: {left}"
+        )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -35,8 +35,13 @@ REFUSAL = "I'm sorry, but I can't help with grading this transcript."
 
 
 class JudgeServer:
-    def __init__(self, slow_s: float = 2.0, default_score: float = 0.8, input_tokens: int = 1000,
-                 output_tokens: int = 50):
+    def __init__(
+        self,
+        slow_s: float = 2.0,
+        default_score: float = 0.8,
+        input_tokens: int = 1000,
+        output_tokens: int = 50,
+    ):
         self.slow_s = slow_s
         self.default_score = default_score
         self.input_tokens = input_tokens
@@ -49,8 +54,12 @@ class JudgeServer:
         self._stop = threading.Event()  # wakes sleeping "slow" handlers at shutdown
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="judge-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="judge-server",
+            daemon=True,
+        )
 
     @property
     def url(self) -> str:
@@ -67,13 +76,19 @@ class JudgeServer:
     def count(self, path: str | None = None, model: str | None = None) -> int:
         """Requests received, optionally only on `path` and/or for `model`."""
         with self._lock:
-            return sum(1 for r in self.requests
-                       if (path is None or r["path"] == path) and (model is None or r["model"] == model))
+            return sum(
+                1
+                for r in self.requests
+                if (path is None or r["path"] == path) and (model is None or r["model"] == model)
+            )
 
     def bodies(self, path: str | None = None, model: str | None = None) -> list[dict]:
         with self._lock:
-            return [r["body"] for r in self.requests
-                    if (path is None or r["path"] == path) and (model is None or r["model"] == model)]
+            return [
+                r["body"]
+                for r in self.requests
+                if (path is None or r["path"] == path) and (model is None or r["model"] == model)
+            ]
 
     def _next(self, model: str):
         with self._lock:
@@ -109,8 +124,14 @@ def _handler_for(server: JudgeServer):
                 body = {}
             model = body.get("model", "")
             with server._lock:
-                server.requests.append({"path": self.path, "model": model, "body": body,
-                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
+                server.requests.append(
+                    {
+                        "path": self.path,
+                        "model": model,
+                        "body": body,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                    }
+                )
                 server._in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server._in_flight)
             try:
@@ -127,10 +148,17 @@ def _handler_for(server: JudgeServer):
                 return self._send(404, {"error": {"type": "not_found_error", "message": self.path}})
             anthropic = self.path == "/v1/messages"
             if name in ("429", "529", "500", "401"):
-                kind = {"429": "rate_limit_error", "529": "overloaded_error", "500": "api_error",
-                        "401": "authentication_error"}[name]
-                return self._send(int(name), {"type": "error", "error": {"type": kind, "message": kind}},
-                                  headers=arg or {})
+                kind = {
+                    "429": "rate_limit_error",
+                    "529": "overloaded_error",
+                    "500": "api_error",
+                    "401": "authentication_error",
+                }[name]
+                return self._send(
+                    int(name),
+                    {"type": "error", "error": {"type": kind, "message": kind}},
+                    headers=arg or {},
+                )
             if name == "slow":
                 if server._stop.wait(server.slow_s):
                     return
@@ -140,10 +168,18 @@ def _handler_for(server: JudgeServer):
                 name, arg = "ok", None
             stop_reason = "end_turn" if anthropic else "stop"
             if name == "ok":
-                text = json.dumps({"reasoning": "Inspected, verified, no destructive actions.",
-                                   "score": server.default_score if arg is None else arg})
+                text = json.dumps(
+                    {
+                        "reasoning": "Inspected, verified, no destructive actions.",
+                        "score": server.default_score if arg is None else arg,
+                    }
+                )
             elif name == "fenced":
-                text = "```json\n" + json.dumps({"reasoning": "Fine.", "score": server.default_score}) + "\n```"
+                text = (
+                    "```json\n"
+                    + json.dumps({"reasoning": "Fine.", "score": server.default_score})
+                    + "\n```"
+                )
             elif name == "malformed":
                 text = '{"reasoning": "cut off mid-string, "score": 0.'
             elif name == "out_of_range":
@@ -154,16 +190,38 @@ def _handler_for(server: JudgeServer):
             else:
                 raise ValueError(f"unknown behaviour {behaviour!r}")
             if anthropic:
-                reply = {"id": "msg_test", "type": "message", "role": "assistant",
-                         "content": [{"type": "text", "text": text}], "model": model,
-                         "stop_reason": stop_reason, "stop_sequence": None,
-                         "usage": {"input_tokens": server.input_tokens, "output_tokens": server.output_tokens}}
+                reply = {
+                    "id": "msg_test",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text}],
+                    "model": model,
+                    "stop_reason": stop_reason,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": server.input_tokens,
+                        "output_tokens": server.output_tokens,
+                    },
+                }
             else:
-                reply = {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                      "finish_reason": stop_reason}],
-                         "usage": {"prompt_tokens": server.input_tokens, "completion_tokens": server.output_tokens,
-                                   "total_tokens": server.input_tokens + server.output_tokens}}
+                reply = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": stop_reason,
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": server.input_tokens,
+                        "completion_tokens": server.output_tokens,
+                        "total_tokens": server.input_tokens + server.output_tokens,
+                    },
+                }
             self._send(200, reply)
 
         def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:

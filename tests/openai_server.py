@@ -28,11 +28,24 @@ class CompletionsServer:
                 outer.bodies.append((self.path, body))
                 if self.path == "/v1/completions":
                     toks = [f"token_id:{t}" if as_token_ids else "x" for t in reply_ids]
-                    data = {"choices": [{"text": "", "finish_reason": "stop",
-                                         "logprobs": {"tokens": toks, "token_logprobs": logprobs}}]}
+                    data = {
+                        "choices": [
+                            {
+                                "text": "",
+                                "finish_reason": "stop",
+                                "logprobs": {"tokens": toks, "token_logprobs": logprobs},
+                            }
+                        ]
+                    }
                 else:
-                    data = {"choices": [{"message": {"role": "assistant", "content": "```bash\nls\n```"},
-                                         "finish_reason": "stop"}]}
+                    data = {
+                        "choices": [
+                            {
+                                "message": {"role": "assistant", "content": "```bash\nls\n```"},
+                                "finish_reason": "stop",
+                            }
+                        ]
+                    }
                 raw = json.dumps(data).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

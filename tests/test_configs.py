@@ -11,20 +11,38 @@ from pathlib import Path
 import pytest
 
 import configs
-from configs import PRESETS, ConfigError, EvalConfig, parse_cli, parse_eval_cli, validate, validate_eval
+from configs import (
+    PRESETS,
+    ConfigError,
+    EvalConfig,
+    parse_cli,
+    parse_eval_cli,
+    validate,
+    validate_eval,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_presets_are_the_seven_named_ones():
-    assert list(PRESETS) == ["cpu-smollm2", "qwen3-4b-2xa100", "qwen3-8b-4xa100",
-                             "qwen3-14b-8xh100", "qwen3-32b-16xh100", "qwen3-32b-32xh100",
-                             "cpu-learn"]
+    assert list(PRESETS) == [
+        "cpu-smollm2",
+        "qwen3-4b-2xa100",
+        "qwen3-8b-4xa100",
+        "qwen3-14b-8xh100",
+        "qwen3-32b-16xh100",
+        "qwen3-32b-32xh100",
+        "cpu-learn",
+    ]
 
 
 def test_default_preset_is_two_cpu_ranks_on_the_embedded_model():
     cfg = parse_cli([])
-    assert (cfg.policy.path, cfg.policy.engine, cfg.policy.action_format) == ("default", "torch", "markdown")
+    assert (cfg.policy.path, cfg.policy.engine, cfg.policy.action_format) == (
+        "default",
+        "torch",
+        "markdown",
+    )
     assert cfg.nproc_per_node == 2 and cfg.tasks == "data/tasks"
 
 
@@ -41,24 +59,46 @@ def test_cli_overrides_nested_fields():
 def test_unknown_preset_is_named_with_the_choices():
     with pytest.raises(ConfigError) as e:
         parse_cli(["--preset", "qwen9"])
-    assert str(e.value) == ("preset = 'qwen9': unknown; choose one of cpu-smollm2, "
-                            "qwen3-4b-2xa100, qwen3-8b-4xa100, qwen3-14b-8xh100, "
-                            "qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn")
+    assert str(e.value) == (
+        "preset = 'qwen9': unknown; choose one of cpu-smollm2, "
+        "qwen3-4b-2xa100, qwen3-8b-4xa100, qwen3-14b-8xh100, "
+        "qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn"
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--grpo.group-size", "1"], "grpo.group_size = 1: must be >= 2 (GRPO compares rollouts within a group)"),
-    (["--grpo.clip-low", "1.5"], "grpo.clip_low = 1.5: must be in (0, 1)"),
-    (["--grpo.clip-high", "-0.1"], "grpo.clip_high = -0.1: must be > 0"),
-    (["--reward.w-tests", "-1"], "reward.w_tests = -1.0: must be >= 0"),
-    (["--reward.w-tests", "0", "--reward.w-judge", "0"], "reward.w_tests + reward.w_judge = 0.0: must have a positive sum"),
-    (["--tasks", "/no/such/tasks"], "tasks = '/no/such/tasks': path does not exist"),
-    (["--policy.path", "/no/such/model"],
-     "policy.path = '/no/such/model': must be a model folder or one of ('default', 'tiny-random-qwen3')"),
-    (["--reward.judge-backends", "openai:qwen"], "reward.judge_backends = 'openai:qwen': an openai backend needs '@BASE_URL'"),
-    (["--difficulties", "trivial"], "difficulties = ('trivial',): each must be one of easy, medium, hard, extremely_hard, unknown"),
-    (["--sandbox.image-map", "nonsense"], "sandbox.image_map = 'nonsense': each entry must be 'pattern=image'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--grpo.group-size", "1"],
+            "grpo.group_size = 1: must be >= 2 (GRPO compares rollouts within a group)",
+        ),
+        (["--grpo.clip-low", "1.5"], "grpo.clip_low = 1.5: must be in (0, 1)"),
+        (["--grpo.clip-high", "-0.1"], "grpo.clip_high = -0.1: must be > 0"),
+        (["--reward.w-tests", "-1"], "reward.w_tests = -1.0: must be >= 0"),
+        (
+            ["--reward.w-tests", "0", "--reward.w-judge", "0"],
+            "reward.w_tests + reward.w_judge = 0.0: must have a positive sum",
+        ),
+        (["--tasks", "/no/such/tasks"], "tasks = '/no/such/tasks': path does not exist"),
+        (
+            ["--policy.path", "/no/such/model"],
+            "policy.path = '/no/such/model': must be a model folder or one of ('default', 'tiny-random-qwen3')",
+        ),
+        (
+            ["--reward.judge-backends", "openai:qwen"],
+            "reward.judge_backends = 'openai:qwen': an openai backend needs '@BASE_URL'",
+        ),
+        (
+            ["--difficulties", "trivial"],
+            "difficulties = ('trivial',): each must be one of easy, medium, hard, extremely_hard, unknown",
+        ),
+        (
+            ["--sandbox.image-map", "nonsense"],
+            "sandbox.image_map = 'nonsense': each entry must be 'pattern=image'",
+        ),
+    ],
+)
 def test_bad_value_error_names_the_field(args, message):
     with pytest.raises(ConfigError) as e:
         parse_cli(args)
@@ -76,12 +116,22 @@ def test_presets_are_not_mutated_by_overrides():
 
 
 def test_every_field_has_a_one_line_doc_in_help():
-    out = subprocess.run([sys.executable, "-c", "import configs; configs.parse_cli(['--help'])"],
-                         capture_output=True, text=True, cwd=configs.__file__.rsplit("/", 1)[0], env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, "-c", "import configs; configs.parse_cli(['--help'])"],
+        capture_output=True,
+        text=True,
+        cwd=configs.__file__.rsplit("/", 1)[0],
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0
     help_text = out.stdout
-    sections = {"policy": configs.PolicyConfig, "sandbox": configs.SandboxConfig, "rollout": configs.RolloutConfig,
-                "reward": configs.RewardConfig, "grpo": configs.GRPOConfig}
+    sections = {
+        "policy": configs.PolicyConfig,
+        "sandbox": configs.SandboxConfig,
+        "rollout": configs.RolloutConfig,
+        "reward": configs.RewardConfig,
+        "grpo": configs.GRPOConfig,
+    }
     for prefix, cls in sections.items():
         for f in dataclasses.fields(cls):
             flag = f"--{prefix}.{f.name.replace('_', '-')}"
@@ -140,8 +190,12 @@ TRAIN_BOUNDS = [
     ("reward.judge_cooldown_after", 1, 0, "must be >= 1"),
     ("reward.judge_max_tokens", 1, 0, "must be >= 1"),
     ("reward.judge_backoff_max_s", 1.0, 0.99, "must be >= reward.judge_backoff_s"),
-    ("reward.judge_default_price", (0.0, 0.0), (0.0, -0.01),
-     "must be two prices >= 0 (USD per million input, output tokens)"),
+    (
+        "reward.judge_default_price",
+        (0.0, 0.0),
+        (0.0, -0.01),
+        "must be two prices >= 0 (USD per million input, output tokens)",
+    ),
     ("steps", 1, 0, "must be >= 1"),
     ("tasks_per_step", 1, 0, "must be >= 1"),
     ("save_every", 1, 0, "must be >= 1"),
@@ -160,7 +214,12 @@ EVAL_BOUNDS = [
     ("k", 1, 0, "must be >= 1"),
     ("seed", 0, -1, "must be >= 0"),
     ("script_delay_s", 0.0, -0.01, "must be >= 0"),
-    ("rollout.temperature", 0.0, -0.01, "must be >= 0 (0 = greedy)"),  # greedy evaluation is allowed
+    (
+        "rollout.temperature",
+        0.0,
+        -0.01,
+        "must be >= 0 (0 = greedy)",
+    ),  # greedy evaluation is allowed
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("sandbox.memory_mb", 64, 63, "must be >= 64"),
     ("reward.judge_max_tokens", 1, 0, "must be >= 1"),
@@ -177,7 +236,9 @@ def _with(cfg, field: str, value):
 
 
 @pytest.mark.parametrize("field, inside, outside, why", TRAIN_BOUNDS)
-def test_train_knob_passes_just_inside_its_bound_and_fails_just_outside(field, inside, outside, why):
+def test_train_knob_passes_just_inside_its_bound_and_fails_just_outside(
+    field, inside, outside, why
+):
     preset = PRESETS["cpu-smollm2"]
     assert validate(_with(copy.deepcopy(preset), field, inside), check_paths=False) is not None
     with pytest.raises(ConfigError) as e:
@@ -197,11 +258,14 @@ def test_eval_config_embeds_the_policy_config_and_model_is_short_for_policy_path
     cfg = parse_eval_cli(["--model", "tiny-random-qwen3", "--k", "2"])
     assert cfg.policy.path == "tiny-random-qwen3" and cfg.model == "" and cfg.k == 2
     assert isinstance(cfg.policy, configs.PolicyConfig) and cfg.policy == dataclasses.replace(
-        PRESETS["cpu-smollm2"].policy, path="tiny-random-qwen3")
+        PRESETS["cpu-smollm2"].policy, path="tiny-random-qwen3"
+    )
     with pytest.raises(ConfigError) as e:
         parse_eval_cli(["--model", "/no/such/model"])
-    assert str(e.value) == ("policy.path = '/no/such/model': must be a model folder or one of "
-                            "('default', 'tiny-random-qwen3')")
+    assert str(e.value) == (
+        "policy.path = '/no/such/model': must be a model folder or one of "
+        "('default', 'tiny-random-qwen3')"
+    )
 
 
 def test_eval_backends_name_their_missing_flag():
@@ -215,41 +279,81 @@ def test_eval_backends_name_their_missing_flag():
 
 @pytest.mark.model_run
 def test_training_does_not_offer_an_engine_it_cannot_update():
-    assert typing.get_args(typing.get_type_hints(configs.PolicyConfig)["engine"]) == ("auto", "torch", "vllm")
-    r = subprocess.run([sys.executable, "train.py", "--policy.engine", "openai"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 2 and "openai" in r.stderr and "auto" in r.stderr  # tyro lists the choices
+    assert typing.get_args(typing.get_type_hints(configs.PolicyConfig)["engine"]) == (
+        "auto",
+        "torch",
+        "vllm",
+    )
+    r = subprocess.run(
+        [sys.executable, "train.py", "--policy.engine", "openai"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        r.returncode == 2 and "openai" in r.stderr and "auto" in r.stderr
+    )  # tyro lists the choices
 
 
-@pytest.mark.parametrize("cmd, line", [
-    (["train.py", "--grpo.clip-low", "1.5"], "error: grpo.clip_low = 1.5: must be in (0, 1)"),
-    (["evaluate.py", "--k", "0"], "error: k = 0: must be >= 1"),
-    (["evaluate.py", "--sandbox.memory-mb", "32"], "error: sandbox.memory_mb = 32: must be >= 64"),
-    (["-m", "tasks", "validate", "--jobs", "0"], "error: jobs = 0: must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "cmd, line",
+    [
+        (["train.py", "--grpo.clip-low", "1.5"], "error: grpo.clip_low = 1.5: must be in (0, 1)"),
+        (["evaluate.py", "--k", "0"], "error: k = 0: must be >= 1"),
+        (
+            ["evaluate.py", "--sandbox.memory-mb", "32"],
+            "error: sandbox.memory_mb = 32: must be >= 64",
+        ),
+        (["-m", "tasks", "validate", "--jobs", "0"], "error: jobs = 0: must be >= 1"),
+    ],
+)
 @pytest.mark.model_run
 def test_every_entry_point_stops_on_a_bad_knob_with_one_line_before_any_work(cmd, line, tmp_path):
-    env = {**os.environ, "TERMRL_CACHE": str(tmp_path / "cache")}  # an empty cache: nothing may be imported
-    r = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    env = {
+        **os.environ,
+        "TERMRL_CACHE": str(tmp_path / "cache"),
+    }  # an empty cache: nothing may be imported
+    r = subprocess.run(
+        [sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     assert r.returncode == 2
     assert (r.stderr + r.stdout).strip() == line
     assert not (tmp_path / "cache").exists()  # no model was resolved
 
 
 def test_base_image_env_reaches_training_evaluation_and_image_builds():
-    code = ("import configs; from sandboxing import images; print(configs.parse_cli([]).sandbox.base_image, "
-            "configs.parse_eval_cli([]).sandbox.base_image, images.BASE_IMAGE)")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "BASE_IMAGE": "local/debian:test"})
+    code = (
+        "import configs; from sandboxing import images; print(configs.parse_cli([]).sandbox.base_image, "
+        "configs.parse_eval_cli([]).sandbox.base_image, images.BASE_IMAGE)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BASE_IMAGE": "local/debian:test"},
+    )
     assert r.stdout.split() == ["local/debian:test"] * 3, r.stderr[-2000:]
     assert configs.DEFAULT_BASE_IMAGE == "termrl/base:bookworm"
 
 
 def test_learn_preset_is_the_cpu_default_with_single_turn_episodes_and_a_constant_lr():
     cfg, base = PRESETS["cpu-learn"], PRESETS["cpu-smollm2"]
-    assert (cfg.rollout.max_turns, cfg.rollout.max_tokens_per_turn, cfg.steps, cfg.lr, cfg.lr_schedule) == (
-        1, 64, 48, 2e-6, "constant")
-    assert (cfg.policy, cfg.task_ids, cfg.grpo, cfg.tasks_per_step) == (base.policy, base.task_ids, base.grpo, 2)
+    assert (
+        cfg.rollout.max_turns,
+        cfg.rollout.max_tokens_per_turn,
+        cfg.steps,
+        cfg.lr,
+        cfg.lr_schedule,
+    ) == (1, 64, 48, 2e-6, "constant")
+    assert (cfg.policy, cfg.task_ids, cfg.grpo, cfg.tasks_per_step) == (
+        base.policy,
+        base.task_ids,
+        base.grpo,
+        2,
+    )
     assert base.rollout.max_turns == 3  # the CPU default itself is unchanged
 
 
@@ -268,20 +372,26 @@ GiB = 1 << 30
 def test_host_budget_admits_what_fits_and_prints_the_arithmetic():
     fits, line = configs.host_budget(8, 512, 2048, 2, ram_bytes=20 * GiB, disk_bytes=70 * GiB)
     assert fits == 8  # 2 ranks x 8 x 1 GiB = 16 of 20 GiB RAM; 2 x 8 x 4 GiB = 64 of 70 GiB disk
-    assert line == ("[host] 2 rank(s) x 8 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 16.0 GiB of 20.0 GiB "
-                    "available RAM, 64.0 GiB of 70.0 GiB free disk: room for 10 (RAM) and 8 (disk) per rank; fits")
+    assert line == (
+        "[host] 2 rank(s) x 8 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 16.0 GiB of 20.0 GiB "
+        "available RAM, 64.0 GiB of 70.0 GiB free disk: room for 10 (RAM) and 8 (disk) per rank; fits"
+    )
 
 
 def test_host_budget_lowers_concurrency_to_the_scarcer_resource():
     # the case: 64 episodes x 2 x 1 GiB on a 24 GiB host
     fits, line = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=1000 * GiB)
-    assert fits == 12 and line.endswith("room for 12 (RAM) and 250 (disk) per rank; "
-                                        "rollout.max_concurrent_episodes lowered from 64 to 12")
+    assert fits == 12 and line.endswith(
+        "room for 12 (RAM) and 250 (disk) per rank; "
+        "rollout.max_concurrent_episodes lowered from 64 to 12"
+    )
     fits, _ = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=20 * GiB)
     assert fits == 5  # disk: 20 GiB / 4 GiB
 
 
-@pytest.mark.parametrize("ram, disk, short", [(1 * GiB, 100 * GiB, "RAM"), (100 * GiB, 3 * GiB, "disk")])
+@pytest.mark.parametrize(
+    "ram, disk, short", [(1 * GiB, 100 * GiB, "RAM"), (100 * GiB, 3 * GiB, "disk")]
+)
 def test_host_budget_refuses_when_not_one_episode_fits(ram, disk, short):
     with pytest.raises(ConfigError, match=f"not one episode fits in the host's {short}"):
         configs.host_budget(4, 1024, 2048, 1, ram_bytes=ram, disk_bytes=disk)

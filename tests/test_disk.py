@@ -12,9 +12,9 @@ import docker.errors
 import pytest
 
 import sandbox
+from sandbox import DiskLimitError, Limits, Sandbox
 from sandboxing import images
 from sandboxing.disk import ENTRY_BYTES, layer_bytes
-from sandbox import DiskLimitError, Limits, Sandbox
 
 RUN_ID = f"test-disk-{os.getpid()}"
 MiB = 1 << 20

@@ -21,20 +21,45 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GiB = 2**30
 
 # config.json of Qwen/Qwen3-8B and Qwen/Qwen3-32B (Hugging Face hub).
-QWEN3_8B = dict(model_type="qwen3", hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
-                num_attention_heads=32, num_key_value_heads=8, head_dim=128, vocab_size=151936,
-                tie_word_embeddings=False)
-QWEN3_32B = dict(QWEN3_8B, hidden_size=5120, intermediate_size=25600, num_hidden_layers=64, num_attention_heads=64)
+QWEN3_8B = dict(
+    model_type="qwen3",
+    hidden_size=4096,
+    intermediate_size=12288,
+    num_hidden_layers=36,
+    num_attention_heads=32,
+    num_key_value_heads=8,
+    head_dim=128,
+    vocab_size=151936,
+    tie_word_embeddings=False,
+)
+QWEN3_32B = dict(
+    QWEN3_8B,
+    hidden_size=5120,
+    intermediate_size=25600,
+    num_hidden_layers=64,
+    num_attention_heads=64,
+)
 
 
-def torchrun(tmp_path, script: str, nproc: int, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+def torchrun(
+    tmp_path, script: str, nproc: int, *args: str, timeout: int = 600
+) -> subprocess.CompletedProcess:
     (tmp_path / "worker.py").write_text(textwrap.dedent(script))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", f"--nproc_per_node={nproc}",
-           "--master_addr=127.0.0.1", f"--master_port={port}", str(tmp_path / "worker.py"), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nnodes=1",
+        f"--nproc_per_node={nproc}",
+        "--master_addr=127.0.0.1",
+        f"--master_port={port}",
+        str(tmp_path / "worker.py"),
+        *args,
+    ]
     run = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     assert run.returncode == 0, run.stderr[-3000:]
     return run
@@ -74,7 +99,7 @@ MASTER_WORKER = """
                           cos_mixed=cos(mixed, ref), cos_pure=cos(pure, ref), mixed_dtypes=mixed_dtypes,
                           pure_dtypes=pure_dtypes)))
     dist.destroy_process_group()
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.model_run
@@ -94,6 +119,7 @@ def test_bf16_compute_with_fp32_master_weights_updates_every_weight_like_fp32(tm
 
 # ----------------------------------------------------------------------------- 2. memory budget
 
+
 def test_qwen3_parameter_counts_from_config():
     assert configs.count_params(QWEN3_8B)[0] == 8_190_735_360  # "8.2B"
     assert configs.count_params(QWEN3_32B)[0] == 32_762_123_264  # "32.8B"
@@ -102,11 +128,16 @@ def test_qwen3_parameter_counts_from_config():
 QWEN3_4B, QWEN3_14B = configs.QWEN3_CONFIGS["Qwen3-4B"], configs.QWEN3_CONFIGS["Qwen3-14B"]
 
 
-@pytest.mark.parametrize("preset,hf,world", [("qwen3-4b-2xa100", QWEN3_4B, 2),
-                                             ("qwen3-8b-4xa100", QWEN3_8B, 4),
-                                             ("qwen3-14b-8xh100", QWEN3_14B, 8),
-                                             ("qwen3-32b-16xh100", QWEN3_32B, 16),
-                                             ("qwen3-32b-32xh100", QWEN3_32B, 32)])
+@pytest.mark.parametrize(
+    "preset,hf,world",
+    [
+        ("qwen3-4b-2xa100", QWEN3_4B, 2),
+        ("qwen3-8b-4xa100", QWEN3_8B, 4),
+        ("qwen3-14b-8xh100", QWEN3_14B, 8),
+        ("qwen3-32b-16xh100", QWEN3_32B, 16),
+        ("qwen3-32b-32xh100", QWEN3_32B, 32),
+    ],
+)
 def test_gpu_presets_fit_in_80_gib(preset, hf, world):
     fits, report = configs.memory_budget(configs.PRESETS[preset], hf, world, 80 * GiB)
     assert fits, report
@@ -115,9 +146,13 @@ def test_gpu_presets_fit_in_80_gib(preset, hf, world):
 def test_qwen3_table_matches_the_published_shapes():
     # The same fields as the hub's config.json: parameter counts 1.7B, 4.0B, 8.2B, 14.8B, 32.8B.
     counts = {name: configs.count_params(hf)[0] for name, hf in configs.QWEN3_CONFIGS.items()}
-    assert counts == {"Qwen3-1.7B": 1_720_574_976, "Qwen3-4B": 4_022_468_096,
-                      "Qwen3-8B": 8_190_735_360, "Qwen3-14B": 14_768_307_200,
-                      "Qwen3-32B": 32_762_123_264}
+    assert counts == {
+        "Qwen3-1.7B": 1_720_574_976,
+        "Qwen3-4B": 4_022_468_096,
+        "Qwen3-8B": 8_190_735_360,
+        "Qwen3-14B": 14_768_307_200,
+        "Qwen3-32B": 32_762_123_264,
+    }
     for name, hf in (("Qwen3-8B", QWEN3_8B), ("Qwen3-32B", QWEN3_32B)):
         assert {k: v for k, v in configs.QWEN3_CONFIGS[name].items() if k in hf} == hf
 
@@ -182,8 +217,11 @@ def test_qwen3_32b_preset_numbers():
 
 def test_32b_on_8_gpus_with_one_gpu_engines_is_refused_with_the_arithmetic():
     # The old qwen3-32b-8xh100 layout: W = 8, tp = 1, u = 0.5.
-    cfg = configs._replace(configs.PRESETS["qwen3-32b-16xh100"], nnodes=1,
-                           policy=dict(vllm_tensor_parallel_size=1, vllm_gpu_memory_utilization=0.5))
+    cfg = configs._replace(
+        configs.PRESETS["qwen3-32b-16xh100"],
+        nnodes=1,
+        policy=dict(vllm_tensor_parallel_size=1, vllm_gpu_memory_utilization=0.5),
+    )
     with pytest.raises(configs.ConfigError) as e:
         configs.check_memory_budget(cfg, QWEN3_32B, 8, 80 * GiB)
     msg = str(e.value)
@@ -203,7 +241,9 @@ def test_8b_on_2_gpus_does_not_fit_with_fp32_master_weights():
 
 
 def test_tensor_parallel_size_must_divide_the_world():
-    with pytest.raises(configs.ConfigError, match="policy.vllm_tensor_parallel_size = 4: must divide the 6 ranks"):
+    with pytest.raises(
+        configs.ConfigError, match="policy.vllm_tensor_parallel_size = 4: must divide the 6 ranks"
+    ):
         configs.check_memory_budget(configs.PRESETS["qwen3-32b-16xh100"], QWEN3_32B, 6, 80 * GiB)
 
 
@@ -252,9 +292,20 @@ def test_sharded_load_and_streaming_export_stay_within_a_fraction_of_the_model_p
 
     # ~395 MB in fp32: 98.8M parameters; the largest tensor (embeddings, lm_head) is 4% of the model
     # (Qwen3-32B's: 2.4%).
-    cfg = ModelConfig(family="qwen3", vocab_size=4096, hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
-                      num_attention_heads=16, num_key_value_heads=4, head_dim=64, rms_norm_eps=1e-6,
-                      rope_theta=10000.0, max_position_embeddings=1024, tie_word_embeddings=False)
+    cfg = ModelConfig(
+        family="qwen3",
+        vocab_size=4096,
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=8,
+        num_attention_heads=16,
+        num_key_value_heads=4,
+        head_dim=64,
+        rms_norm_eps=1e-6,
+        rope_theta=10000.0,
+        max_position_embeddings=1024,
+        tie_word_embeddings=False,
+    )
     torch.manual_seed(0)
     src = weights.save_hf(Transformer(cfg), tmp_path / "src", max_shard_bytes=128 * 2**20)
     model_bytes = sum(f.stat().st_size for f in src.glob("*.safetensors"))
@@ -275,8 +326,15 @@ def test_sharded_load_and_streaming_export_stay_within_a_fraction_of_the_model_p
     index = json.loads((out / "model.safetensors.index.json").read_text())["weight_map"]
     assert len(set(index.values())) >= 12
     for name, fname in index.items():
-        src_file = json.loads((src / "model.safetensors.index.json").read_text())["weight_map"][name]
+        src_file = json.loads((src / "model.safetensors.index.json").read_text())["weight_map"][
+            name
+        ]
         with safe_open(str(out / fname), "pt") as f, safe_open(str(src / src_file), "pt") as g:
             a, b = f.get_tensor(name), g.get_tensor(name)
             assert a.dtype == torch.bfloat16 and torch.equal(a, b.to(torch.bfloat16)), name
-    print({r["rank"]: (round(r["load"] / model_bytes, 3), round(r["save"] / model_bytes, 3)) for r in ranks})
+    print(
+        {
+            r["rank"]: (round(r["load"] / model_bytes, 3), round(r["save"] / model_bytes, 3))
+            for r in ranks
+        }
+    )

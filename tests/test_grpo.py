@@ -9,13 +9,33 @@ import configs
 import grpo
 
 
-def _policy_loss(logprobs, old_logprobs, advantages, loss_mask, *, engine_logprobs=None, ref_logprobs=None,
-                 entropy=None, denominator=None, max_tokens=None, **cfg):
+def _policy_loss(
+    logprobs,
+    old_logprobs,
+    advantages,
+    loss_mask,
+    *,
+    engine_logprobs=None,
+    ref_logprobs=None,
+    entropy=None,
+    denominator=None,
+    max_tokens=None,
+    **cfg,
+):
     """grpo.policy_loss(LossInputs, GRPOConfig) with the tensors as LossInputs and the knobs as the config."""
-    inputs = grpo.LossInputs(logprobs, old_logprobs, advantages, loss_mask, engine_logprobs=engine_logprobs,
-                             ref_logprobs=ref_logprobs, entropy=entropy, denominator=denominator,
-                             max_tokens=max_tokens)
+    inputs = grpo.LossInputs(
+        logprobs,
+        old_logprobs,
+        advantages,
+        loss_mask,
+        engine_logprobs=engine_logprobs,
+        ref_logprobs=ref_logprobs,
+        entropy=entropy,
+        denominator=denominator,
+        max_tokens=max_tokens,
+    )
     return grpo.policy_loss(inputs, configs.GRPOConfig(**cfg))
+
 
 # -----------------------------------------------------------------------------
 # advantages
@@ -63,7 +83,9 @@ def test_equal_rewards_give_exactly_zero_advantage_for_any_value_and_group_size(
         for value in (0.93, 0.7, 0.3, 0.1, 1 / 3, -2.5, 1e6 + 0.1):
             for dtype in (torch.float32, torch.float64, torch.bfloat16):
                 for eps in (1e-6, 0.0):
-                    adv = grpo.compute_advantages(torch.full((G,), value, dtype=dtype), G, estimator, eps=eps)
+                    adv = grpo.compute_advantages(
+                        torch.full((G,), value, dtype=dtype), G, estimator, eps=eps
+                    )
                     assert adv.tolist() == [0.0] * G, (G, value, dtype, eps)
     # next to a group with distinct rewards
     adv = grpo.compute_advantages(torch.tensor([0.93] * 8 + [1.0] + [0.0] * 7), 8, estimator)
@@ -101,7 +123,14 @@ def test_advantages_reject_bad_input_naming_the_field():
 
 def test_nonzero_variance_mask_keeps_only_groups_with_distinct_rewards():
     rewards = torch.tensor([1.0, 0.0, 0.5, 0.5, 0.0, 0.0])
-    assert grpo.nonzero_variance_mask(rewards, group_size=2).tolist() == [True, True, False, False, False, False]
+    assert grpo.nonzero_variance_mask(rewards, group_size=2).tolist() == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_mask_truncated_zeroes_the_rows_of_cut_off_episodes():
@@ -140,7 +169,9 @@ def _loss(**kw):
 
 def test_token_mean_loss_value_and_gradient():
     loss, _, grad = _loss(aggregation="token_mean")
-    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6
+    )
     # d/d logprob of -A rho = -A rho where unclipped, 0 where clipped or masked; over 5 loss tokens.
     expected = torch.tensor([[0.0, -0.7 / 5, 0.0], [0.0, 2 * 1.1 / 5, 2 * 4.0 / 5]])
     torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
@@ -186,7 +217,9 @@ def test_drgrpo_masking_one_episode_leaves_the_others_gradient_unchanged():
 
 def test_dual_clip_caps_the_loss_of_negative_advantages():
     loss, metrics, grad = _loss(dual_clip=3.0)
-    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 6.0) / 5), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        loss, torch.tensor((-1.28 - 0.7 + 1.6 + 2.2 + 6.0) / 5), rtol=0, atol=1e-6
+    )
     assert grad[1, 2].item() == 0.0
     torch.testing.assert_close(metrics["clip_frac_dual"], torch.tensor(0.2))
 
@@ -194,7 +227,7 @@ def test_dual_clip_caps_the_loss_of_negative_advantages():
 def test_metrics_clip_fractions_and_ratio_stats():
     _, m, _ = _loss()
     assert m["num_tokens"].item() == 5.0
-    torch.testing.assert_close(m["clip_frac_low"], torch.tensor(0.2))   # row 1 token 0
+    torch.testing.assert_close(m["clip_frac_low"], torch.tensor(0.2))  # row 1 token 0
     torch.testing.assert_close(m["clip_frac_high"], torch.tensor(0.2))  # row 0 token 0
     torch.testing.assert_close(m["ratio_mean"], torch.tensor(7.8 / 5))
     torch.testing.assert_close(m["ratio_min"], torch.tensor(0.5))
@@ -214,7 +247,9 @@ def test_truncated_importance_sampling_weights_tokens_by_capped_ratio_to_engine(
     # w_raw = pi_old / pi_engine = [[1, 3, 1], [0.5, 2, 1]]; capped at 2 -> [[1, 2, 1], [0.5, 2, 1]]
     w_raw = torch.tensor([[1.0, 3.0, 1.0], [0.5, 2.0, 1.0]])
     loss, m, grad = _loss(engine_logprobs=OLD - w_raw.log(), tis_cap=2.0)
-    torch.testing.assert_close(loss, torch.tensor((-1.28 - 0.7 * 2 + 1.6 * 0.5 + 2.2 * 2 + 8.0) / 5), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        loss, torch.tensor((-1.28 - 0.7 * 2 + 1.6 * 0.5 + 2.2 * 2 + 8.0) / 5), rtol=0, atol=1e-6
+    )
     expected = torch.tensor([[0.0, -0.7 * 2 / 5, 0.0], [0.0, 2 * 1.1 * 2 / 5, 2 * 4.0 / 5]])
     torch.testing.assert_close(grad, expected, rtol=0, atol=1e-6)
     torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(6.5 / 5))
@@ -234,8 +269,12 @@ def test_tis_cap_zero_switches_the_correction_off():
 def test_kl_estimators_k2_and_k3():
     lp = torch.tensor([[0.0, -1.0]])
     ref = torch.tensor([[math.log(2.0), -1.0]])  # d = log pi_ref - log pi = [ln 2, 0]
-    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k2"), torch.tensor([[0.5 * math.log(2.0) ** 2, 0.0]]))
-    torch.testing.assert_close(grpo.kl_penalty(lp, ref, "k3"), torch.tensor([[1.0 - math.log(2.0), 0.0]]))
+    torch.testing.assert_close(
+        grpo.kl_penalty(lp, ref, "k2"), torch.tensor([[0.5 * math.log(2.0) ** 2, 0.0]])
+    )
+    torch.testing.assert_close(
+        grpo.kl_penalty(lp, ref, "k3"), torch.tensor([[1.0 - math.log(2.0), 0.0]])
+    )
 
 
 def test_k1_is_not_a_kl_loss_estimator():
@@ -247,8 +286,8 @@ def test_k1_is_not_a_kl_loss_estimator():
 
 
 # Exact expectations by enumeration over a vocabulary of V = 5 tokens, in fp64.
-THETA = torch.tensor([0.3, -1.2, 2.0, 0.0, -0.4], dtype=torch.float64)      # logits of pi
-THETA_REF = torch.tensor([1.0, 0.5, -0.7, 0.2, 0.0], dtype=torch.float64)   # logits of pi_ref
+THETA = torch.tensor([0.3, -1.2, 2.0, 0.0, -0.4], dtype=torch.float64)  # logits of pi
+THETA_REF = torch.tensor([1.0, 0.5, -0.7, 0.2, 0.0], dtype=torch.float64)  # logits of pi_ref
 
 
 def _expected_grad(per_token):
@@ -273,12 +312,16 @@ def _k(estimator):
 
 
 def test_k2_expected_gradient_is_the_gradient_of_kl_pi_to_ref():
-    torch.testing.assert_close(_expected_grad(_k("k2")), _kl_grad(forward=False), rtol=0, atol=1e-14)
+    torch.testing.assert_close(
+        _expected_grad(_k("k2")), _kl_grad(forward=False), rtol=0, atol=1e-14
+    )
 
 
 def test_k3_expected_gradient_is_the_gradient_of_kl_ref_to_pi():
     torch.testing.assert_close(_expected_grad(_k("k3")), _kl_grad(forward=True), rtol=0, atol=1e-14)
-    assert not torch.allclose(_kl_grad(forward=True), _kl_grad(forward=False), atol=1e-3)  # the two differ here
+    assert not torch.allclose(
+        _kl_grad(forward=True), _kl_grad(forward=False), atol=1e-3
+    )  # the two differ here
 
 
 def test_k1_as_a_loss_term_has_zero_expected_gradient():
@@ -299,11 +342,14 @@ def test_k1_reward_penalty_policy_gradient_is_the_gradient_of_kl_pi_to_ref():
     def score(logp, ref):
         k1 = grpo.k1_reward_penalty(logp.view(-1, 1), ref.view(-1, 1), torch.ones(5, 1))
         return k1.double() * logp
+
     torch.testing.assert_close(_expected_grad(score), _kl_grad(forward=False), rtol=0, atol=1e-6)
 
 
 def test_engine_kl_is_k3_of_train_over_engine_ratio_on_loss_tokens():
-    train = torch.tensor([[math.log(2.0), 0.0, 7.0], [-math.log(2.0), 0.0, 0.0]])  # - engine = log r
+    train = torch.tensor(
+        [[math.log(2.0), 0.0, 7.0], [-math.log(2.0), 0.0, 0.0]]
+    )  # - engine = log r
     engine = torch.zeros(2, 3)
     mask = torch.tensor([[1, 0, 0], [1, 0, 0]])
     # r = 2: 1 - ln 2; r = 1/2: -1/2 + ln 2; mean = 1/4
@@ -313,9 +359,11 @@ def test_engine_kl_is_k3_of_train_over_engine_ratio_on_loss_tokens():
 
 def test_engine_kl_expected_value_on_engine_samples_is_kl_engine_to_train():
     q = torch.log_softmax(THETA_REF, 0)  # engine
-    p = torch.log_softmax(THETA, 0)      # trainer
-    expected = sum(q[x].exp() * grpo.engine_kl(p[x].view(1, 1), q[x].view(1, 1), torch.ones(1, 1)).double()
-                   for x in range(5))
+    p = torch.log_softmax(THETA, 0)  # trainer
+    expected = sum(
+        q[x].exp() * grpo.engine_kl(p[x].view(1, 1), q[x].view(1, 1), torch.ones(1, 1)).double()
+        for x in range(5)
+    )
     kl_engine_train = (q.exp() * (q - p)).sum()
     torch.testing.assert_close(expected, kl_engine_train, rtol=1e-6, atol=0)
     assert abs(kl_engine_train - (p.exp() * (p - q)).sum()) > 0.1  # not the other direction
@@ -375,7 +423,10 @@ def test_policy_loss_rejects_mismatched_shapes_naming_the_argument():
 # -----------------------------------------------------------------------------
 # autograd of the written formula on random inputs, and the global denominator
 
-def _written_formula(lp, old, adv, mask, eng, ref, agg, max_tokens, clip_low, clip_high, c, cap, kl_coef):
+
+def _written_formula(
+    lp, old, adv, mask, eng, ref, agg, max_tokens, clip_low, clip_high, c, cap, kl_coef
+):
     """The docstring's formula, one token at a time in plain Python arithmetic on scalars."""
     B, T = lp.shape
     seq_terms, total, n_tok = [], 0.0, 0
@@ -417,8 +468,18 @@ def test_gradient_matches_autograd_of_the_written_formula(agg):
     kw = dict(clip_low=0.2, clip_high=0.28, dual_clip=1.5, tis_cap=2.0, kl_coef=0.05)
 
     lp = lp_data.clone().requires_grad_(True)
-    loss, _ = _policy_loss(lp, old, adv, mask, aggregation=agg, max_tokens=9, engine_logprobs=eng,
-                               ref_logprobs=ref, kl_estimator="k3", **kw)
+    loss, _ = _policy_loss(
+        lp,
+        old,
+        adv,
+        mask,
+        aggregation=agg,
+        max_tokens=9,
+        engine_logprobs=eng,
+        ref_logprobs=ref,
+        kl_estimator="k3",
+        **kw,
+    )
     loss.backward()
     lp_ref = lp_data.clone().requires_grad_(True)
     expected = _written_formula(lp_ref, old, adv, mask, eng, ref, agg, 9, 0.2, 0.28, 1.5, 2.0, 0.05)
@@ -447,8 +508,9 @@ def test_micro_batches_with_global_denominator_sum_to_the_full_batch(agg):
     split = lp_data.clone().requires_grad_(True)
     total = 0.0
     for p in parts:
-        loss, _ = _policy_loss(split[p], old[p], adv[p], mask[p], aggregation=agg, max_tokens=5,
-                                   denominator=denom)
+        loss, _ = _policy_loss(
+            split[p], old[p], adv[p], mask[p], aggregation=agg, max_tokens=5, denominator=denom
+        )
         loss.backward()
         total += loss.item()
     assert total == pytest.approx(loss_full.item(), abs=1e-12)
@@ -463,22 +525,56 @@ def test_loss_denominator_counts_tokens_nonempty_sequences_or_all_sequences_time
 
 
 def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind():
-    first = {"num_tokens": 30.0, "pg_loss": 0.2, "kl_loss": 0.0, "ratio_mean": 1.0, "ratio_min": 1.0,
-             "ratio_max": 1.0, "grad_norm": 2.0, "lr": 1e-6, "skipped_update": 0.0}
-    second = {"num_tokens": 10.0, "pg_loss": -0.4, "kl_loss": 0.0, "ratio_mean": 1.2, "ratio_min": 0.7,
-              "ratio_max": 1.5, "grad_norm": 4.0, "lr": 2e-6, "skipped_update": 0.0}
-    skipped = {**second, "num_tokens": 0.0, "pg_loss": 0.0, "ratio_min": None, "ratio_max": None,
-               "grad_norm": 0.0, "skipped_update": 1.0}
+    first = {
+        "num_tokens": 30.0,
+        "pg_loss": 0.2,
+        "kl_loss": 0.0,
+        "ratio_mean": 1.0,
+        "ratio_min": 1.0,
+        "ratio_max": 1.0,
+        "grad_norm": 2.0,
+        "lr": 1e-6,
+        "skipped_update": 0.0,
+    }
+    second = {
+        "num_tokens": 10.0,
+        "pg_loss": -0.4,
+        "kl_loss": 0.0,
+        "ratio_mean": 1.2,
+        "ratio_min": 0.7,
+        "ratio_max": 1.5,
+        "grad_norm": 4.0,
+        "lr": 2e-6,
+        "skipped_update": 0.0,
+    }
+    skipped = {
+        **second,
+        "num_tokens": 0.0,
+        "pg_loss": 0.0,
+        "ratio_min": None,
+        "ratio_max": None,
+        "grad_norm": 0.0,
+        "skipped_update": 1.0,
+    }
     m = grpo.mean_over_minibatches([first, second])
     assert m["num_tokens"] == 40.0 and m["pg_loss"] == pytest.approx(-0.1, abs=1e-15)
-    assert m["ratio_mean"] == pytest.approx((30 * 1.0 + 10 * 1.2) / 40, abs=1e-15)  # token-weighted: 1.05
+    assert m["ratio_mean"] == pytest.approx(
+        (30 * 1.0 + 10 * 1.2) / 40, abs=1e-15
+    )  # token-weighted: 1.05
     assert (m["ratio_min"], m["ratio_max"], m["grad_norm"], m["lr"]) == (0.7, 1.5, 3.0, 1.5e-6)
     m = grpo.mean_over_minibatches([first, skipped])
-    assert (m["ratio_min"], m["ratio_max"], m["skipped_update"], m["ratio_mean"]) == (1.0, 1.0, 0.5, 1.0)
+    assert (m["ratio_min"], m["ratio_max"], m["skipped_update"], m["ratio_mean"]) == (
+        1.0,
+        1.0,
+        0.5,
+        1.0,
+    )
 
 
 def test_policy_loss_takes_its_knobs_from_the_grpo_config():
     # clip_high 0.5: row 0's ratio 1.5 is no longer clipped, -1.5 instead of -1.28
     inputs = grpo.LossInputs(_logprobs(), OLD, ADV, MASK)
     loss, _ = grpo.policy_loss(inputs, configs.GRPOConfig(clip_high=0.5))
-    torch.testing.assert_close(loss, torch.tensor((-1.5 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6)
+    torch.testing.assert_close(
+        loss, torch.tensor((-1.5 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6
+    )

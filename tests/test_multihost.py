@@ -37,7 +37,10 @@ def start_second() -> None:
     assert r.returncode == 0 and r.stdout.strip() == SECOND, r.stderr
 
 
-pytestmark = [pytest.mark.docker, pytest.mark.model_run]  # a second real engine; evaluate.py and torchrun
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.model_run,
+]  # a second real engine; evaluate.py and torchrun
 
 
 @pytest.fixture(scope="module")

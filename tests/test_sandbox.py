@@ -21,10 +21,10 @@ from pathlib import Path
 import docker.errors
 import pytest
 
-from sandboxing import images
 import sandbox
-from sandboxing.images import ImageBuildError
 from sandbox import ExecResult, Limits, Sandbox, SandboxError
+from sandboxing import images
+from sandboxing.images import ImageBuildError
 
 pytestmark = pytest.mark.docker  # all but a few pure tests (parse_junit, limits) run a container
 
@@ -95,7 +95,10 @@ def test_exit_code_is_returned(sb):
 
 
 def test_stdout_and_stderr_are_interleaved_in_order(sb):
-    assert sh(sb, "echo one; echo two >&2; echo three; echo four >&2").output == "one\ntwo\nthree\nfour\n"
+    assert (
+        sh(sb, "echo one; echo two >&2; echo three; echo four >&2").output
+        == "one\ntwo\nthree\nfour\n"
+    )
 
 
 def test_ansi_escapes_are_stripped(sb):
@@ -149,7 +152,6 @@ def test_exec_rejects_bad_arguments(sb):
         run(sb.exec(b"true"))
 
 
-
 # ---- one persistent shell: what a terminal keeps ---------------------------------------------------------
 
 
@@ -176,8 +178,13 @@ def test_directory_stack_persists_across_exec(sb):
 
 
 def test_sourced_script_keeps_its_functions(sb):
-    run(sb.write_file("/tmp/venv/bin/activate", "export VIRTUAL_ENV=/tmp/venv\n"
-                      "deactivate() { unset VIRTUAL_ENV; unset -f deactivate; }\n"))
+    run(
+        sb.write_file(
+            "/tmp/venv/bin/activate",
+            "export VIRTUAL_ENV=/tmp/venv\n"
+            "deactivate() { unset VIRTUAL_ENV; unset -f deactivate; }\n",
+        )
+    )
     sh(sb, "source /tmp/venv/bin/activate")
     assert sh(sb, "echo $VIRTUAL_ENV; type -t deactivate").output == "/tmp/venv\nfunction\n"
     assert sh(sb, 'deactivate; echo "${VIRTUAL_ENV-unset}"').output == "unset\n"
@@ -190,9 +197,14 @@ def test_commands_have_no_stdin(sb):
 
 def test_background_job_does_not_hold_the_call_and_stays_a_job(sb):
     sh(sb, "disown -a")  # jobs of earlier tests
-    r = sh(sb, "sleep 1003 & echo started")  # its stdout is the shell's: the call must not wait for it to close
+    r = sh(
+        sb, "sleep 1003 & echo started"
+    )  # its stdout is the shell's: the call must not wait for it to close
     assert (r.exit_code, r.output) == (0, "started\n")
-    assert sh(sb, "jobs; ps -eo args | grep -c '^sleep 1003$'").output == "[1]+  Running                 sleep 1003 &\n1\n"
+    assert (
+        sh(sb, "jobs; ps -eo args | grep -c '^sleep 1003$'").output
+        == "[1]+  Running                 sleep 1003 &\n1\n"
+    )
     sh(sb, "kill %1; wait")
 
 
@@ -222,11 +234,17 @@ def test_command_ignoring_sigterm_is_killed_with_its_children(sb):
 
 def test_timeout_stops_a_builtin_loop_of_the_shell_itself_and_keeps_state(sb):
     sh(sb, "LOOPVAR=1; loopfn() { echo lf; }; alias lpa='echo la'; sleep 1004 & echo bg")
-    r = sh(sb, "trap '' INT TERM; while :; do :; done", timeout=2)  # the shell itself spins and ignores signals
+    r = sh(
+        sb, "trap '' INT TERM; while :; do :; done", timeout=2
+    )  # the shell itself spins and ignores signals
     assert (r.timed_out, r.exit_code) == (True, None)
-    assert "did not stop after its timeout" not in r.output  # the server stopped it, not the host's fallback
+    assert (
+        "did not stop after its timeout" not in r.output
+    )  # the server stopped it, not the host's fallback
     assert sh(sb, "echo $LOOPVAR; loopfn; lpa").output == "1\nlf\nla\n"
-    assert sh(sb, "ps -eo args | grep -c '^sleep 1004$'").output == "1\n"  # an earlier command's job lives on
+    assert (
+        sh(sb, "ps -eo args | grep -c '^sleep 1004$'").output == "1\n"
+    )  # an earlier command's job lives on
     sh(sb, "pkill -f 'sleep 1004'")
 
 
@@ -262,7 +280,9 @@ def test_isolation_defaults_are_applied(sb, docker_client):
 
 def test_only_loopback_interface_exists(sb):
     assert sh(sb, "ls /sys/class/net").output == "lo\n"
-    ifaces = [ln.split(":")[0].strip() for ln in sh(sb, "cat /proc/net/dev").output.splitlines()[2:]]
+    ifaces = [
+        ln.split(":")[0].strip() for ln in sh(sb, "cat /proc/net/dev").output.splitlines()[2:]
+    ]
     assert ifaces == ["lo"]
 
 
@@ -279,7 +299,9 @@ def test_fork_bomb_is_contained(sb):
         r = sh(box, "bomb() { bomb | bomb & }; bomb; sleep 100", timeout=3)
         assert r.timed_out is True
         assert "fork: retry: Resource temporarily unavailable" in r.output  # the pids limit held it
-        assert sh(box, "ps -e -o comm= > /tmp/p; grep -c '^bash$' /tmp/p").output == "2\n"  # the server and this command
+        assert (
+            sh(box, "ps -e -o comm= > /tmp/p; grep -c '^bash$' /tmp/p").output == "2\n"
+        )  # the server and this command
     finally:
         run(box.close())
     assert sh(sb, "echo unaffected").output == "unaffected\n"
@@ -305,7 +327,9 @@ def test_kill_all_processes_is_reported_and_sandbox_restarts(sb):
         assert r.exit_code is None
         assert "every process in it was killed" in r.output
         assert sh(box, "cat /app/keep.txt").output == "kept"
-        assert sh(box, "echo $KEEP; pwd").output == "9\n/tmp\n"  # the shell state came back from its snapshot
+        assert (
+            sh(box, "echo $KEEP; pwd").output == "9\n/tmp\n"
+        )  # the shell state came back from its snapshot
     finally:
         run(box.close())
         run(box.close())
@@ -369,7 +393,10 @@ def write_tests(d: Path, files: dict[str, str]) -> Path:
 
 
 def test_run_tests_reports_each_test_with_parametrized_ids(sb, tmp_path):
-    tests = write_tests(tmp_path / "tests", {"test_task.py": """
+    tests = write_tests(
+        tmp_path / "tests",
+        {
+            "test_task.py": """
         import pytest
         def test_pass():
             assert open('/app/answer.txt').read() == '42'
@@ -378,15 +405,25 @@ def test_run_tests_reports_each_test_with_parametrized_ids(sb, tmp_path):
         @pytest.mark.parametrize('x,y', [(1, 'a'), (2, 'b c')])
         def test_case(x, y):
             assert x == 1
-        """})
+        """
+        },
+    )
     run(sb.write_file("/app/answer.txt", "42"))
     report = run(sb.run_tests(tests, timeout=60))
-    assert report.tests == {"test_pass": True, "test_fail": False, "test_case[1-a]": True, "test_case[2-b c]": False}
+    assert report.tests == {
+        "test_pass": True,
+        "test_fail": False,
+        "test_case[1-a]": True,
+        "test_case[2-b c]": False,
+    }
     assert (report.timed_out, report.error) == (False, None)
 
 
 def test_run_tests_timeout_fails_every_test(sb, tmp_path):
-    tests = write_tests(tmp_path / "tests", {"test_slow.py": """
+    tests = write_tests(
+        tmp_path / "tests",
+        {
+            "test_slow.py": """
         import time
         import pytest
         def test_fast():
@@ -394,29 +431,45 @@ def test_run_tests_timeout_fails_every_test(sb, tmp_path):
         @pytest.mark.parametrize('v', ['a b'])
         def test_slow(v):
             time.sleep(60)
-        """})
+        """
+        },
+    )
     report = run(sb.run_tests(tests, timeout=3))
     assert report.tests == {"test_fast": False, "test_slow[a b]": False}
     assert report.timed_out is True
 
 
 def test_run_tests_collection_error_is_reported(sb, tmp_path):
-    tests = write_tests(tmp_path / "tests", {"test_ok.py": "def test_ok():\n    pass\n",
-                                             "test_broken.py": "import nonexistent_mod_xyz\n"})
+    tests = write_tests(
+        tmp_path / "tests",
+        {
+            "test_ok.py": "def test_ok():\n    pass\n",
+            "test_broken.py": "import nonexistent_mod_xyz\n",
+        },
+    )
     report = run(sb.run_tests(tests, timeout=60))
-    assert report.tests == {"test_ok": True}  # the other module still runs (--continue-on-collection-errors)
-    assert report.error == ("collection error in test_broken: "
-                            "E   ModuleNotFoundError: No module named 'nonexistent_mod_xyz'")
+    assert report.tests == {
+        "test_ok": True
+    }  # the other module still runs (--continue-on-collection-errors)
+    assert report.error == (
+        "collection error in test_broken: "
+        "E   ModuleNotFoundError: No module named 'nonexistent_mod_xyz'"
+    )
 
 
 def test_run_tests_ignores_conftest_planted_by_agent(sb, tmp_path):
-    run(sb.write_file("/tmp/conftest.py", textwrap.dedent("""
+    run(
+        sb.write_file(
+            "/tmp/conftest.py",
+            textwrap.dedent("""
         import pytest
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_makereport(item, call):
             outcome = yield
             outcome.get_result().outcome = 'passed'
-        """)))
+        """),
+        )
+    )
     run(sb.write_file("/tmp/pytest.ini", "[pytest]\n"))
     tests = write_tests(tmp_path / "tests", {"test_x.py": "def test_x():\n    assert False\n"})
     assert run(sb.run_tests(tests, timeout=60)).tests == {"test_x": False}
@@ -432,7 +485,11 @@ def test_parse_junit_ands_duplicate_names():
       <testcase classname="a" name="test_same"/><testcase classname="b" name="test_same"><failure/></testcase>
       <testcase classname="a" name="test_skip"><skipped/></testcase><testcase classname="a" name="test_ok"/>
     </testsuite></testsuites>"""
-    assert sandbox.parse_junit(xml) == ({"test_same": False, "test_skip": False, "test_ok": True}, ["test_skip"], None)
+    assert sandbox.parse_junit(xml) == (
+        {"test_same": False, "test_skip": False, "test_ok": True},
+        ["test_skip"],
+        None,
+    )
 
 
 # ---- lifecycle -----------------------------------------------------------------------------------------
@@ -456,9 +513,11 @@ def test_reap_by_run_id_and_age(docker_client):
     a, b = f"reap-a-{uuid.uuid4().hex[:8]}", f"reap-b-{uuid.uuid4().hex[:8]}"
 
     async def start_three():
-        return await asyncio.gather(Sandbox.start(images.BASE_IMAGE, run_id=a),
-                                    Sandbox.start(images.BASE_IMAGE, run_id=a),
-                                    Sandbox.start(images.BASE_IMAGE, run_id=b))
+        return await asyncio.gather(
+            Sandbox.start(images.BASE_IMAGE, run_id=a),
+            Sandbox.start(images.BASE_IMAGE, run_id=a),
+            Sandbox.start(images.BASE_IMAGE, run_id=b),
+        )
 
     boxes = run(start_three())
     try:
@@ -487,23 +546,34 @@ asyncio.run(main())
 """
 
 
-def start_child(mode: str, *args: str, env: dict | None = None) -> tuple[subprocess.Popen, str, str]:
+def start_child(
+    mode: str, *args: str, env: dict | None = None
+) -> tuple[subprocess.Popen, str, str]:
     run_id = f"child-{mode}-{uuid.uuid4().hex[:8]}"
-    p = subprocess.Popen([sys.executable, "-c", CHILD, run_id, mode, *args], stdout=subprocess.PIPE, text=True,
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD, run_id, mode, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
     return p, run_id, p.stdout.readline().strip()
 
 
 def things_of(client, run_id: str) -> dict[str, int]:
     """Containers, volumes and snapshot images labelled with run_id."""
     f = {"label": [f"termrl.run_id={run_id}"]}
-    return {"containers": len(client.api.containers(all=True, filters=f)),
-            "volumes": len(client.api.volumes(filters=f).get("Volumes") or []),
-            "images": len(client.api.images(all=True, filters=f))}
+    return {
+        "containers": len(client.api.containers(all=True, filters=f)),
+        "volumes": len(client.api.volumes(filters=f).get("Volumes") or []),
+        "images": len(client.api.images(all=True, filters=f)),
+    }
 
 
 def test_reap_removes_what_a_harness_killed_mid_verification_left(docker_client, tmp_path):
-    write_tests(tmp_path / "tests", {"test_slow.py": "import time\ndef test_slow():\n    time.sleep(200)\n"})
+    write_tests(
+        tmp_path / "tests", {"test_slow.py": "import time\ndef test_slow():\n    time.sleep(200)\n"}
+    )
     p, run_id, cid = start_child("verify", str(tmp_path / "tests"))
     try:
         deadline = time.monotonic() + 120
@@ -524,7 +594,9 @@ def test_the_suite_sweep_removes_its_own_session_and_leaves_a_live_run_alone(doc
 
     ours, theirs = f"sweep-ours-{uuid.uuid4().hex[:8]}", f"sweep-theirs-{uuid.uuid4().hex[:8]}"
     p1, _, own_cid = start_child("ours", env={"TERMRL_SESSION": ours})
-    p2, their_run, their_cid = start_child("theirs", env={"TERMRL_SESSION": theirs})  # a live training run
+    p2, their_run, their_cid = start_child(
+        "theirs", env={"TERMRL_SESSION": theirs}
+    )  # a live training run
     try:
         assert [x.split()[:2] for x in sweep(ours)] == [["container", own_cid[:12]]]
         assert status(docker_client, own_cid) == "gone" and session_leftovers(ours) == []
@@ -612,28 +684,42 @@ print(images.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
 
 
 def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, docker_client):
-    task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY . /ctx/\nRUN sleep 1\n",
-                     {"hello.txt": f"hello {uuid.uuid4().hex}\n"})
+    task = make_task(
+        tmp_path,
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY . /ctx/\nRUN sleep 1\n",
+        {"hello.txt": f"hello {uuid.uuid4().hex}\n"},
+    )
     caplog.set_level(logging.INFO, logger="termrl.images")
-    child = subprocess.Popen([sys.executable, "-c", BUILD_CHILD, task.id, str(task.context_dir)], cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", BUILD_CHILD, task.id, str(task.context_dir)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     tags = []
-    threads = [threading.Thread(target=lambda: tags.append(images.build_image(task))) for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: tags.append(images.build_image(task))) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     out, err = child.communicate(timeout=300)
     try:
-        builds = sum("building image" in r.getMessage() for r in caplog.records) + err.count("building image")
+        builds = sum("building image" in r.getMessage() for r in caplog.records) + err.count(
+            "building image"
+        )
         assert builds == 1
         assert len(set(tags + [out.strip()])) == 1
         assert re.fullmatch(rf"termrl/task-{task.id}:[0-9a-f]{{12}}", tags[0])
         assert images.build_image(task) == tags[0]  # reused, not rebuilt
         box = run(Sandbox.start(tags[0], run_id=RUN_ID))
         try:
-            assert sh(box, "ls -A /ctx").output == "Dockerfile\nhello.txt\n"  # no tests/, no helper files
+            assert (
+                sh(box, "ls -A /ctx").output == "Dockerfile\nhello.txt\n"
+            )  # no tests/, no helper files
         finally:
             run(box.close())
     finally:
@@ -641,7 +727,9 @@ def test_concurrent_build_image_builds_once_and_hides_tests(tmp_path, caplog, do
 
 
 def test_build_failure_raises_with_log_tail(tmp_path):
-    task = make_task(tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-marker-42 && exit 3\n", {})
+    task = make_task(
+        tmp_path, "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nRUN echo boom-marker-42 && exit 3\n", {}
+    )
     with pytest.raises(ImageBuildError) as e:
         images.build_image(task)
     assert "boom-marker-42" in e.value.log_tail
@@ -659,7 +747,9 @@ def test_build_image_rejects_bad_task_id(tmp_path):
 def test_limits_from_sandbox_config():
     from configs import SandboxConfig
 
-    cfg = SandboxConfig(memory_mb=512, cpus=0.5, pids=128, output_limit_bytes=4096, exec_timeout_s=30)
-    assert Limits.from_config(cfg) == Limits(memory_bytes=512 << 20, cpus=0.5, pids=128, output_bytes=4096,
-                                             exec_timeout_s=30.0)
-
+    cfg = SandboxConfig(
+        memory_mb=512, cpus=0.5, pids=128, output_limit_bytes=4096, exec_timeout_s=30
+    )
+    assert Limits.from_config(cfg) == Limits(
+        memory_bytes=512 << 20, cpus=0.5, pids=128, output_bytes=4096, exec_timeout_s=30.0
+    )

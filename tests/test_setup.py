@@ -29,19 +29,34 @@ def _bin_with(tmp_path, *tools):
 
 def test_docker_impossible_without_dockerd_or_apt_gives_one_actionable_line(tmp_path):
     path = _bin_with(tmp_path, "docker", "id", "seq", "sleep")
-    r = _run(["/bin/bash", os.path.join(SCRIPTS, "docker_engine.sh")], path=path,
-             env_extra={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    r = _run(
+        ["/bin/bash", os.path.join(SCRIPTS, "docker_engine.sh")],
+        path=path,
+        env_extra={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"},
+    )
     assert r.returncode == 1
     errors = [line for line in r.stderr.splitlines() if line.strip()]
-    assert errors == ["[docker] ERROR: no Docker engine and no apt-get to install Debian's docker.io: "
-                      "install Docker and start dockerd"]
+    assert errors == [
+        "[docker] ERROR: no Docker engine and no apt-get to install Debian's docker.io: "
+        "install Docker and start dockerd"
+    ]
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop to nobody")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root to drop to nobody"
+)
 def test_docker_impossible_as_non_root_says_how_to_fix(tmp_path):
-    r = _run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash",
-              os.path.join(SCRIPTS, "docker_engine.sh")],
-             env_extra={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    r = _run(
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/bin/bash",
+            os.path.join(SCRIPTS, "docker_engine.sh"),
+        ],
+        env_extra={"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"},
+    )
     assert r.returncode == 1
     errors = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(errors) == 1
@@ -58,16 +73,24 @@ def test_running_engine_is_used_as_is():
 def test_apt_mirror_reads_deb822_and_one_line_sources(tmp_path):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("apt_mirror", os.path.join(SCRIPTS, "apt_mirror.py"))
+    spec = importlib.util.spec_from_file_location(
+        "apt_mirror", os.path.join(SCRIPTS, "apt_mirror.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     (tmp_path / "sources.list.d").mkdir()
-    (tmp_path / "sources.list").write_text("deb [arch=amd64] http://mirror.invalid/one bookworm main\n")
+    (tmp_path / "sources.list").write_text(
+        "deb [arch=amd64] http://mirror.invalid/one bookworm main\n"
+    )
     (tmp_path / "sources.list.d" / "x.sources").write_text(
         "Types: deb\nURIs: http://mirror.invalid/two\nSuites: bookworm bookworm-updates\nComponents: main\n\n"
-        "Types: deb\nURIs: http://mirror.invalid/sec\nSuites: bookworm-security\n")
+        "Types: deb\nURIs: http://mirror.invalid/sec\nSuites: bookworm-security\n"
+    )
     apt = str(tmp_path)
-    assert mod.mirrors("bookworm", apt) == ["http://mirror.invalid/one", "http://mirror.invalid/two"]
+    assert mod.mirrors("bookworm", apt) == [
+        "http://mirror.invalid/one",
+        "http://mirror.invalid/two",
+    ]
     assert mod.mirrors("bookworm-security", apt) == ["http://mirror.invalid/sec"]
     assert mod.mirrors("trixie", apt) == []
 
@@ -87,13 +110,17 @@ def _label(docker_client, tag):
 
 
 def _build_stale(docker_client, tag, label, tmp_path):
-    (tmp_path / "Dockerfile").write_text(f"FROM termrl/base:bookworm\nLABEL termrl.recipe={label}\n")
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM termrl/base:bookworm\nLABEL termrl.recipe={label}\n"
+    )
     docker_client.images.build(path=str(tmp_path), tag=tag, rm=True)
 
 
 @pytest.mark.docker
 @pytest.mark.skipif(os.geteuid() != 0, reason="debootstrap needs root")
-def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(docker_client, scratch_tag, tmp_path):
+def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(
+    docker_client, scratch_tag, tmp_path
+):
     env = {"TERMRL_BASE_TAG": scratch_tag, "TERMRL_BASE_PACKAGES": "bash,python3"}
     script = os.path.join(SCRIPTS, "base_image.sh")
     want = _run(["bash", script, "--print-recipe-hash"], env_extra=env).stdout.strip()
@@ -112,13 +139,23 @@ def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(docke
     assert r.returncode == 0, r.stderr
     assert f"recipe changed (stale0000000000 -> {want}): rebuilding {scratch_tag}" in r.stdout
     assert _label(docker_client, scratch_tag) == want
-    out = docker_client.containers.run(scratch_tag, ["python3", "-c", "print(6*7)"], remove=True,
-                                       network_mode="none", labels={"termrl": "1"})
+    out = docker_client.containers.run(
+        scratch_tag,
+        ["python3", "-c", "print(6*7)"],
+        remove=True,
+        network_mode="none",
+        labels={"termrl": "1"},
+    )
     assert out == b"42\n"
 
 
 def test_base_image_override_must_exist_locally():
-    r = _run(["bash", os.path.join(SCRIPTS, "base_image.sh")], env_extra={"BASE_IMAGE": "no-such/image:1"})
+    r = _run(
+        ["bash", os.path.join(SCRIPTS, "base_image.sh")],
+        env_extra={"BASE_IMAGE": "no-such/image:1"},
+    )
     assert r.returncode == 1
-    assert r.stderr.strip() == ("[base-image] ERROR: BASE_IMAGE=no-such/image:1 is not present locally "
-                                "(no registry is reachable): build or load it first")
+    assert r.stderr.strip() == (
+        "[base-image] ERROR: BASE_IMAGE=no-such/image:1 is not present locally "
+        "(no registry is reachable): build or load it first"
+    )

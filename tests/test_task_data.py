@@ -19,9 +19,21 @@ from tasks.validate import validate_tasks
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "tasks"
 # The seed dataset's (terminal-bench-rl) categories and shares: 97/331, 59, 42, 37, 28 of 331; the rest small.
-SHARES = {"software-engineering": 0.29, "system-administration": 0.18, "security": 0.13, "data-processing": 0.11,
-          "debugging": 0.08}
-MINOR = {"machine-learning", "file-operations", "scientific-computing", "data-science", "games", "mathematics"}
+SHARES = {
+    "software-engineering": 0.29,
+    "system-administration": 0.18,
+    "security": 0.13,
+    "data-processing": 0.11,
+    "debugging": 0.08,
+}
+MINOR = {
+    "machine-learning",
+    "file-operations",
+    "scientific-computing",
+    "data-science",
+    "games",
+    "mathematics",
+}
 MIN_DIFFICULTY = {"easy": 60, "medium": 100, "hard": 80, "extremely_hard": 20}
 SAMPLE = 10  # tasks validated per CI run
 
@@ -45,7 +57,11 @@ def test_size_categories_and_difficulties(tasks):
     categories = Counter(t.category for t in tasks)
     assert set(categories) <= set(SHARES) | MINOR, sorted(set(categories) - set(SHARES) - MINOR)
     for category, share in SHARES.items():  # within 3 percentage points of the seed dataset's share
-        assert abs(categories[category] / total - share) <= 0.03, (category, categories[category], total)
+        assert abs(categories[category] / total - share) <= 0.03, (
+            category,
+            categories[category],
+            total,
+        )
     assert set(categories) >= MINOR, sorted(MINOR - set(categories))
     difficulties = Counter(t.difficulty for t in tasks)
     short = {d: (difficulties[d], n) for d, n in MIN_DIFFICULTY.items() if difficulties[d] < n}
@@ -59,13 +75,20 @@ def test_an_empty_attempt_scores_zero_by_construction(tasks):
 
 
 def _normal(text: str) -> str:
-    lines = (line.split("#", 1)[0].strip() if not line.startswith("#!") else "" for line in text.splitlines())
-    return "\n".join(line for line in lines if line and line != "set -e" and line != "set -euo pipefail")
+    lines = (
+        line.split("#", 1)[0].strip() if not line.startswith("#!") else ""
+        for line in text.splitlines()
+    )
+    return "\n".join(
+        line for line in lines if line and line != "set -e" and line != "set -euo pipefail"
+    )
 
 
 def test_no_two_tasks_share_a_solution_or_tests(tasks):
-    for what, read in (("solution", lambda t: _normal(t.solution.read_text())),
-                       ("tests", lambda t: "\n".join(p.read_text() for p in sorted(t.tests_dir.rglob("*.py"))))):
+    for what, read in (
+        ("solution", lambda t: _normal(t.solution.read_text())),
+        ("tests", lambda t: "\n".join(p.read_text() for p in sorted(t.tests_dir.rglob("*.py")))),
+    ):
         seen: dict[str, str] = {}
         same = []
         for t in tasks:
@@ -109,7 +132,11 @@ def test_at_most_three_tasks_per_instruction_template(tasks):
             if _same_template(words[i], words[j]):
                 parent[root(i)] = root(j)
     groups = Counter(root(i) for i in range(len(tasks)))
-    big = [sorted(tasks[i].id for i in range(len(tasks)) if root(i) == r) for r, n in groups.items() if n > 3]
+    big = [
+        sorted(tasks[i].id for i in range(len(tasks)) if root(i) == r)
+        for r, n in groups.items()
+        if n > 3
+    ]
     assert big == []
 
 
@@ -120,7 +147,9 @@ def test_template_check_catches_a_renamed_copy(tasks):
 
 
 def test_readme_lists_the_counts(tasks):
-    assert stats_table(tasks) in (ROOT / "README.md").read_text(), "update README's table: python -m tasks stats"
+    assert stats_table(tasks) in (ROOT / "README.md").read_text(), (
+        "update README's table: python -m tasks stats"
+    )
 
 
 def _sample_seed() -> int:
@@ -136,13 +165,19 @@ def _sample_seed() -> int:
 def test_a_seeded_sample_validates(tasks):
     seed = _sample_seed()
     sample = sample_tasks(tasks, SAMPLE, seed)
-    print(f"validating {[t.id for t in sample]}: python -m tasks validate --sample {SAMPLE} --seed {seed}")
+    print(
+        f"validating {[t.id for t in sample]}: python -m tasks validate --sample {SAMPLE} --seed {seed}"
+    )
     results = asyncio.run(validate_tasks(sample, jobs=3))
-    assert [(r.task_id, r.verdict, r.reason) for r in results] == [(t.id, "valid", "") for t in sample]
+    assert [(r.task_id, r.verdict, r.reason) for r in results] == [
+        (t.id, "valid", "") for t in sample
+    ]
 
 
 def test_sample_is_a_function_of_the_seed(tasks):
     first = [t.id for t in sample_tasks(tasks, SAMPLE, 12345)]
-    assert first == [t.id for t in sample_tasks(list(reversed(tasks)), SAMPLE, 12345)]  # order of input is irrelevant
+    assert first == [
+        t.id for t in sample_tasks(list(reversed(tasks)), SAMPLE, 12345)
+    ]  # order of input is irrelevant
     assert first == sorted(first) and len(set(first)) == SAMPLE
     assert first != [t.id for t in sample_tasks(tasks, SAMPLE, 12346)]

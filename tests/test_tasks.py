@@ -18,8 +18,10 @@ from tasks import Task, TaskError, import_csv, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-DOCKERFILE = "ARG BASE_IMAGE=termrl/base:bookworm\nFROM ${BASE_IMAGE}\nWORKDIR /app\nCOPY files/ /app/\n"
-TESTS = '''import pytest
+DOCKERFILE = (
+    "ARG BASE_IMAGE=termrl/base:bookworm\nFROM ${BASE_IMAGE}\nWORKDIR /app\nCOPY files/ /app/\n"
+)
+TESTS = """import pytest
 
 
 def test_alpha():
@@ -38,14 +40,21 @@ def test_gamma(x):
 class TestGroup:
     def test_delta(self):
         assert False
-'''
+"""
 
 
 pytestmark = [pytest.mark.usefixtures("isolated_cache")]  # conftest: TERMRL_CACHE in tmp_path
 
 
-def make_task(root: Path, weights: str = "test_alpha = 0.5\ntest_beta = 0.5", extra: str = "", task_id="t-basic",
-              dockerfile: str | None = DOCKERFILE, tests: str = TESTS, folder: str | None = None) -> Path:
+def make_task(
+    root: Path,
+    weights: str = "test_alpha = 0.5\ntest_beta = 0.5",
+    extra: str = "",
+    task_id="t-basic",
+    dockerfile: str | None = DOCKERFILE,
+    tests: str = TESTS,
+    folder: str | None = None,
+) -> Path:
     """A native task folder under root; returns its path."""
     task_dir = root / (folder or task_id)
     (task_dir / "tests").mkdir(parents=True)
@@ -53,7 +62,8 @@ def make_task(root: Path, weights: str = "test_alpha = 0.5\ntest_beta = 0.5", ex
     (task_dir / "files" / "input.txt").write_text("input\n")
     (task_dir / "task.toml").write_text(
         f'id = "{task_id}"\ninstruction = "Do it."\ndifficulty = "easy"\ncategory = "files"\n{extra}\n'
-        f"[weights]\n{weights}\n")
+        f"[weights]\n{weights}\n"
+    )
     if dockerfile is not None:
         (task_dir / "Dockerfile").write_text(dockerfile)
     (task_dir / "tests" / "test_outputs.py").write_text(tests)
@@ -69,83 +79,126 @@ def load_error(path, strict=True, **kwargs) -> str:
 
 # ---------------------------------------------------------------- native format
 
+
 def test_native_task_loads_every_field():
     (task,) = load_tasks(FIXTURES / "tasks" / "fx-greeting")
     task_dir = FIXTURES / "tasks" / "fx-greeting"
     assert task == Task(
         id="fx-greeting",
         instruction='Read the name in /app/name.txt and write a greeting "Hello, <name>!" to /app/greeting.txt.',
-        difficulty="easy", category="file-operations", tags=["files", "fixture"], path=task_dir,
-        dockerfile=task_dir / "Dockerfile", context_dir=task_dir, tests_dir=task_dir / "tests",
-        weights={"test_greeting_exists": 0.3, "test_greeting_content": 0.4, "test_contains": 0.2,
-                 "test_name_untouched": 0.1},
-        solution=task_dir / "solution.sh", agent_timeout_s=60.0, test_timeout_s=60.0, max_turns=5,
-        allowed_prepass={"test_name_untouched": "name.txt ships with the image; the test guards against the "
-                                                "agent deleting it"})
+        difficulty="easy",
+        category="file-operations",
+        tags=["files", "fixture"],
+        path=task_dir,
+        dockerfile=task_dir / "Dockerfile",
+        context_dir=task_dir,
+        tests_dir=task_dir / "tests",
+        weights={
+            "test_greeting_exists": 0.3,
+            "test_greeting_content": 0.4,
+            "test_contains": 0.2,
+            "test_name_untouched": 0.1,
+        },
+        solution=task_dir / "solution.sh",
+        agent_timeout_s=60.0,
+        test_timeout_s=60.0,
+        max_turns=5,
+        allowed_prepass={
+            "test_name_untouched": "name.txt ships with the image; the test guards against the "
+            "agent deleting it"
+        },
+    )
 
 
 def test_folder_of_tasks_loads_sorted_by_id():
-    assert [t.id for t in load_tasks(FIXTURES / "tasks")] == ["fx-bad-solution", "fx-greeting", "fx-prepass"]
+    assert [t.id for t in load_tasks(FIXTURES / "tasks")] == [
+        "fx-bad-solution",
+        "fx-greeting",
+        "fx-prepass",
+    ]
 
 
 def test_defaults_for_optional_fields(tmp_path):
     (task,) = load_tasks(make_task(tmp_path))
-    assert (task.tags, task.agent_timeout_s, task.test_timeout_s, task.max_turns, task.allowed_prepass) == \
-        ([], 300.0, 60.0, None, {})
+    assert (
+        task.tags,
+        task.agent_timeout_s,
+        task.test_timeout_s,
+        task.max_turns,
+        task.allowed_prepass,
+    ) == ([], 300.0, 60.0, None, {})
 
 
 def test_weights_may_name_class_methods_parametrized_functions_and_cases(tmp_path):
-    (task,) = load_tasks(make_task(tmp_path, 'test_delta = 0.25\ntest_gamma = 0.25\n"test_gamma[1]" = 0.5'))
+    (task,) = load_tasks(
+        make_task(tmp_path, 'test_delta = 0.25\ntest_gamma = 0.25\n"test_gamma[1]" = 0.5')
+    )
     assert task.weights == {"test_delta": 0.25, "test_gamma": 0.25, "test_gamma[1]": 0.5}
 
 
 def test_missing_dockerfile(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=None)
-    assert load_error(task_dir) == f"task 't-basic', field 'dockerfile': missing Dockerfile [{task_dir / 'Dockerfile'}]"
+    assert (
+        load_error(task_dir)
+        == f"task 't-basic', field 'dockerfile': missing Dockerfile [{task_dir / 'Dockerfile'}]"
+    )
 
 
 def test_malformed_toml(tmp_path):
     task_dir = make_task(tmp_path)
     (task_dir / "task.toml").write_text('id = "t-basic"\ninstruction = "unterminated\n')
-    assert load_error(task_dir) == ("task 't-basic', field 'task.toml': malformed TOML: Illegal character '\\n' "
-                                    f"(at line 2, column 28) [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'task.toml': malformed TOML: Illegal character '\\n' "
+        f"(at line 2, column 28) [{task_dir / 'task.toml'}]"
+    )
 
 
 def test_agent_modules_are_read_and_checked(tmp_path):
     [task] = load_tasks(make_task(tmp_path / "a", extra='agent_modules = ["mypkg", "numpy"]'))
     assert task.agent_modules == ["mypkg", "numpy"]
     task_dir = make_task(tmp_path / "b", extra='agent_modules = ["my-pkg"]')
-    assert load_error(task_dir) == ("task 't-basic', field 'agent_modules': must be a list of top-level module "
-                                    f"names (identifiers), got [\"my-pkg\"] [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'agent_modules': must be a list of top-level module "
+        f'names (identifiers), got ["my-pkg"] [{task_dir / "task.toml"}]'
+    )
 
 
 def test_unknown_field_is_refused(tmp_path):
     task_dir = make_task(tmp_path, extra="weight = 1")
-    assert load_error(task_dir) == ("task 't-basic', field 'weight': unknown field (known: id, instruction, difficulty, "
-                                    "category, tags, agent_timeout_s, test_timeout_s, max_turns, weights, "
-                                    f"allowed_prepass, meta, tests_dir, test_setup, build_setup, agent_modules) [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weight': unknown field (known: id, instruction, difficulty, "
+        "category, tags, agent_timeout_s, test_timeout_s, max_turns, weights, "
+        f"allowed_prepass, meta, tests_dir, test_setup, build_setup, agent_modules) [{task_dir / 'task.toml'}]"
+    )
 
 
 def test_bad_difficulty(tmp_path):
     task_dir = make_task(tmp_path)
     toml = (task_dir / "task.toml").read_text().replace('"easy"', '"trivial"')
     (task_dir / "task.toml").write_text(toml)
-    assert load_error(task_dir) == ("task 't-basic', field 'difficulty': must be one of easy, medium, hard, "
-                                    f"extremely_hard, unknown, got \"trivial\" [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'difficulty': must be one of easy, medium, hard, "
+        f'extremely_hard, unknown, got "trivial" [{task_dir / "task.toml"}]'
+    )
 
 
 def test_missing_weights_is_an_error_not_equal_weights(tmp_path):
     task_dir = make_task(tmp_path)
     toml = (task_dir / "task.toml").read_text().split("[weights]")[0]
     (task_dir / "task.toml").write_text(toml)
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': is missing; give each scored test a weight "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': is missing; give each scored test a weight "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_duplicate_ids_in_a_folder(tmp_path):
     first = make_task(tmp_path, folder="a")
     second = make_task(tmp_path, folder="b")
-    assert load_error(tmp_path) == f"task 't-basic', field 'id': duplicate id: {first} and {second} [{second}]"
+    assert (
+        load_error(tmp_path)
+        == f"task 't-basic', field 'id': duplicate id: {first} and {second} [{second}]"
+    )
 
 
 def test_a_refused_task_does_not_block_the_others(tmp_path, caplog):
@@ -155,61 +208,81 @@ def test_a_refused_task_does_not_block_the_others(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
         tasks = load_tasks(tmp_path, refused=refused)
     assert [t.id for t in tasks] == ["t-good"]
-    assert [(e.task_id, e.field, e.path) for e in refused] == [("t-bad", "weights", bad / "task.toml")]
-    assert caplog.messages == []  # the caller that collects `refused` reports it; said once, not twice
+    assert [(e.task_id, e.field, e.path) for e in refused] == [
+        ("t-bad", "weights", bad / "task.toml")
+    ]
+    assert (
+        caplog.messages == []
+    )  # the caller that collects `refused` reports it; said once, not twice
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
         assert [t.id for t in load_tasks(tmp_path)] == ["t-good"]
-    assert caplog.messages == [f"refused task 't-bad', field 'weights': 'test_nope' names a test that does not exist; "
-                               f"tests found: test_alpha, test_beta, test_delta, test_gamma [{bad / 'task.toml'}]"]
+    assert caplog.messages == [
+        f"refused task 't-bad', field 'weights': 'test_nope' names a test that does not exist; "
+        f"tests found: test_alpha, test_beta, test_delta, test_gamma [{bad / 'task.toml'}]"
+    ]
 
 
 def test_nothing_loadable_is_an_error(tmp_path):
     bad = make_task(tmp_path, folder="b", task_id="t-bad", weights="test_nope = 1")
     assert load_error(tmp_path, strict=False).startswith(
-        f"task '{tmp_path.name}', field 'tasks': no task could be loaded: 1 refused; first: task 't-bad', field 'weights'")
+        f"task '{tmp_path.name}', field 'tasks': no task could be loaded: 1 refused; first: task 't-bad', field 'weights'"  # noqa: E501
+    )
     assert bad.is_dir()
 
 
 def test_folder_without_task_file(tmp_path):
     make_task(tmp_path)
     (tmp_path / "notes").mkdir()
-    assert load_error(tmp_path) == ("task 'notes', field 'task.toml': the folder holds no task file; formats "
-                                    "tried: native (task.toml with `id`), Harbor (task.toml beside instruction.md "
-                                    f"and environment/), Terminal-Bench (task.yaml) [{tmp_path / 'notes'}]")
+    assert load_error(tmp_path) == (
+        "task 'notes', field 'task.toml': the folder holds no task file; formats "
+        "tried: native (task.toml with `id`), Harbor (task.toml beside instruction.md "
+        f"and environment/), Terminal-Bench (task.yaml) [{tmp_path / 'notes'}]"
+    )
 
 
 # ---------------------------------------------------------------- weights
 
+
 def test_weight_naming_a_missing_test(tmp_path):
     task_dir = make_task(tmp_path, "test_alpha = 0.5\ntest_omega = 0.5")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': 'test_omega' names a test that does not exist; "
-                                    "tests found: test_alpha, test_beta, test_delta, test_gamma "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': 'test_omega' names a test that does not exist; "
+        "tests found: test_alpha, test_beta, test_delta, test_gamma "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_case_of_a_function_that_is_not_parametrized(tmp_path):
     task_dir = make_task(tmp_path, '"test_alpha[1]" = 1.0')
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': 'test_alpha[1]' names a case of 'test_alpha', "
-                                    f"which is not parametrized [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': 'test_alpha[1]' names a case of 'test_alpha', "
+        f"which is not parametrized [{task_dir / 'task.toml'}]"
+    )
 
 
 def test_non_numeric_weight(tmp_path):
     task_dir = make_task(tmp_path, "test_alpha = true\ntest_beta = 0.5")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': weight of 'test_alpha' must be a number, "
-                                    f"got true [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': weight of 'test_alpha' must be a number, "
+        f"got true [{task_dir / 'task.toml'}]"
+    )
 
 
 def test_negative_weight(tmp_path):
     task_dir = make_task(tmp_path, "test_alpha = -0.5\ntest_beta = 1.5")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': weight of 'test_alpha' is negative: -0.5 "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': weight of 'test_alpha' is negative: -0.5 "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_weights_not_summing_to_one(tmp_path):
     task_dir = make_task(tmp_path, "test_alpha = 1\ntest_beta = 3")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': weights sum to 4, not 1 (normalize_weights=True "
-                                    f"or `python -m tasks validate/import-csv --normalize-weights` rescales them) [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': weights sum to 4, not 1 (normalize_weights=True "
+        f"or `python -m tasks validate/import-csv --normalize-weights` rescales them) [{task_dir / 'task.toml'}]"
+    )
 
 
 def test_normalize_weights_rescales_with_a_warning(tmp_path, caplog):
@@ -217,95 +290,136 @@ def test_normalize_weights_rescales_with_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
         (task,) = load_tasks(task_dir, normalize_weights=True)
     assert task.weights == {"test_alpha": 0.25, "test_beta": 0.75}
-    assert caplog.messages == ["task 't-basic', field 'weights': weights sum to 4; rescaled to sum to 1"]
+    assert caplog.messages == [
+        "task 't-basic', field 'weights': weights sum to 4; rescaled to sum to 1"
+    ]
 
 
 def test_key_without_test_prefix_is_normalised_with_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
         (task,) = load_tasks(make_task(tmp_path, "alpha = 0.5\ntest_beta = 0.5"))
     assert task.weights == {"test_alpha": 0.5, "test_beta": 0.5}
-    assert caplog.messages == ["task 't-basic', field 'weights': key 'alpha' has no 'test_' prefix; using 'test_alpha'"]
+    assert caplog.messages == [
+        "task 't-basic', field 'weights': key 'alpha' has no 'test_' prefix; using 'test_alpha'"
+    ]
 
 
 def test_key_without_prefix_naming_no_test(tmp_path):
     task_dir = make_task(tmp_path, "omega = 0.5\ntest_beta = 0.5")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': 'omega' names no test (nor does 'test_omega'); "
-                                    "tests found: test_alpha, test_beta, test_delta, test_gamma "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': 'omega' names no test (nor does 'test_omega'); "
+        "tests found: test_alpha, test_beta, test_delta, test_gamma "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_two_keys_naming_one_test(tmp_path):
     task_dir = make_task(tmp_path, "alpha = 0.5\ntest_alpha = 0.5")
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': two keys name the test 'test_alpha' "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': two keys name the test 'test_alpha' "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_string_weight_is_converted_with_a_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
         (task,) = load_tasks(make_task(tmp_path, 'test_alpha = "0.5"\ntest_beta = 0.5'))
     assert task.weights == {"test_alpha": 0.5, "test_beta": 0.5}
-    assert caplog.messages == ["task 't-basic', field 'weights': weight of 'test_alpha' is the string \"0.5\"; using 0.5"]
+    assert caplog.messages == [
+        "task 't-basic', field 'weights': weight of 'test_alpha' is the string \"0.5\"; using 0.5"
+    ]
 
 
 def test_non_numeric_string_weight(tmp_path):
     task_dir = make_task(tmp_path, 'test_alpha = "abc"\ntest_beta = 0.5')
-    assert load_error(task_dir) == ("task 't-basic', field 'weights': weight of 'test_alpha' is not a number: \"abc\" "
-                                    f"[{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'weights': weight of 'test_alpha' is not a number: \"abc\" "
+        f"[{task_dir / 'task.toml'}]"
+    )
 
 
 def test_allowed_prepass_needs_an_existing_test_and_a_reason(tmp_path):
     task_dir = make_task(tmp_path, extra='[allowed_prepass]\ntest_alpha = ""\n')
-    assert load_error(task_dir) == ("task 't-basic', field 'allowed_prepass': 'test_alpha' needs a reason "
-                                    f"(a non-empty string) [{task_dir / 'task.toml'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'allowed_prepass': 'test_alpha' needs a reason "
+        f"(a non-empty string) [{task_dir / 'task.toml'}]"
+    )
 
 
 # ---------------------------------------------------------------- Dockerfile and tests
 
+
 def test_dockerfile_copying_tests_is_refused(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=DOCKERFILE + "COPY tests/ /tests/\n")
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY tests/ /tests/' copies the "
-                                    "hidden tests (tests/) into the image; they are copied in only at verification time "
-                                    f"[{task_dir / 'Dockerfile'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'dockerfile': line 5: 'COPY tests/ /tests/' copies the "
+        "hidden tests (tests/) into the image; they are copied in only at verification time "
+        f"[{task_dir / 'Dockerfile'}]"
+    )
 
 
 def test_dockerfile_copying_the_whole_context_is_refused(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=DOCKERFILE + "COPY --chown=root \\\n    . /app\n")
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY --chown=root     . /app' copies "
-                                    "the hidden tests (tests/) into the image; they are copied in only at verification time "
-                                    f"[{task_dir / 'Dockerfile'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'dockerfile': line 5: 'COPY --chown=root     . /app' copies "
+        "the hidden tests (tests/) into the image; they are copied in only at verification time "
+        f"[{task_dir / 'Dockerfile'}]"
+    )
 
 
 def test_dockerfile_copying_the_solution_is_refused(tmp_path):
     task_dir = make_task(tmp_path, dockerfile=DOCKERFILE + 'COPY ["solution.sh", "/app/"]\n')
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 5: 'COPY [\"solution.sh\", \"/app/\"]' "
-                                    f"copies solution.sh into the image [{task_dir / 'Dockerfile'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'dockerfile': line 5: 'COPY [\"solution.sh\", \"/app/\"]' "
+        f"copies solution.sh into the image [{task_dir / 'Dockerfile'}]"
+    )
 
 
 def test_dockerfile_copying_a_missing_or_empty_folder_is_refused(tmp_path):
     task_dir = make_task(tmp_path)
     (task_dir / "files" / "input.txt").unlink()
-    assert load_error(task_dir) == ("task 't-basic', field 'dockerfile': line 4: 'COPY files/ /app/': files/ is missing "
-                                    f"from the build context (or holds no files) [{task_dir / 'Dockerfile'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'dockerfile': line 4: 'COPY files/ /app/': files/ is missing "
+        f"from the build context (or holds no files) [{task_dir / 'Dockerfile'}]"
+    )
 
 
 def test_test_file_that_is_not_python(tmp_path):
     task_dir = make_task(tmp_path, tests="def test_alpha(:\n    pass\n")
-    assert load_error(task_dir) == ("task 't-basic', field 'tests': not valid Python (line 1): invalid syntax "
-                                    f"[{task_dir / 'tests' / 'test_outputs.py'}]")
+    assert load_error(task_dir) == (
+        "task 't-basic', field 'tests': not valid Python (line 1): invalid syntax "
+        f"[{task_dir / 'tests' / 'test_outputs.py'}]"
+    )
 
 
 # ---------------------------------------------------------------- Terminal-Bench
+
 
 def test_terminal_bench_folder_gets_equal_weights_over_test_functions():
     task_dir = FIXTURES / "terminal-bench" / "tb-hello"
     (task,) = load_tasks(task_dir)
     assert task == Task(
-        id="tb-hello", instruction='Create a file called hello.txt in /app with "Hello, world!" as its content.',
-        difficulty="easy", category="file-operations", tags=["file-operations"], path=task_dir,
-        dockerfile=task_dir / "Dockerfile", context_dir=task_dir, tests_dir=task_dir / "tests",
-        weights={"test_hello_file_content": 1 / 3, "test_hello_file_exists": 1 / 3, "test_hello_words": 1 / 3},
-        solution=task_dir / "solution.sh", agent_timeout_s=360.0, test_timeout_s=60.0, max_turns=None,
-        allowed_prepass={}, meta={"source": "terminal-bench"})
+        id="tb-hello",
+        instruction='Create a file called hello.txt in /app with "Hello, world!" as its content.',
+        difficulty="easy",
+        category="file-operations",
+        tags=["file-operations"],
+        path=task_dir,
+        dockerfile=task_dir / "Dockerfile",
+        context_dir=task_dir,
+        tests_dir=task_dir / "tests",
+        weights={
+            "test_hello_file_content": 1 / 3,
+            "test_hello_file_exists": 1 / 3,
+            "test_hello_words": 1 / 3,
+        },
+        solution=task_dir / "solution.sh",
+        agent_timeout_s=360.0,
+        test_timeout_s=60.0,
+        max_turns=None,
+        allowed_prepass={},
+        meta={"source": "terminal-bench"},
+    )
     assert [t.id for t in load_tasks(FIXTURES / "terminal-bench")] == ["tb-hello"]
 
 
@@ -314,18 +428,26 @@ def test_terminal_bench_malformed_yaml(tmp_path):
     shutil.copytree(FIXTURES / "terminal-bench" / "tb-hello", task_dir)
     (task_dir / "task.yaml").write_text("instruction: [unclosed\n")
     message = load_error(task_dir)
-    assert message.startswith("task 'tb-broken', field 'task.yaml': malformed YAML: while parsing a flow sequence")
+    assert message.startswith(
+        "task 'tb-broken', field 'task.yaml': malformed YAML: while parsing a flow sequence"
+    )
     assert message.endswith(f"[{task_dir / 'task.yaml'}]")
 
 
 def test_terminal_bench_older_descriptions_format(tmp_path):
     task_dir = tmp_path / "tb-old"
     shutil.copytree(FIXTURES / "terminal-bench" / "tb-hello", task_dir)
-    (task_dir / "task.yaml").write_text("descriptions:\n  - key: base\n    description: Say hi.\n"
-                                        "difficulty: medium\ncategory: files\n")
+    (task_dir / "task.yaml").write_text(
+        "descriptions:\n  - key: base\n    description: Say hi.\n"
+        "difficulty: medium\ncategory: files\n"
+    )
     (task,) = load_tasks(task_dir)
-    assert (task.instruction, task.difficulty, task.agent_timeout_s, task.test_timeout_s) == \
-        ("Say hi.", "medium", 360.0, 60.0)
+    assert (task.instruction, task.difficulty, task.agent_timeout_s, task.test_timeout_s) == (
+        "Say hi.",
+        "medium",
+        360.0,
+        60.0,
+    )
 
 
 # ---------------------------------------------------------------- terminal-bench-rl CSV
@@ -349,103 +471,179 @@ def test_csv_import_round_trip(tmp_path, caplog):
         imported = import_csv(CSV_FIXTURE, tmp_path / "out")
     assert caplog.messages == [
         "task 'csv-sum', field 'test_weights': key 'total_exists' has no 'test_' prefix; using 'test_total_exists'",
-        "task 'csv-sum', field 'test_weights': weight of 'test_total_exists' is the string \"0.25\"; using 0.25"]
+        "task 'csv-sum', field 'test_weights': weight of 'test_total_exists' is the string \"0.25\"; using 0.25",
+    ]
     from_csv = load_tasks(CSV_FIXTURE)
     from_folders = load_tasks(tmp_path / "out")
-    strip = lambda t: {k: v for k, v in vars(t).items() if k not in ("path", "dockerfile", "context_dir", "tests_dir")}
-    assert [strip(t) for t in from_csv] == [strip(t) for t in from_folders] == [strip(t) for t in imported]
+    strip = lambda t: {
+        k: v
+        for k, v in vars(t).items()
+        if k not in ("path", "dockerfile", "context_dir", "tests_dir")
+    }
+    assert (
+        [strip(t) for t in from_csv]
+        == [strip(t) for t in from_folders]
+        == [strip(t) for t in imported]
+    )
     total, upper = from_folders
     assert strip(total) == dict(
-        id="csv-sum", instruction="Add up the numbers in /app/numbers.txt (one per line) and write the total to "
-                                  "/app/total.txt.",
-        difficulty="easy", category="data-processing", tags=["math", "files"],
-        weights={"test_total_exists": 0.25, "test_total_value": 0.75}, solution=None, agent_timeout_s=360.0,
-        test_timeout_s=60.0, max_turns=None, test_setup=None, build_setup=None, allowed_prepass={}, agent_modules=[],
-        meta={"source": "terminal-bench-rl csv tbrl_tasks.csv", "title": "Sum a column",
-              "use_case_category": "data analysis"},
-        verifier_script=None, solution_dir=None, cpus=None, memory_mb=None, storage_mb=None)
-    assert upper.instruction == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
+        id="csv-sum",
+        instruction="Add up the numbers in /app/numbers.txt (one per line) and write the total to "
+        "/app/total.txt.",
+        difficulty="easy",
+        category="data-processing",
+        tags=["math", "files"],
+        weights={"test_total_exists": 0.25, "test_total_value": 0.75},
+        solution=None,
+        agent_timeout_s=360.0,
+        test_timeout_s=60.0,
+        max_turns=None,
+        test_setup=None,
+        build_setup=None,
+        allowed_prepass={},
+        agent_modules=[],
+        meta={
+            "source": "terminal-bench-rl csv tbrl_tasks.csv",
+            "title": "Sum a column",
+            "use_case_category": "data analysis",
+        },
+        verifier_script=None,
+        solution_dir=None,
+        cpus=None,
+        memory_mb=None,
+        storage_mb=None,
+    )
+    assert (
+        upper.instruction
+        == "Convert /app/in.txt to upper case.\nWrite the result to /app/out.txt; keep line order."
+    )
     assert upper.meta["title"] == 'Uppercase, "quoted", multi-line'
     assert (tmp_path / "out" / "csv-sum" / "numbers.txt").read_text() == "10\n20\n30\n"
     assert (tmp_path / "out" / "csv-upper" / "data" / "in.txt").read_text() == "abc\ndef\n"
-    assert (tmp_path / "out" / "csv-upper" / "tests" / "test_outputs.py").read_text().endswith(
-        'assert Path("/app/out.txt").read_text() == "ABC\\nDEF\\n"\n')
+    assert (
+        (tmp_path / "out" / "csv-upper" / "tests" / "test_outputs.py")
+        .read_text()
+        .endswith('assert Path("/app/out.txt").read_text() == "ABC\\nDEF\\n"\n')
+    )
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["csv-sum", "csv-upper"]
 
 
 def test_import_csv_cli(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
-    assert out.stdout == f"imported 2 task(s) into {tmp_path / 'out'}, 0 refused: csv-sum, csv-upper\n"
-    again = subprocess.run([sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (
+        out.stdout == f"imported 2 task(s) into {tmp_path / 'out'}, 0 refused: csv-sum, csv-upper\n"
+    )
+    again = subprocess.run(
+        [sys.executable, "-m", "tasks", "import-csv", str(CSV_FIXTURE), str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 2
-    first = (f"task 'csv-sum', field 'task_id': a task folder of that name already exists "
-             f"[{tmp_path / 'out' / 'csv-sum'}]")
+    first = (
+        f"task 'csv-sum', field 'task_id': a task folder of that name already exists "
+        f"[{tmp_path / 'out' / 'csv-sum'}]"
+    )
     assert again.stdout == (
         f"refused csv-sum: task_id: a task folder of that name already exists [{tmp_path / 'out' / 'csv-sum'}]\n"
         f"refused csv-upper: task_id: a task folder of that name already exists [{tmp_path / 'out' / 'csv-upper'}]\n"
         f"error: task 'tbrl_tasks.csv', field 'rows': none of the 2 rows could be imported; first refusal: {first} "
-        f"[{CSV_FIXTURE}]\n")
+        f"[{CSV_FIXTURE}]\n"
+    )
     assert "refused" not in again.stderr  # each refusal said once, not again as a log line
 
 
 def test_csv_duplicate_ids(tmp_path):
     path = write_csv(tmp_path / "dup.csv", [{}, {}])
-    assert load_error(path) == f"task 'csv-sum', field 'task_id': duplicate id (lines 2 and 16) [{path}]"
+    assert (
+        load_error(path)
+        == f"task 'csv-sum', field 'task_id': duplicate id (lines 2 and 16) [{path}]"
+    )
 
 
 def test_csv_missing_columns(tmp_path):
     path = tmp_path / "cols.csv"
     path.write_text("task_id,prompt\nx,y\n")
-    assert load_error(path) == ("task 'cols.csv', field 'header': missing columns: difficulty, title, "
-                                "use_case_category, category, tags, dockerfile, test_functions, test_weights, "
-                                f"additional_files [{path}]")
+    assert load_error(path) == (
+        "task 'cols.csv', field 'header': missing columns: difficulty, title, "
+        "use_case_category, category, tags, dockerfile, test_functions, test_weights, "
+        f"additional_files [{path}]"
+    )
 
 
 def test_csv_ragged_row(tmp_path):
     path = write_csv(tmp_path / "ragged.csv", [{}])
     path.write_text(path.read_text() + "extra,row\n")
-    assert load_error(path) == f"task 'ragged.csv', field 'row': line 16: 2 fields, the header has 11 [{path}]"
+    assert (
+        load_error(path)
+        == f"task 'ragged.csv', field 'row': line 16: 2 fields, the header has 11 [{path}]"
+    )
 
 
 def test_csv_malformed_quoting(tmp_path):
     path = write_csv(tmp_path / "quotes.csv", [{}])
     path.write_text(path.read_text() + 'a,"b"c,d\n')
-    assert load_error(path) == ("task 'quotes.csv', field 'csv': malformed CSV at line 16: ',' expected after '\"' "
-                                f"[{path}]")
+    assert load_error(path) == (
+        "task 'quotes.csv', field 'csv': malformed CSV at line 16: ',' expected after '\"' "
+        f"[{path}]"
+    )
 
 
 def test_csv_malformed_weights_json(tmp_path):
     path = write_csv(tmp_path / "json.csv", [{"test_weights": "{'test_total_value': 1}"}])
-    assert load_error(path) == ("task 'csv-sum', field 'test_weights': malformed JSON: Expecting property name "
-                                f"enclosed in double quotes: line 1 column 2 (char 1) (CSV line 2) [{path}]")
+    assert load_error(path) == (
+        "task 'csv-sum', field 'test_weights': malformed JSON: Expecting property name "
+        f"enclosed in double quotes: line 1 column 2 (char 1) (CSV line 2) [{path}]"
+    )
 
 
 def test_csv_malformed_additional_files_json(tmp_path):
     path = write_csv(tmp_path / "files.csv", [{"additional_files": "[1, 2]"}])
-    assert load_error(path) == ("task 'csv-sum', field 'additional_files': must be a JSON object, got list (CSV line 2) "
-                                f"[{path}]")
+    assert load_error(path) == (
+        "task 'csv-sum', field 'additional_files': must be a JSON object, got list (CSV line 2) "
+        f"[{path}]"
+    )
 
 
 def test_csv_additional_file_outside_the_task(tmp_path):
-    path = write_csv(tmp_path / "escape.csv", [{"additional_files": json.dumps({"../evil.txt": "x"})}])
-    assert load_error(path) == ("task 'csv-sum', field 'additional_files': file name \"../evil.txt\" must be a relative "
-                                f"path inside the task, not one of task.toml, Dockerfile, solution.sh, hidden_tests (CSV line 2) [{path}]")
+    path = write_csv(
+        tmp_path / "escape.csv", [{"additional_files": json.dumps({"../evil.txt": "x"})}]
+    )
+    assert load_error(path) == (
+        "task 'csv-sum', field 'additional_files': file name \"../evil.txt\" must be a relative "
+        f"path inside the task, not one of task.toml, Dockerfile, solution.sh, hidden_tests (CSV line 2) [{path}]"
+    )
 
 
 def test_csv_weights_naming_a_missing_test(tmp_path):
-    path = write_csv(tmp_path / "missing.csv", [{"test_weights": json.dumps({"test_total_value": 1, "test_x": 0})}])
-    assert load_error(path) == ("task 'csv-sum', field 'test_weights': 'test_x' names a test that does not exist; "
-                                f"tests found: test_total_exists, test_total_value (CSV line 2) [{path}]")
+    path = write_csv(
+        tmp_path / "missing.csv",
+        [{"test_weights": json.dumps({"test_total_value": 1, "test_x": 0})}],
+    )
+    assert load_error(path) == (
+        "task 'csv-sum', field 'test_weights': 'test_x' names a test that does not exist; "
+        f"tests found: test_total_exists, test_total_value (CSV line 2) [{path}]"
+    )
 
 
 def test_csv_weights_not_summing_to_one_normalised_on_request(tmp_path):
-    path = write_csv(tmp_path / "sum.csv", [{"test_weights": json.dumps({"test_total_value": 2, "test_total_exists": 2})}])
-    assert load_error(path) == ("task 'csv-sum', field 'test_weights': weights sum to 4, not 1 (normalize_weights=True "
-                                "or `python -m tasks validate/import-csv --normalize-weights` rescales them) (CSV line 2) "
-                                f"[{path}]")
+    path = write_csv(
+        tmp_path / "sum.csv",
+        [{"test_weights": json.dumps({"test_total_value": 2, "test_total_exists": 2})}],
+    )
+    assert load_error(path) == (
+        "task 'csv-sum', field 'test_weights': weights sum to 4, not 1 (normalize_weights=True "
+        "or `python -m tasks validate/import-csv --normalize-weights` rescales them) (CSV line 2) "
+        f"[{path}]"
+    )
     (task,) = load_tasks(path, normalize_weights=True)
     assert task.weights == {"test_total_value": 0.5, "test_total_exists": 0.5}
 
@@ -456,26 +654,49 @@ def test_csv_bad_row_is_refused_and_the_rest_import(tmp_path):
     imported = import_csv(path, tmp_path / "out", refused=refused)
     assert [t.id for t in imported] == ["csv-sum"]
     assert [str(e) for e in refused] == [
-        f"task 'csv-bad', field 'test_weights': is empty; give each scored test a weight (CSV line 16) [{path}]"]
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["csv-sum"]  # no scratch folder left
+        f"task 'csv-bad', field 'test_weights': is empty; give each scored test a weight (CSV line 16) [{path}]"
+    ]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "csv-sum"
+    ]  # no scratch folder left
     with pytest.raises(TaskError, match="^task 'csv-bad', field 'test_weights': is empty"):
         import_csv(path, tmp_path / "strict", strict=True)
 
 
 # ---------------------------------------------------------------- validation (real Docker)
 
+
 @pytest.mark.docker
 def test_validate_cli_catches_prepassing_tests_and_a_failing_solution():
-    out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--jobs", "3"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stdout + out.stderr  # one task is valid; --strict makes any failure count
-    summary = out.stdout[out.stdout.index("3 task(s):"):]
-    summary = summary[:summary.index(" (")] + summary[summary.index("s)\n") + 2:]  # drop the wall time
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tasks",
+            "validate",
+            "--tasks",
+            str(FIXTURES / "tasks"),
+            "--jobs",
+            "3",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, (
+        out.stdout + out.stderr
+    )  # one task is valid; --strict makes any failure count
+    summary = out.stdout[out.stdout.index("3 task(s):") :]
+    summary = (
+        summary[: summary.index(" (")] + summary[summary.index("s)\n") + 2 :]
+    )  # drop the wall time
     assert summary == (
         "3 task(s): 1 valid, 0 fail before without an oracle, 2 invalid or defective, 0 refused at loading\n"
         "  fx-bad-solution: invalid: tests fail after the solution: test_answer_value\n"
         "  fx-prepass: defective: tests pass before the solution: test_log_exists (fix the tests, or list them under "
-        "[allowed_prepass] with a reason)\n")
+        "[allowed_prepass] with a reason)\n"
+    )
 
 
 @pytest.mark.docker
@@ -486,32 +707,75 @@ def test_validate_task_reports_per_test_results():
     result = asyncio.run(validate_task(task))
     assert (result.ok, result.reasons, result.solution_exit_code) == (True, [], 0)
     # untouched: only the allowed pre-pass passes; parametrized cases are reported per case
-    assert result.before.tests == {"test_greeting_exists": False, "test_greeting_content": False,
-                                   "test_contains[Hello]": False, "test_contains[Ada]": False,
-                                   "test_name_untouched": True}
+    assert result.before.tests == {
+        "test_greeting_exists": False,
+        "test_greeting_content": False,
+        "test_contains[Hello]": False,
+        "test_contains[Ada]": False,
+        "test_name_untouched": True,
+    }
     assert result.after.tests == {name: True for name in result.before.tests}
-    assert result.destroyed.tests == {name: False for name in result.before.tests}  # after `rm -rf /app`
+    assert result.destroyed.tests == {
+        name: False for name in result.before.tests
+    }  # after `rm -rf /app`
 
 
 def test_stats_cli_prints_counts_by_category_and_difficulty(tmp_path):
     make_task(tmp_path, task_id="t-one")
     make_task(tmp_path, task_id="t-two", extra='tags = ["x"]').joinpath("task.toml").write_text(
-        (tmp_path / "t-two" / "task.toml").read_text().replace('"easy"', '"hard"').replace('"files"', '"games"'))
-    out = subprocess.run([sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
-    assert (out.returncode, out.stdout) == (0, "| category | easy | hard | total |\n|---|---:|---:|---:|\n"
-                                               "| files | 1 | 0 | 1 |\n| games | 0 | 1 | 1 |\n"
-                                               "| **total** | **1** | **1** | **2** |\n")
-    missing = subprocess.run([sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path / "nope")], cwd=ROOT,
-                             capture_output=True, text=True, timeout=120)
-    assert (missing.returncode, missing.stdout) == (2, f"error: tasks path {tmp_path / 'nope'} does not exist\n")
+        (tmp_path / "t-two" / "task.toml")
+        .read_text()
+        .replace('"easy"', '"hard"')
+        .replace('"files"', '"games"')
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (out.returncode, out.stdout) == (
+        0,
+        "| category | easy | hard | total |\n|---|---:|---:|---:|\n"
+        "| files | 1 | 0 | 1 |\n| games | 0 | 1 | 1 |\n"
+        "| **total** | **1** | **1** | **2** |\n",
+    )
+    missing = subprocess.run(
+        [sys.executable, "-m", "tasks", "stats", "--tasks", str(tmp_path / "nope")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (missing.returncode, missing.stdout) == (
+        2,
+        f"error: tasks path {tmp_path / 'nope'} does not exist\n",
+    )
 
 
 @pytest.mark.docker
 def test_validate_sample_flag_draws_a_seeded_subset():
-    out = subprocess.run([sys.executable, "-m", "tasks", "validate", "--tasks", str(FIXTURES / "tasks"), "--sample", "0"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert (out.returncode, out.stdout) == (2, "error: sample = 0: must be >= 1 (omit it to validate every task)\n")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tasks",
+            "validate",
+            "--tasks",
+            str(FIXTURES / "tasks"),
+            "--sample",
+            "0",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (out.returncode, out.stdout) == (
+        2,
+        "error: sample = 0: must be >= 1 (omit it to validate every task)\n",
+    )
 
 
 @pytest.mark.docker
@@ -519,15 +783,25 @@ def test_validate_flags_a_test_that_rm_rf_app_passes(tmp_path):
     from tasks.validate import validate_task
 
     gone = "from pathlib import Path\n\n\ndef test_input_removed():\n    assert not Path('/app/input.txt').exists()\n"
-    task_dir = make_task(tmp_path, weights="test_input_removed = 1.0", tests=gone, task_id="t-destroy")
+    task_dir = make_task(
+        tmp_path, weights="test_input_removed = 1.0", tests=gone, task_id="t-destroy"
+    )
     (task_dir / "solution.sh").write_text("#!/bin/bash\nrm /app/input.txt\n")
     (task,) = load_tasks(task_dir)
     result = asyncio.run(validate_task(task))
     assert (result.ok, result.verdict, result.reasons) == (
-        False, "defective", ["tests pass after `rm -rf /app`: test_input_removed (a test must also check what should "
-                             "be kept)"])
+        False,
+        "defective",
+        [
+            "tests pass after `rm -rf /app`: test_input_removed (a test must also check what should "
+            "be kept)"
+        ],
+    )
     assert (result.before.tests, result.destroyed.tests, result.after.tests) == (
-        {"test_input_removed": False}, {"test_input_removed": True}, {"test_input_removed": True})
+        {"test_input_removed": False},
+        {"test_input_removed": True},
+        {"test_input_removed": True},
+    )
 
 
 @pytest.mark.docker
@@ -543,35 +817,69 @@ def test_validate_reports_a_failing_solution_script_and_a_failing_build(tmp_path
     assert [r.task_id for r in results] == ["t-broken", "t-crash", "csv-upper"]
     broken_result, crash_result, csv_result = results
     assert broken_result.reason.startswith("image build failed: ImageBuildError: task t-broken: ")
-    assert (crash_result.ok, crash_result.reasons, crash_result.solution_exit_code) == \
-        (False, ["solution.sh exited with code 3: boom"], 3)
-    assert (csv_result.ok, csv_result.verdict, csv_result.reasons) == (True, "fails before; no oracle", [])
+    assert (crash_result.ok, crash_result.reasons, crash_result.solution_exit_code) == (
+        False,
+        ["solution.sh exited with code 3: boom"],
+        3,
+    )
+    assert (csv_result.ok, csv_result.verdict, csv_result.reasons) == (
+        True,
+        "fails before; no oracle",
+        [],
+    )
 
 
 # ---------------------------------------------------------------- generation (Messages API on 127.0.0.1)
 
-def draft(task_id, instruction, solution='printf "c\\nb\\na\\n" > /app/reversed.txt\n', weights=None, **changes):
+
+def draft(
+    task_id,
+    instruction,
+    solution='printf "c\\nb\\na\\n" > /app/reversed.txt\n',
+    weights=None,
+    **changes,
+):
     files = {
         "Dockerfile": "ARG BASE_IMAGE=termrl/base:bookworm\nFROM ${BASE_IMAGE}\nWORKDIR /app\nCOPY files/ /app/\n",
         "files/lines.txt": "a\nb\nc\n",
         "solution.sh": "#!/bin/bash\n" + solution,
-        "tests/test_outputs.py": ("from pathlib import Path\n\n\ndef test_exists():\n"
-                                  "    assert Path('/app/reversed.txt').is_file()\n\n\ndef test_content():\n"
-                                  "    assert Path('/app/reversed.txt').read_text() == 'c\\nb\\na\\n'\n")}
-    return json.dumps({"id": task_id, "instruction": instruction, "difficulty": "easy", "category": "text-processing",
-                       "tags": ["text"], "weights": weights or {"test_exists": 0.3, "test_content": 0.7},
-                       "files": files, **changes})
+        "tests/test_outputs.py": (
+            "from pathlib import Path\n\n\ndef test_exists():\n"
+            "    assert Path('/app/reversed.txt').is_file()\n\n\ndef test_content():\n"
+            "    assert Path('/app/reversed.txt').read_text() == 'c\\nb\\na\\n'\n"
+        ),
+    }
+    return json.dumps(
+        {
+            "id": task_id,
+            "instruction": instruction,
+            "difficulty": "easy",
+            "category": "text-processing",
+            "tags": ["text"],
+            "weights": weights or {"test_exists": 0.3, "test_content": 0.7},
+            "files": files,
+            **changes,
+        }
+    )
 
 
-REVERSE = "Reverse the order of the lines of /app/lines.txt and save the result as /app/reversed.txt."
+REVERSE = (
+    "Reverse the order of the lines of /app/lines.txt and save the result as /app/reversed.txt."
+)
 DRAFTS = {
     1: "```json\n" + draft("gen-reverse-lines", REVERSE) + "\n```",
     2: draft("gen-reverse-again", REVERSE.replace("save the result", "store the output")),
     3: "Sure! Here is a task: {",
-    4: draft("gen-broken-solution", "Write lines.txt backwards, last line first, into /app/reversed.txt.",
-             solution="cp /app/lines.txt /app/reversed.txt\n"),
-    5: draft("gen-bad-weights", "Put the three lines of lines.txt in reverse into reversed.txt please.",
-             weights={"test_exists": 0.5, "test_missing": 0.5}),
+    4: draft(
+        "gen-broken-solution",
+        "Write lines.txt backwards, last line first, into /app/reversed.txt.",
+        solution="cp /app/lines.txt /app/reversed.txt\n",
+    ),
+    5: draft(
+        "gen-bad-weights",
+        "Put the three lines of lines.txt in reverse into reversed.txt please.",
+        weights={"test_exists": 0.5, "test_missing": 0.5},
+    ),
     6: draft("fx-greeting", "Compute the checksum of a file."),
 }
 
@@ -586,9 +894,16 @@ class MessagesAPI(BaseHTTPRequestHandler):
         MessagesAPI.requests.append({"path": self.path, **body})
         prompt = body["messages"][0]["content"]
         k = int(prompt.split("This is draft ")[1].split(" of ")[0])
-        reply = {"id": f"msg_{k}", "type": "message", "role": "assistant", "model": body["model"],
-                 "content": [{"type": "text", "text": DRAFTS[k]}], "stop_reason": "end_turn", "stop_sequence": None,
-                 "usage": {"input_tokens": 10, "output_tokens": 10}}
+        reply = {
+            "id": f"msg_{k}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [{"type": "text", "text": DRAFTS[k]}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        }
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -617,30 +932,64 @@ def test_generate_keeps_only_novel_drafts_that_validate(tmp_path, messages_serve
     from tasks.generate import SYSTEM_PROMPT, generate, make_llm
 
     seeds = load_tasks(FIXTURES / "tasks" / "fx-greeting")
-    llm = make_llm("anthropic", "claude-test", base_url=messages_server, api_key="test-key", max_retries=0)
+    llm = make_llm(
+        "anthropic", "claude-test", base_url=messages_server, api_key="test-key", max_retries=0
+    )
     with caplog.at_level(logging.WARNING, logger="termrl.tasks"):
-        report = asyncio.run(generate(seeds, 6, llm, tmp_path / "staging", tmp_path / "out", jobs=3))
+        report = asyncio.run(
+            generate(seeds, 6, llm, tmp_path / "staging", tmp_path / "out", jobs=3)
+        )
     assert report.accepted == ["gen-reverse-lines"]
     assert [(r.draft, r.task_id, r.stage, r.reason) for r in report.rejected] == [
-        (2, "gen-reverse-again", "duplicate", "near-duplicate of 'gen-reverse-lines' (similarity 0.93)"),
+        (
+            2,
+            "gen-reverse-again",
+            "duplicate",
+            "near-duplicate of 'gen-reverse-lines' (similarity 0.93)",
+        ),
         (3, None, "parse", "reply is not JSON: Expecting value: line 1 column 1 (char 0)"),
-        (5, "gen-bad-weights", "load", "task 'gen-bad-weights', field 'weights': 'test_missing' names a test that "
-                                       "does not exist; tests found: test_content, test_exists"),
+        (
+            5,
+            "gen-bad-weights",
+            "load",
+            "task 'gen-bad-weights', field 'weights': 'test_missing' names a test that "
+            "does not exist; tests found: test_content, test_exists",
+        ),
         (6, "fx-greeting", "duplicate", "id 'fx-greeting' is already taken"),
         (4, "gen-broken-solution", "validate", "tests fail after the solution: test_content"),
     ]
     assert len(caplog.messages) == 5
-    assert caplog.messages[0] == ("draft 2 (gen-reverse-again) rejected at duplicate: near-duplicate of "
-                                  "'gen-reverse-lines' (similarity 0.93)")
+    assert caplog.messages[0] == (
+        "draft 2 (gen-reverse-again) rejected at duplicate: near-duplicate of "
+        "'gen-reverse-lines' (similarity 0.93)"
+    )
     assert [t.id for t in load_tasks(tmp_path / "out")] == ["gen-reverse-lines"]
-    logged = [json.loads(line) for line in (tmp_path / "staging" / "rejections.jsonl").read_text().splitlines()]
-    assert [(r["draft"], r["stage"]) for r in logged] == [(2, "duplicate"), (3, "parse"), (5, "load"),
-                                                          (6, "duplicate"), (4, "validate")]
-    requests = sorted(MessagesAPI.requests, key=lambda r: r["messages"][0]["content"].split("This is draft ")[1])
+    logged = [
+        json.loads(line)
+        for line in (tmp_path / "staging" / "rejections.jsonl").read_text().splitlines()
+    ]
+    assert [(r["draft"], r["stage"]) for r in logged] == [
+        (2, "duplicate"),
+        (3, "parse"),
+        (5, "load"),
+        (6, "duplicate"),
+        (4, "validate"),
+    ]
+    requests = sorted(
+        MessagesAPI.requests, key=lambda r: r["messages"][0]["content"].split("This is draft ")[1]
+    )
     assert len(requests) == 6
-    assert {(r["path"], r["model"], r["system"]) for r in requests} == {("/v1/messages", "claude-test", SYSTEM_PROMPT)}
-    assert seeds[0].instruction in json.loads(requests[0]["messages"][0]["content"].split("Example tasks:\n\n")[1]
-                                              .split("\n\nExisting task ids")[0])["instruction"]
+    assert {(r["path"], r["model"], r["system"]) for r in requests} == {
+        ("/v1/messages", "claude-test", SYSTEM_PROMPT)
+    }
+    assert (
+        seeds[0].instruction
+        in json.loads(
+            requests[0]["messages"][0]["content"]
+            .split("Example tasks:\n\n")[1]
+            .split("\n\nExisting task ids")[0]
+        )["instruction"]
+    )
 
 
 @pytest.mark.server
@@ -653,8 +1002,17 @@ def test_generate_openai_backend_speaks_chat_completions(tmp_path):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append((self.path, self.headers["Authorization"], body))
-            data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "draft text"},
-                                            "finish_reason": "stop"}]}).encode()
+            data = json.dumps(
+                {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "draft text"},
+                            "finish_reason": "stop",
+                        }
+                    ]
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -667,12 +1025,28 @@ def test_generate_openai_backend_speaks_chat_completions(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), ChatAPI)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        llm = make_llm("openai", "local-model", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                       api_key="k", max_tokens=100)
+        llm = make_llm(
+            "openai",
+            "local-model",
+            base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+            api_key="k",
+            max_tokens=100,
+        )
         assert asyncio.run(llm("hello")) == "draft text"
     finally:
         server.shutdown()
         server.server_close()
-    assert seen == [("/v1/chat/completions", "Bearer k", {
-        "model": "local-model", "max_tokens": 100,
-        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "hello"}]})]
+    assert seen == [
+        (
+            "/v1/chat/completions",
+            "Bearer k",
+            {
+                "model": "local-model",
+                "max_tokens": 100,
+                "messages": [
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": "hello"},
+                ],
+            },
+        )
+    ]

@@ -11,8 +11,8 @@ import os
 import resource
 import textwrap
 from pathlib import Path
-import pytest
 
+import pytest
 
 import reward
 from sandbox import Sandbox, SandboxError
@@ -95,29 +95,46 @@ def write_tests(d: Path, files: dict[str, str]) -> Path:
     return d
 
 
-async def _attacked(commands: list[str], files: dict[str, str], tests: Path, test_setup=None, timeout=60,
-                    agent_modules=()):
+async def _attacked(
+    commands: list[str],
+    files: dict[str, str],
+    tests: Path,
+    test_setup=None,
+    timeout=60,
+    agent_modules=(),
+):
     async with await Sandbox.start(images.BASE_IMAGE, run_id=RUN_ID) as sb:
         for path, data in files.items():
             await sb.write_file(path, textwrap.dedent(data))
         for cmd in commands:
             r = await sb.exec(cmd, timeout=30)
             assert r.exit_code == 0, (cmd, r.output)
-        return await sb.run_tests(tests, timeout=timeout, test_setup=test_setup, agent_modules=agent_modules)
+        return await sb.run_tests(
+            tests, timeout=timeout, test_setup=test_setup, agent_modules=agent_modules
+        )
 
 
 def attacked(tmp_path, commands=(), files=None, hidden=None, **kw) -> verifier.TestReport:
-    return run(_attacked(list(commands), files or {}, write_tests(tmp_path / "tests", hidden or HIDDEN), **kw))
+    return run(
+        _attacked(
+            list(commands), files or {}, write_tests(tmp_path / "tests", hidden or HIDDEN), **kw
+        )
+    )
 
 
 # ---- the four attacks of issue 14 ---------------------------------------------------------------------
 
 
 def test_entry_point_plugin_in_site_packages_has_no_effect(tmp_path, docker_client):
-    report = attacked(tmp_path, [f"mkdir -p {SITE}/forcepass-1.0.dist-info"], {
-        f"{SITE}/forcepass.py": FORCE_PASS,
-        f"{SITE}/forcepass-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: forcepass\nVersion: 1.0\n",
-        f"{SITE}/forcepass-1.0.dist-info/entry_points.txt": "[pytest11]\nforcepass = forcepass\n"})
+    report = attacked(
+        tmp_path,
+        [f"mkdir -p {SITE}/forcepass-1.0.dist-info"],
+        {
+            f"{SITE}/forcepass.py": FORCE_PASS,
+            f"{SITE}/forcepass-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: forcepass\nVersion: 1.0\n",
+            f"{SITE}/forcepass-1.0.dist-info/entry_points.txt": "[pytest11]\nforcepass = forcepass\n",
+        },
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
@@ -127,8 +144,11 @@ def test_python3_replaced_by_a_wrapper_has_no_effect(tmp_path, docker_client):
       echo '<testsuites><testsuite><testcase classname="t" name="test_x"/></testsuite></testsuites>' > "$f";; esac; done
     exit 0
     """
-    report = attacked(tmp_path, ["rm /usr/bin/python3 && cp /tmp/w /usr/bin/python3 && chmod +x /usr/bin/python3"],
-                      {"/tmp/w": wrapper})
+    report = attacked(
+        tmp_path,
+        ["rm /usr/bin/python3 && cp /tmp/w /usr/bin/python3 && chmod +x /usr/bin/python3"],
+        {"/tmp/w": wrapper},
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
@@ -138,17 +158,27 @@ def test_interpreter_overwritten_through_its_symlink_has_no_effect(tmp_path, doc
 
 
 def test_background_process_rewriting_reports_has_no_effect(tmp_path, docker_client):
-    loop = ("nohup sh -c 'while :; do for f in /tmp/*/*.xml /tmp/*.xml /*/*/report.xml; do "
-            "[ -f \"$f\" ] && cp /tmp/pass.xml \"$f\"; done; sleep 0.01; done' >/dev/null 2>&1 &")
-    report = attacked(tmp_path, [loop], {"/tmp/pass.xml": '<testsuites><testsuite><testcase name="test_x"/>'
-                                                          '</testsuite></testsuites>'})
+    loop = (
+        "nohup sh -c 'while :; do for f in /tmp/*/*.xml /tmp/*.xml /*/*/report.xml; do "
+        '[ -f "$f" ] && cp /tmp/pass.xml "$f"; done; sleep 0.01; done\' >/dev/null 2>&1 &'
+    )
+    report = attacked(
+        tmp_path,
+        [loop],
+        {
+            "/tmp/pass.xml": '<testsuites><testsuite><testcase name="test_x"/>'
+            "</testsuite></testsuites>"
+        },
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_edit_of_pytest_source_has_no_effect(tmp_path, docker_client):
-    patch = ("printf '\\n_orig = pytest_runtest_makereport\\ndef pytest_runtest_makereport(item, call):\\n"
-             "    r = _orig(item, call)\\n    r.outcome = \"passed\"\\n    return r\\n' "
-             ">> /usr/lib/python3/dist-packages/_pytest/runner.py")
+    patch = (
+        "printf '\\n_orig = pytest_runtest_makereport\\ndef pytest_runtest_makereport(item, call):\\n"
+        '    r = _orig(item, call)\\n    r.outcome = "passed"\\n    return r\\n\' '
+        ">> /usr/lib/python3/dist-packages/_pytest/runner.py"
+    )
     report = attacked(tmp_path, [patch])
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
     v = reward.verify(report, {"test_x": 1.0})
@@ -160,39 +190,65 @@ def test_edit_of_pytest_source_has_no_effect(tmp_path, docker_client):
 
 def test_sitecustomize_and_pth_import_lines_have_no_effect(tmp_path, docker_client):
     set_plugin = "import os; os.environ['PYTEST_PLUGINS'] = 'forcepass'\n"
-    report = attacked(tmp_path, ["mkdir -p /root/.local/lib/python3.11/site-packages"], {
-        f"{SITE}/forcepass.py": FORCE_PASS, f"{SITE}/sitecustomize.py": set_plugin,
-        "/usr/lib/python3/dist-packages/zz.pth": set_plugin,
-        "/root/.local/lib/python3.11/site-packages/usercustomize.py": set_plugin})
+    report = attacked(
+        tmp_path,
+        ["mkdir -p /root/.local/lib/python3.11/site-packages"],
+        {
+            f"{SITE}/forcepass.py": FORCE_PASS,
+            f"{SITE}/sitecustomize.py": set_plugin,
+            "/usr/lib/python3/dist-packages/zz.pth": set_plugin,
+            "/root/.local/lib/python3.11/site-packages/usercustomize.py": set_plugin,
+        },
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_conftest_in_root_and_app_and_environment_files_have_no_effect(tmp_path, docker_client):
-    report = attacked(tmp_path, ["mkdir -p /opt/evil"], {
-        "/conftest.py": FORCE_PASS, "/app/conftest.py": FORCE_PASS, "/app/pytest.ini": "[pytest]\naddopts = -p forcepass\n",
-        "/opt/evil/forcepass.py": FORCE_PASS, "/opt/evil/sitecustomize.py": "import forcepass\n",
-        "/etc/environment": "PYTHONPATH=/opt/evil\nPYTEST_PLUGINS=forcepass\n",
-        "/root/.bashrc": "export PYTHONPATH=/opt/evil PYTEST_ADDOPTS='-p forcepass'\n",
-        "/usr/local/bin/pytest": "#!/bin/sh\nexit 0\n"})
+    report = attacked(
+        tmp_path,
+        ["mkdir -p /opt/evil"],
+        {
+            "/conftest.py": FORCE_PASS,
+            "/app/conftest.py": FORCE_PASS,
+            "/app/pytest.ini": "[pytest]\naddopts = -p forcepass\n",
+            "/opt/evil/forcepass.py": FORCE_PASS,
+            "/opt/evil/sitecustomize.py": "import forcepass\n",
+            "/etc/environment": "PYTHONPATH=/opt/evil\nPYTEST_PLUGINS=forcepass\n",
+            "/root/.bashrc": "export PYTHONPATH=/opt/evil PYTEST_ADDOPTS='-p forcepass'\n",
+            "/usr/local/bin/pytest": "#!/bin/sh\nexit 0\n",
+        },
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_tests_dir_planted_by_agent_is_replaced_not_merged(tmp_path, docker_client):
-    report = attacked(tmp_path, [], {"/tests/test_hidden.py": "def test_x():\n    pass\n",
-                                     "/tests/test_more.py": "def test_more():\n    pass\n",
-                                     "/tests/conftest.py": FORCE_PASS})
+    report = attacked(
+        tmp_path,
+        [],
+        {
+            "/tests/test_hidden.py": "def test_x():\n    pass\n",
+            "/tests/test_more.py": "def test_more():\n    pass\n",
+            "/tests/conftest.py": FORCE_PASS,
+        },
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_stdlib_edit_has_no_effect(tmp_path, docker_client):
-    report = attacked(tmp_path, [f"cat /tmp/forge.py >> /usr/lib/python3.11/{m}" for m in STARTUP],
-                      {"/tmp/forge.py": FORGE})
+    report = attacked(
+        tmp_path,
+        [f"cat /tmp/forge.py >> /usr/lib/python3.11/{m}" for m in STARTUP],
+        {"/tmp/forge.py": FORGE},
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_ld_so_preload_has_no_effect(tmp_path, docker_client):
-    report = attacked(tmp_path, [build_so("/opt/libforge.so")], {"/tmp/forge.c": FORGE_C,
-                                                                  "/etc/ld.so.preload": "/opt/libforge.so\n"})
+    report = attacked(
+        tmp_path,
+        [build_so("/opt/libforge.so")],
+        {"/tmp/forge.c": FORGE_C, "/etc/ld.so.preload": "/opt/libforge.so\n"},
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
@@ -201,7 +257,9 @@ def test_module_shadowing_pluggy_in_an_earlier_site_dir_has_no_effect(tmp_path, 
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_stdlib_module_planted_in_root_has_no_effect_when_tests_are_a_package(tmp_path, docker_client):
+def test_stdlib_module_planted_in_root_has_no_effect_when_tests_are_a_package(
+    tmp_path, docker_client
+):
     hidden = {"__init__.py": "", "test_hidden.py": "import csv\n" + HIDDEN["test_hidden.py"]}
     report = attacked(tmp_path, [], {"/csv.py": FORGE}, hidden=hidden)
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
@@ -209,8 +267,12 @@ def test_stdlib_module_planted_in_root_has_no_effect_when_tests_are_a_package(tm
 
 def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
     hidden = {"test_hidden.py": "import mylib\ndef test_x():\n    assert mylib.VALUE == 42\n"}
-    report = attacked(tmp_path, ["mkdir -p /opt/src/mylib"], {"/opt/src/mylib/__init__.py": "VALUE = 42\n",
-                                                                f"{SITE}/mylib.pth": "/opt/src\n"}, hidden=hidden)
+    report = attacked(
+        tmp_path,
+        ["mkdir -p /opt/src/mylib"],
+        {"/opt/src/mylib/__init__.py": "VALUE = 42\n", f"{SITE}/mylib.pth": "/opt/src\n"},
+        hidden=hidden,
+    )
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
 
 
@@ -219,68 +281,100 @@ def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
 
 def test_pybuilddir_marker_beside_the_interpreter_has_no_effect(tmp_path, docker_client):
     # CPython reads <exe dir>/pybuilddir.txt as "this is a build tree": stdlib from <exe dir>/../Lib
-    report = attacked(tmp_path, ["cp -a /usr/lib/python3.11 /usr/Lib && rm -r /usr/Lib/lib-dynload",
-                                 "mkdir -p /usr/Modules",
-                                 "touch /usr/Modules/Setup.local", "cat /tmp/forge.py >> /usr/Lib/json/__init__.py"],
-                      {"/tmp/forge.py": FORGE, "/usr/bin/pybuilddir.txt": "../lib/python3.11/lib-dynload\n"})
+    report = attacked(
+        tmp_path,
+        [
+            "cp -a /usr/lib/python3.11 /usr/Lib && rm -r /usr/Lib/lib-dynload",
+            "mkdir -p /usr/Modules",
+            "touch /usr/Modules/Setup.local",
+            "cat /tmp/forge.py >> /usr/Lib/json/__init__.py",
+        ],
+        {"/tmp/forge.py": FORGE, "/usr/bin/pybuilddir.txt": "../lib/python3.11/lib-dynload\n"},
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_soname_symlink_to_an_agent_built_shim_has_no_effect(tmp_path, docker_client):
     # libexpat.so.1 (what the loader cache names) -> a shim with expat's symbols and a forging constructor
-    stubs = "nm -D --undefined-only /usr/bin/python3.11 | awk '/XML_/{print \"void \" $2 \"(void){}\"}' >> /tmp/forge.c"
-    report = attacked(tmp_path, [stubs, build_so("/opt/libshim.so"),
-                                 f"ln -sf /opt/libshim.so {LIBDIR}/libexpat.so.1"], {"/tmp/forge.c": FORGE_C})
+    stubs = 'nm -D --undefined-only /usr/bin/python3.11 | awk \'/XML_/{print "void " $2 "(void){}"}\' >> /tmp/forge.c'
+    report = attacked(
+        tmp_path,
+        [stubs, build_so("/opt/libshim.so"), f"ln -sf /opt/libshim.so {LIBDIR}/libexpat.so.1"],
+        {"/tmp/forge.c": FORGE_C},
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_nsswitch_module_loaded_by_tmp_path_user_lookup_has_no_effect(tmp_path, docker_client):
-    hidden = {"test_hidden.py": "def test_x(tmp_path):\n    assert open('/app/answer.txt').read() == '42'\n"}
-    report = attacked(tmp_path, [build_so(f"{LIBDIR}/libnss_forge.so.2")],
-                      {"/tmp/forge.c": FORGE_C, "/etc/nsswitch.conf": "passwd: forge files\ngroup: forge files\n"},
-                      hidden=hidden)
+    hidden = {
+        "test_hidden.py": "def test_x(tmp_path):\n    assert open('/app/answer.txt').read() == '42'\n"
+    }
+    report = attacked(
+        tmp_path,
+        [build_so(f"{LIBDIR}/libnss_forge.so.2")],
+        {
+            "/tmp/forge.c": FORGE_C,
+            "/etc/nsswitch.conf": "passwd: forge files\ngroup: forge files\n",
+        },
+        hidden=hidden,
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 def test_patched_module_the_hidden_tests_import_has_no_effect(tmp_path, docker_client):
     hidden = {"test_hidden.py": "import numpy\n" + HIDDEN["test_hidden.py"]}
-    report = attacked(tmp_path, [f"cat /tmp/forge.py >> {DIST}/numpy/__init__.py"], {"/tmp/forge.py": FORGE},
-                      hidden=hidden)
+    report = attacked(
+        tmp_path,
+        [f"cat /tmp/forge.py >> {DIST}/numpy/__init__.py"],
+        {"/tmp/forge.py": FORGE},
+        hidden=hidden,
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_agent_module_declared_by_the_task_is_imported_from_the_agents_files(tmp_path, docker_client):
+def test_agent_module_declared_by_the_task_is_imported_from_the_agents_files(
+    tmp_path, docker_client
+):
     # the task is about the installed package (task.toml agent_modules = ["numpy"]): the agent's copy is used
     hidden = {"test_hidden.py": "import numpy\ndef test_x():\n    assert numpy.ANSWER == 42\n"}
     tests = write_tests(tmp_path / "tests", hidden)
-    report = run(_attacked([f"echo 'ANSWER = 42' >> {DIST}/numpy/__init__.py"], {}, tests,
-                           agent_modules=("numpy",)))
+    report = run(
+        _attacked(
+            [f"echo 'ANSWER = 42' >> {DIST}/numpy/__init__.py"], {}, tests, agent_modules=("numpy",)
+        )
+    )
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
 
 
 def test_stdlib_patched_between_check_and_snapshot_has_no_effect(tmp_path, docker_client):
     # The canary race: a daemon waits for a walk of the filesystem to reach a canary directory that sorts
     # after /usr (its atime moves), then patches the stdlib the walk has passed, before the snapshot.
-    race = ("mkdir -p /var/canary/d && touch -a -d 2001-01-01 /var/canary /var/canary/d && "
-            "nohup sh -c 'a=$(stat -c %X /var/canary/d); while [ \"$(stat -c %X /var/canary/d)\" = \"$a\" ]; do "
-            "sleep 0.002; done; cat /tmp/forge.py >> /usr/lib/python3.11/json/__init__.py' >/dev/null 2>&1 &")
+    race = (
+        "mkdir -p /var/canary/d && touch -a -d 2001-01-01 /var/canary /var/canary/d && "
+        'nohup sh -c \'a=$(stat -c %X /var/canary/d); while [ "$(stat -c %X /var/canary/d)" = "$a" ]; do '
+        "sleep 0.002; done; cat /tmp/forge.py >> /usr/lib/python3.11/json/__init__.py' >/dev/null 2>&1 &"
+    )
     report = attacked(tmp_path, [race], {"/tmp/forge.py": FORGE, "/var/canary/d/f": "x"})
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
 # ---- issue 26: processes the tests start, and the report -------------------------------------------------
 
-RUNS_PROGRAM = {"test_hidden.py": """
+RUNS_PROGRAM = {
+    "test_hidden.py": """
     import subprocess
     def test_x():
         subprocess.run(['sh', '/app/prog.sh'], timeout=30)
         assert open('/app/answer.txt').read() == '42'
-    """}
+    """
+}
 PYTEST_PID = "for p in /proc/[0-9]*; do grep -qa -- --junitxml= $p/cmdline 2>/dev/null && echo ${p#/proc/}; done"
 REPORT = "/.termrl-verify/out/report.xml"
 
 
-def test_program_under_test_writing_a_pass_report_and_killing_pytest_is_not_scored(tmp_path, docker_client):
+def test_program_under_test_writing_a_pass_report_and_killing_pytest_is_not_scored(
+    tmp_path, docker_client
+):
     prog = f"echo '{PASS_XML}' > {REPORT}\nkill -9 $({PYTEST_PID})\nsleep 5\n"
     with pytest.raises(SandboxError, match="pytest exited with code 137: not a test outcome"):
         attacked(tmp_path, [], {"/app/prog.sh": prog}, hidden=RUNS_PROGRAM)
@@ -289,20 +383,26 @@ def test_program_under_test_writing_a_pass_report_and_killing_pytest_is_not_scor
 def test_daemon_stripping_failures_from_the_report_has_no_effect(tmp_path, docker_client):
     daemon = f"while :; do grep -qs failure {REPORT} && cp /tmp/pass.xml {REPORT}.new && mv {REPORT}.new {REPORT}; done"
     prog = f"nohup sh -c '{daemon}' >/dev/null 2>&1 &\n"
-    report = attacked(tmp_path, [], {"/app/prog.sh": prog, "/tmp/pass.xml": PASS_XML}, hidden=RUNS_PROGRAM)
+    report = attacked(
+        tmp_path, [], {"/app/prog.sh": prog, "/tmp/pass.xml": PASS_XML}, hidden=RUNS_PROGRAM
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-RUNS_CHECKER = {"check.py": "import sys\nsys.exit(open('/app/answer.txt').read() != '42')\n",
-                "test_hidden.py": """
+RUNS_CHECKER = {
+    "check.py": "import sys\nsys.exit(open('/app/answer.txt').read() != '42')\n",
+    "test_hidden.py": """
     import subprocess
     def test_x():
         assert subprocess.run(['python3', '/tests/check.py']).returncode == 0
-    """}
+    """,
+}
 
 
 def test_child_python3_of_the_tests_runs_the_pristine_interpreter(tmp_path, docker_client):
-    report = attacked(tmp_path, ["echo -n 42 > /app/answer.txt", "rm /usr/bin/python3"], hidden=RUNS_CHECKER)
+    report = attacked(
+        tmp_path, ["echo -n 42 > /app/answer.txt", "rm /usr/bin/python3"], hidden=RUNS_CHECKER
+    )
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
 
 
@@ -313,14 +413,22 @@ def test_pth_import_line_run_by_a_child_python3_has_no_effect(tmp_path, docker_c
 
 
 def test_wrapper_python3_earlier_on_path_has_no_effect(tmp_path, docker_client):
-    report = attacked(tmp_path, ["chmod +x /usr/local/bin/python3"], {"/usr/local/bin/python3": "#!/bin/sh\nexit 0\n"},
-                      hidden=RUNS_CHECKER)
+    report = attacked(
+        tmp_path,
+        ["chmod +x /usr/local/bin/python3"],
+        {"/usr/local/bin/python3": "#!/bin/sh\nexit 0\n"},
+        hidden=RUNS_CHECKER,
+    )
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-def test_bash_of_test_setup_replacing_the_report_by_a_directory_has_no_effect(tmp_path, docker_client):
+def test_bash_of_test_setup_replacing_the_report_by_a_directory_has_no_effect(
+    tmp_path, docker_client
+):
     fake_bash = f"#!/bin/dash\nmkdir -p {REPORT}\necho '{PASS_XML}' > {REPORT}/fake.xml\nexit 0\n"
-    swap = "chmod +x /tmp/bash && cp /tmp/bash /usr/bin/bash.new && mv /usr/bin/bash.new /usr/bin/bash"
+    swap = (
+        "chmod +x /tmp/bash && cp /tmp/bash /usr/bin/bash.new && mv /usr/bin/bash.new /usr/bin/bash"
+    )
     report = attacked(tmp_path, [swap], {"/tmp/bash": fake_bash}, test_setup="true")
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
@@ -328,9 +436,15 @@ def test_bash_of_test_setup_replacing_the_report_by_a_directory_has_no_effect(tm
 def test_sparse_huge_report_is_refused_without_reading_it(tmp_path, docker_client):
     prog = f"truncate -s 256M {REPORT}\n"  # sparse: no disk cost to the agent
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with pytest.raises(SandboxError, match="pytest exited with code 137|not a regular file|over the cap"):
-        attacked(tmp_path, [], {"/app/prog.sh": prog + f"kill -9 $({PYTEST_PID})\n"}, hidden=RUNS_PROGRAM)
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10  # KiB: far below 256 MiB
+    with pytest.raises(
+        SandboxError, match="pytest exited with code 137|not a regular file|over the cap"
+    ):
+        attacked(
+            tmp_path, [], {"/app/prog.sh": prog + f"kill -9 $({PYTEST_PID})\n"}, hidden=RUNS_PROGRAM
+        )
+    assert (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10
+    )  # KiB: far below 256 MiB
 
 
 def test_file_turned_into_a_directory_under_a_verifier_mount_is_tampered(tmp_path, docker_client):
@@ -343,14 +457,23 @@ def test_file_turned_into_a_directory_under_a_verifier_mount_is_tampered(tmp_pat
 
 def test_read_report_refuses_a_sparse_file_over_the_cap_and_a_directory(docker_client):
     api = docker_client.api
-    cid = api.create_container(images.BASE_IMAGE, entrypoint=[], labels={"termrl": "1", "termrl.run_id": RUN_ID},
-                               command=["sh", "-c", ("truncate -s 256M /big.xml && mkdir /dir.xml && "
-                                                     "echo '<testsuites/>' > /small.xml")])["Id"]
+    cid = api.create_container(
+        images.BASE_IMAGE,
+        entrypoint=[],
+        labels={"termrl": "1", "termrl.run_id": RUN_ID},
+        command=[
+            "sh",
+            "-c",
+            ("truncate -s 256M /big.xml && mkdir /dir.xml && echo '<testsuites/>' > /small.xml"),
+        ],
+    )["Id"]
     try:
         api.start(cid)
         api.wait(cid, timeout=60)
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        with pytest.raises(verifier.VerifyError, match="has 268435456 bytes, over the cap of 16777216"):
+        with pytest.raises(
+            verifier.VerifyError, match="has 268435456 bytes, over the cap of 16777216"
+        ):
             verifier.read_report(api, cid, "/big.xml")
         assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10  # KiB
         with pytest.raises(verifier.VerifyError, match="is not a regular file"):
@@ -364,7 +487,10 @@ def test_read_report_refuses_a_sparse_file_over_the_cap_and_a_directory(docker_c
 
 
 def test_tests_run_at_slash_tests_from_workdir_with_test_dir_and_package(tmp_path, docker_client):
-    hidden = {"__init__.py": "", "helpers.py": "WANT = '42'\n", "test_outputs.py": """
+    hidden = {
+        "__init__.py": "",
+        "helpers.py": "WANT = '42'\n",
+        "test_outputs.py": """
         import os
         from tests.helpers import WANT
         def test_relative_path_from_workdir():
@@ -373,10 +499,19 @@ def test_tests_run_at_slash_tests_from_workdir_with_test_dir_and_package(tmp_pat
             assert os.environ['TEST_DIR'] == '/tests' and os.path.isfile('/tests/helpers.py')
         def test_setup_ran():
             assert open('/tmp/setup-done').read() == 'yes /app'
-        """}
-    report = attacked(tmp_path, ["echo -n 42 > /app/answer.txt"], hidden=hidden,
-                      test_setup='echo -n "yes $PWD" > /tmp/setup-done')
-    assert report.tests == {"test_relative_path_from_workdir": True, "test_test_dir": True, "test_setup_ran": True}
+        """,
+    }
+    report = attacked(
+        tmp_path,
+        ["echo -n 42 > /app/answer.txt"],
+        hidden=hidden,
+        test_setup='echo -n "yes $PWD" > /tmp/setup-done',
+    )
+    assert report.tests == {
+        "test_relative_path_from_workdir": True,
+        "test_test_dir": True,
+        "test_setup_ran": True,
+    }
     assert (report.error, report.tampered) == (None, None)
 
 
@@ -389,7 +524,8 @@ def test_failing_test_setup_is_an_error_not_a_score(tmp_path, docker_client):
 
 
 def test_outcomes_keep_pytest_meaning_and_non_ascii_ids_match_weights(tmp_path, docker_client):
-    hidden = {"test_o.py": """
+    hidden = {
+        "test_o.py": """
         import pytest
         def test_pass():
             pass
@@ -414,19 +550,37 @@ def test_outcomes_keep_pytest_meaning_and_non_ascii_ids_match_weights(tmp_path, 
         @pytest.mark.parametrize('w', ['café', 'naïve €'])
         def test_word(w):
             assert w != 'naïve €'
-        """}
+        """
+    }
     report = attacked(tmp_path, [], hidden=hidden)
-    assert report.tests == {"test_pass": True, "test_fail": False, "test_error": False, "test_skip": False,
-                            "test_xfail": True, "test_xpass": True, "test_xpass_strict": False,
-                            "test_word[caf\\xe9]": True, "test_word[na\\xefve \\u20ac]": False}
+    assert report.tests == {
+        "test_pass": True,
+        "test_fail": False,
+        "test_error": False,
+        "test_skip": False,
+        "test_xfail": True,
+        "test_xpass": True,
+        "test_xpass_strict": False,
+        "test_word[caf\\xe9]": True,
+        "test_word[na\\xefve \\u20ac]": False,
+    }
     assert report.skipped == ["test_skip"]
-    v = reward.verify(report, {"test_word[café]": 1.0, "test_word[naïve €]": 1.0, "test_skip": 1.0, "test_xfail": 1.0})
-    assert (v.passed, v.failed, v.skipped, v.missing) == (["test_word[café]", "test_xfail"],
-                                                         ["test_word[naïve €]", "test_skip"], ["test_skip"], [])
+    v = reward.verify(
+        report,
+        {"test_word[café]": 1.0, "test_word[naïve €]": 1.0, "test_skip": 1.0, "test_xfail": 1.0},
+    )
+    assert (v.passed, v.failed, v.skipped, v.missing) == (
+        ["test_word[café]", "test_xfail"],
+        ["test_word[naïve €]", "test_skip"],
+        ["test_skip"],
+        [],
+    )
 
 
 def test_timeout_fails_every_collected_test(tmp_path, docker_client):
-    hidden = {"test_slow.py": "import time\ndef test_fast():\n    pass\ndef test_slow():\n    time.sleep(60)\n"}
+    hidden = {
+        "test_slow.py": "import time\ndef test_fast():\n    pass\ndef test_slow():\n    time.sleep(60)\n"
+    }
     report = attacked(tmp_path, [], hidden=hidden, timeout=5)
     assert (report.tests, report.timed_out) == ({"test_fast": False, "test_slow": False}, True)
 
@@ -435,4 +589,7 @@ def test_timeout_fails_every_collected_test(tmp_path, docker_client):
 
 
 def test_normalize_test_id_undoes_pytest_escapes():
-    assert reward.normalize_test_id("test_w[caf\\xe9-\\u20ac-\\U0001f600-a\\\\xe9]") == "test_w[café-€-😀-a\\xe9]"
+    assert (
+        reward.normalize_test_id("test_w[caf\\xe9-\\u20ac-\\U0001f600-a\\\\xe9]")
+        == "test_w[café-€-😀-a\\xe9]"
+    )

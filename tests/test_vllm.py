@@ -29,8 +29,15 @@ def model_dir():
 @pytest.fixture(scope="module")
 def engine(model_dir):
     assert "RANK" not in os.environ  # a plain process: the uni executor, not external_launcher
-    eng = VLLMEngine(str(model_dir), max_seq_len=1024, dtype="float32", seed=0, device=torch.device("cpu"),
-                     kv_cache_bytes=256 << 20, sleep_level=1)
+    eng = VLLMEngine(
+        str(model_dir),
+        max_seq_len=1024,
+        dtype="float32",
+        seed=0,
+        device=torch.device("cpu"),
+        kv_cache_bytes=256 << 20,
+        sleep_level=1,
+    )
     yield eng
     eng.close()
 
@@ -50,6 +57,7 @@ def prompts(model_dir):
 def _generate(engine, prompts, sampling):
     async def go():
         return await asyncio.gather(*(engine.generate(p, sampling) for p in prompts))
+
     return asyncio.run(go())
 
 
@@ -66,7 +74,7 @@ def test_processed_logprobs_equal_the_learner_at_plain_temperature(engine, learn
         for p, c in zip(prompts, outs):
             ids = torch.tensor([p + c.token_ids])
             lp, _ = learner(ids[:, :-1], targets=ids[:, 1:], temperature=1.0)
-            ref = lp[0, len(p) - 1:]
+            ref = lp[0, len(p) - 1 :]
             assert len(ref) == len(c.logprobs) == 24
             worst = max(worst, (ref - torch.tensor(c.logprobs)).abs().max().item())
     assert worst < 1e-3
@@ -76,20 +84,24 @@ def _vllm_rule(logits, T, k, p):
     """vLLM's own top-k/top-p masking (v1/sample/ops/topk_topp_sampler.py) of logits fp32 [N, V] / T:
     log q fp32 [N, V], -inf outside the kept set."""
     from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
+
     n = logits.shape[0]
-    z = apply_top_k_top_p_pytorch((logits / T).clone(), torch.full((n,), k), torch.full((n,), p),
-                                  allow_cpu_sync=True)
+    z = apply_top_k_top_p_pytorch(
+        (logits / T).clone(), torch.full((n,), k), torch.full((n,), p), allow_cpu_sync=True
+    )
     return torch.log_softmax(z, dim=-1)
 
 
 def test_truncated_logprobs_and_torch_engine_token_set_follow_vllm(engine, learner, prompts):
     T, K, P = 0.7, 40, 0.95
-    outs = _generate(engine, prompts, SamplingParams(temperature=T, top_k=K, top_p=P, max_tokens=24, seed=5))
+    outs = _generate(
+        engine, prompts, SamplingParams(temperature=T, top_k=K, top_p=P, max_tokens=24, seed=5)
+    )
     worst, rows = 0.0, []
     with torch.no_grad():
         for p, c in zip(prompts, outs):
             ids = torch.tensor([p + c.token_ids])
-            logits = learner(ids[:, :-1])[0, len(p) - 1:]
+            logits = learner(ids[:, :-1])[0, len(p) - 1 :]
             ref = _vllm_rule(logits, T, K, P)
             got = ref.gather(1, torch.tensor(c.token_ids)[:, None])[:, 0]
             worst = max(worst, (got - torch.tensor(c.logprobs)).abs().max().item())
@@ -101,8 +113,9 @@ def test_truncated_logprobs_and_torch_engine_token_set_follow_vllm(engine, learn
     n, grid = logits.shape[0], 256
     u = ((torch.arange(grid) + 0.5) / grid).repeat(n)
     rep = logits.repeat_interleave(grid, 0)
-    tok, lp = D.sample_tokens(rep, torch.full((n * grid,), T), torch.full((n * grid,), P),
-                              torch.full((n * grid,), K), u)
+    tok, lp = D.sample_tokens(
+        rep, torch.full((n * grid,), T), torch.full((n * grid,), P), torch.full((n * grid,), K), u
+    )
     want = ref.repeat_interleave(grid, 0).gather(1, tok[:, None])[:, 0]
     assert torch.isfinite(want).all()  # no token outside vLLM's set
     assert (lp - want).abs().max().item() < 1e-4  # the same kept mass, row by row
@@ -122,11 +135,14 @@ def test_continuous_batching_a_short_turn_returns_before_a_long_one(engine, prom
 
         steps = engine.steps
         long_ = asyncio.create_task(one("long", prompts[0], 96, 0.0))
-        while engine.steps < steps + 2:  # the long request is decoding; the short one joins its batch
+        while (
+            engine.steps < steps + 2
+        ):  # the long request is decoding; the short one joins its batch
             await asyncio.sleep(0.01)
         short = await one("short", prompts[1], 4, 0.0)
         await long_
         return order, short
+
     engine.max_running = 0
     order, short = asyncio.run(go())
     # batch-at-a-time (today's main) queues the short turn behind the long one: ["long", "short"]
@@ -134,7 +150,9 @@ def test_continuous_batching_a_short_turn_returns_before_a_long_one(engine, prom
     assert order[0][1] == 4 and order[0][2] == "length"
     assert order[1][1] == 30 and order[1][2] == "stop"  # greedy SmolLM2 ends this reply at token 30
     assert engine.max_running == 2  # both in the engine at once
-    alone = _generate(engine, [prompts[1]], SamplingParams(temperature=0.0, max_tokens=4, seed=1))[0]
+    alone = _generate(engine, [prompts[1]], SamplingParams(temperature=0.0, max_tokens=4, seed=1))[
+        0
+    ]
     assert alone.token_ids == short.token_ids
 
 
@@ -155,8 +173,11 @@ def _disk_weights(learner):
 def test_timed_out_episode_then_sleep_and_sync_aborts_the_request(engine, learner, prompts):
     async def timed_out():
         with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(engine.generate(prompts[0], SamplingParams(temperature=1.0, max_tokens=800)),
-                                   timeout=1.0)
+            await asyncio.wait_for(
+                engine.generate(prompts[0], SamplingParams(temperature=1.0, max_tokens=800)),
+                timeout=1.0,
+            )
+
     aborted = engine.aborted
     asyncio.run(timed_out())
     # main: the llm.generate batch kept running in its thread; sleep() then orphaned it (a hang on CPU, a
@@ -179,7 +200,7 @@ def _greedy(model, prompt, n):
             t = int(logp.argmax())
             ids.append(t)
             lps.append(float(logp[t]))
-    return ids[len(prompt):], lps
+    return ids[len(prompt) :], lps
 
 
 @pytest.mark.timeout(600)
@@ -195,7 +216,7 @@ def test_weight_sync_follows_the_optimizer_over_three_steps(engine, model_dir, p
         for step in range(3):
             policy.train()
             lp, _ = policy(target[:, :-1], targets=target[:, 1:])
-            (-lp[0, len(prompt) - 1:].mean()).backward()
+            (-lp[0, len(prompt) - 1 :].mean()).backward()
             opt.step()
             opt.zero_grad()
             policy.eval()
@@ -207,7 +228,9 @@ def test_weight_sync_follows_the_optimizer_over_three_steps(engine, model_dir, p
             assert got.token_ids == want, f"step {step}"
             assert max(abs(a - b) for a, b in zip(got.logprobs, want_lp)) < 1e-3, f"step {step}"
             seen.append(want)
-        assert seen[1] != seen[0]  # the first step already moved the greedy tokens off the disk weights' ones
+        assert (
+            seen[1] != seen[0]
+        )  # the first step already moved the greedy tokens off the disk weights' ones
     finally:
         engine.sleep()
         engine.load_weights(_disk_weights(weights.load_hf(model_dir, dtype=torch.float32)))
@@ -221,11 +244,26 @@ def _torchrun_worker(tmp_path, model, nproc: int, tp: int) -> dict:
 
     out, log = tmp_path / f"tp{tp}.json", tmp_path / f"tp{tp}.log"
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           os.path.join(root, "tests", "vllm_worker.py"), str(model), str(tp), str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        os.path.join(root, "tests", "vllm_worker.py"),
+        str(model),
+        str(tp),
+        str(out),
+    ]
     with open(log, "w") as f:
-        rc = subprocess.run(cmd, cwd=root, stdout=f, stderr=subprocess.STDOUT, timeout=600,
-                            env=dict(os.environ, OMP_NUM_THREADS="1")).returncode
+        rc = subprocess.run(
+            cmd,
+            cwd=root,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            timeout=600,
+            env=dict(os.environ, OMP_NUM_THREADS="1"),
+        ).returncode
     assert rc == 0, log.read_text()[-4000:]
     return json.loads(out.read_text())
 
@@ -262,11 +300,34 @@ def test_evaluate_cli_with_the_vllm_engine_as_a_plain_process(tmp_path):
     tasks.mkdir()
     (tasks / "write-hello-file").symlink_to(os.path.join(root, "data", "tasks", "write-hello-file"))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    r = subprocess.run([sys.executable, "evaluate.py", "--tasks", str(tasks), "--k", "1", "--out",
-                        str(tmp_path / "out"), "--no-progress", "--policy.engine", "vllm", "--policy.path",
-                        str(model), "--policy.max-seq-len", "2048", "--rollout.max-turns", "1",
-                        "--rollout.max-tokens-per-turn", "16"],
-                       cwd=root, capture_output=True, text=True, timeout=540, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "evaluate.py",
+            "--tasks",
+            str(tasks),
+            "--k",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+            "--policy.engine",
+            "vllm",
+            "--policy.path",
+            str(model),
+            "--policy.max-seq-len",
+            "2048",
+            "--rollout.max-turns",
+            "1",
+            "--rollout.max-tokens-per-turn",
+            "16",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=540,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["overall"]["episodes"], summary["overall"]["errors"]) == (1, 0)
@@ -281,17 +342,32 @@ def test_gpu_smoke_scripts_import_the_project_from_their_temp_folder(tmp_path):
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     smoke = open(os.path.join(root, "scripts", "gpu_smoke.sh")).read()
-    assert subprocess.run(["bash", "-n", os.path.join(root, "scripts", "gpu_smoke.sh")]).returncode == 0
+    assert (
+        subprocess.run(["bash", "-n", os.path.join(root, "scripts", "gpu_smoke.sh")]).returncode
+        == 0
+    )
     export = re.search(r"^export PYTHONPATH=.*$", smoke, re.M)
     assert export is not None, "gpu_smoke.sh puts the project on PYTHONPATH"
     bodies = re.findall(r"cat > \"\$tmp/(\w+\.py)\" <<'EOF'\n(.*?)\nEOF\n", smoke, re.S)
     assert [name for name, _ in bodies] == ["master.py", "vllm_smoke.py"]
     for name, body in bodies:
-        imports = [ast.unparse(n) for n in ast.parse(body).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        imports = [
+            ast.unparse(n)
+            for n in ast.parse(body).body
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+        ]
         script = tmp_path / name
         script.write_text("\n".join(imports) + "\n")
-        r = subprocess.run(["bash", "-c", f"cd {root} && {export.group(0)} && cd {tmp_path} && "
-                            f"{sys.executable} {script}"], capture_output=True, text=True, timeout=300)
+        r = subprocess.run(
+            [
+                "bash",
+                "-c",
+                f"cd {root} && {export.group(0)} && cd {tmp_path} && {sys.executable} {script}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert r.returncode == 0, (name, r.stderr[-2000:])
 
 
@@ -309,20 +385,63 @@ def test_train_with_the_vllm_engine_on_two_cpu_ranks_checkpoints_and_resumes(tmp
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
     out = tmp_path / "run"
-    args = ["--preset", "cpu-smollm2", "--policy.path", str(model), "--policy.engine", "vllm",
-            "--policy.max-seq-len", "2048", "--policy.vllm-kv-cache-mib", "64", "--out-dir", str(out),
-            "--tasks-per-step", "2", "--grpo.group-size", "2", "--rollout.max-turns", "1",
-            "--rollout.max-tokens-per-turn", "16", "--task-ids", "write-hello-file", "append-line",
-            "--grpo.no-drop-zero-variance-groups", "--save-every", "1"]
+    args = [
+        "--preset",
+        "cpu-smollm2",
+        "--policy.path",
+        str(model),
+        "--policy.engine",
+        "vllm",
+        "--policy.max-seq-len",
+        "2048",
+        "--policy.vllm-kv-cache-mib",
+        "64",
+        "--out-dir",
+        str(out),
+        "--tasks-per-step",
+        "2",
+        "--grpo.group-size",
+        "2",
+        "--rollout.max-turns",
+        "1",
+        "--rollout.max-tokens-per-turn",
+        "16",
+        "--task-ids",
+        "write-hello-file",
+        "append-line",
+        "--grpo.no-drop-zero-variance-groups",
+        "--save-every",
+        "1",
+    ]
 
     def torchrun(steps: int, *extra: str) -> str:
         log = tmp_path / f"train{steps}.log"
-        with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge, open(log, "w") as f:
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                   "train.py", *args, "--steps", str(steps), "--reward.judge-backends",
-                   f"openai:judge-m@{judge.url}", *extra]
-            rc = subprocess.run(cmd, cwd=root, stdout=f, stderr=subprocess.STDOUT, timeout=1200,
-                                env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")).returncode
+        with (
+            JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge,
+            open(log, "w") as f,
+        ):
+            cmd = [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc_per_node=2",
+                "train.py",
+                *args,
+                "--steps",
+                str(steps),
+                "--reward.judge-backends",
+                f"openai:judge-m@{judge.url}",
+                *extra,
+            ]
+            rc = subprocess.run(
+                cmd,
+                cwd=root,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                timeout=1200,
+                env=dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1"),
+            ).returncode
         text = log.read_text()
         assert rc == 0, text[-4000:]
         return text

@@ -19,26 +19,42 @@ import torch.distributed as dist  # noqa: E402
 from engines import SamplingParams, VLLMEngine, follow_async, tp_groups  # noqa: E402
 from hf import weights  # noqa: E402
 
-PROMPTS = [[504, 3575, 282, 4649, 314], [1604, 3987, 46477, 24, 94, 727], [65, 42, 1812, 314, 216, 33]]
+PROMPTS = [
+    [504, 3575, 282, 4649, 314],
+    [1604, 3987, 46477, 24, 94, 727],
+    [65, 42, 1812, 314, 216, 33],
+]
 
 
 async def agents(engine: VLLMEngine) -> dict:
-    greedy = [engine.generate(p, SamplingParams(temperature=0.0, max_tokens=8 + 4 * i))
-              for i, p in enumerate(PROMPTS)]
-    sampled = [engine.generate(p, SamplingParams(temperature=0.8, top_k=40, top_p=0.9, max_tokens=10, seed=7 + i))
-               for i, p in enumerate(PROMPTS)]
+    greedy = [
+        engine.generate(p, SamplingParams(temperature=0.0, max_tokens=8 + 4 * i))
+        for i, p in enumerate(PROMPTS)
+    ]
+    sampled = [
+        engine.generate(
+            p, SamplingParams(temperature=0.8, top_k=40, top_p=0.9, max_tokens=10, seed=7 + i)
+        )
+        for i, p in enumerate(PROMPTS)
+    ]
 
     async def timed_out():  # an episode whose turn times out: its request is aborted mid-generation
         try:
-            await asyncio.wait_for(engine.generate(PROMPTS[0], SamplingParams(temperature=1.0, max_tokens=900)),
-                                   timeout=0.5)
-        except asyncio.TimeoutError:
+            await asyncio.wait_for(
+                engine.generate(PROMPTS[0], SamplingParams(temperature=1.0, max_tokens=900)),
+                timeout=0.5,
+            )
+        except TimeoutError:
             return "timeout"
         return "finished"
+
     out = await asyncio.gather(*greedy, *sampled, timed_out())
     n = len(PROMPTS)
-    return dict(greedy=[(c.token_ids, c.logprobs) for c in out[:n]],
-                sampled=[(c.token_ids, c.logprobs) for c in out[n:2 * n]], timed_out=out[-1])
+    return dict(
+        greedy=[(c.token_ids, c.logprobs) for c in out[:n]],
+        sampled=[(c.token_ids, c.logprobs) for c in out[n : 2 * n]],
+        timed_out=out[-1],
+    )
 
 
 def rollout(engine: VLLMEngine, rank: int, tp: int):
@@ -53,16 +69,29 @@ def main() -> None:
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     group = tp_groups(world, tp)
-    engine = VLLMEngine(model, max_seq_len=1024, dtype="float32", seed=0, device=torch.device("cpu"),
-                        kv_cache_bytes=64 << 20, tensor_parallel_size=tp, tp_group=group, sleep_level=1)
+    engine = VLLMEngine(
+        model,
+        max_seq_len=1024,
+        dtype="float32",
+        seed=0,
+        device=torch.device("cpu"),
+        kv_cache_bytes=64 << 20,
+        tensor_parallel_size=tp,
+        tp_group=group,
+        sleep_level=1,
+    )
     first = rollout(engine, rank, tp)
-    halved = [(n, p.detach() * 0.5 if p.ndim == 2 else p.detach())
-              for n, p in weights.load_hf(model, dtype=torch.float32).named_parameters()]
+    halved = [
+        (n, p.detach() * 0.5 if p.ndim == 2 else p.detach())
+        for n, p in weights.load_hf(model, dtype=torch.float32).named_parameters()
+    ]
     engine.load_weights(halved)
     second = rollout(engine, rank, tp)
     if rank == 0:
         with open(out, "w") as f:
-            json.dump(dict(first=first, second=second, aborted=engine.aborted, steps=engine.steps), f)
+            json.dump(
+                dict(first=first, second=second, aborted=engine.aborted, steps=engine.steps), f
+            )
     dist.barrier()
     dist.destroy_process_group()
 
