@@ -165,9 +165,29 @@ def _enforce_tier():
     mp.undo()
 
 
+def _toolchain_volumes() -> set[str]:
+    """The verifier's toolchain caches on the engine (label termrl.toolchain; sandboxing/verifier.py)."""
+    r = subprocess.run(
+        ["docker", "volume", "ls", "-q", "--filter", "label=termrl.toolchain"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return {line for line in r.stdout.split() if line}
+
+
+def pytest_sessionstart(session):
+    session.config._termrl_toolchains = set() if FAST_TIER else _toolchain_volumes()
+
+
 def pytest_sessionfinish(session, exitstatus):
     if FAST_TIER:  # no container could start
         return
+    # The toolchain copies this session made are a cache shared by runs (no session label): removed
+    # here so the suite ends with nothing of its own left; those that were there before stay.
+    made = _toolchain_volumes() - getattr(session.config, "_termrl_toolchains", set())
+    if made:
+        subprocess.run(["docker", "volume", "rm", *sorted(made)], capture_output=True, timeout=120)
     strict = (
         os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
     )
