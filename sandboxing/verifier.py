@@ -848,10 +848,11 @@ def run_tests_blocking(
             report = _verify_in(
                 api, vid, tc, tests_dir, timeout, test_setup, tuple(agent_modules), t0
             )
-        except docker.errors.APIError:
+        except (docker.errors.APIError, VerifyError):
             if watch.exceeded is None:
                 raise
-            report = None  # the kill broke a step; the disk limit is the reason
+            # the kill broke a step (or pytest: exit 137); the disk limit is the reason
+            report = None
         finally:
             watch.stop()
             remove_quietly(api, vid)
