@@ -58,7 +58,7 @@ def test_system_install_works(tmp_path):
     r = csvq(tmp_path / "a.csv")
     assert r.returncode == 0, r.stderr
     assert parse(r.stdout) == rows
-    loc = subprocess.run([sys.executable, "-c", "import csvq; print(csvq.__file__)"], capture_output=True, text=True, cwd="/", timeout=60)
+    loc = subprocess.run(["/usr/bin/python3", "-c", "import csvq; print(csvq.__file__)"], capture_output=True, text=True, cwd="/", timeout=60)
     assert loc.returncode == 0 and not loc.stdout.startswith("/app/"), loc.stdout
 
 

@@ -1,11 +1,11 @@
 import json
 import random
 import subprocess
-import sys
 
 
 def run(code):
-    r = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=30)
+    # the system python3 the task installs into (the agent's), not the verifier's pristine interpreter
+    r = subprocess.run(["/usr/bin/python3", "-c", code], cwd="/", capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
