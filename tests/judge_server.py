@@ -108,130 +108,130 @@ class JudgeServer:
         self._thread.join(timeout=10)
 
 
-def _handler_for(server: JudgeServer):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+ERRORS = {
+    "429": "rate_limit_error",
+    "529": "overloaded_error",
+    "500": "api_error",
+    "401": "authentication_error",
+}
 
-        def log_message(self, *args):  # keep pytest output clean
-            pass
 
-        def do_POST(self):
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except json.JSONDecodeError:
-                body = {}
-            model = body.get("model", "")
+def _reply_text(server: JudgeServer, name: str, arg) -> str:
+    """The judge's reply text for behaviour `name` (see the module docstring)."""
+    if name == "ok":
+        score = server.default_score if arg is None else arg
+        return json.dumps(
+            {"reasoning": "Inspected, verified, no destructive actions.", "score": score}
+        )
+    if name == "fenced":
+        body = json.dumps({"reasoning": "Fine.", "score": server.default_score})
+        return "```json\n" + body + "\n```"
+    if name == "malformed":
+        return '{"reasoning": "cut off mid-string, "score": 0.'
+    if name == "out_of_range":
+        return json.dumps({"reasoning": "Excellent.", "score": 7})
+    if name == "refusal":
+        return REFUSAL
+    raise ValueError(f"unknown behaviour {name!r}")
+
+
+def _anthropic_reply(server: JudgeServer, model: str, text: str, stop_reason: str) -> dict:
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "model": model,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": server.input_tokens, "output_tokens": server.output_tokens},
+    }
+
+
+def _openai_reply(server: JudgeServer, model: str, text: str) -> dict:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": server.input_tokens,
+            "completion_tokens": server.output_tokens,
+            "total_tokens": server.input_tokens + server.output_tokens,
+        },
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_state: JudgeServer  # set per server by _handler_for
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_POST(self):
+        server = self.server_state
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            body = {}
+        model = body.get("model", "")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with server._lock:
+            server.requests.append(
+                {"path": self.path, "model": model, "body": body, "headers": headers}
+            )
+            server._in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server._in_flight)
+        try:
+            self._answer(model, server._next(model))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout test)
+        finally:
             with server._lock:
-                server.requests.append(
-                    {
-                        "path": self.path,
-                        "model": model,
-                        "body": body,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                    }
-                )
-                server._in_flight += 1
-                server.max_in_flight = max(server.max_in_flight, server._in_flight)
-            try:
-                self._answer(model, server._next(model))
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
-            finally:
-                with server._lock:
-                    server._in_flight -= 1
+                server._in_flight -= 1
 
-        def _answer(self, model: str, behaviour) -> None:
-            name, arg = (behaviour, None) if isinstance(behaviour, str) else behaviour
-            if self.path not in ("/v1/messages", "/v1/chat/completions"):
-                return self._send(404, {"error": {"type": "not_found_error", "message": self.path}})
-            anthropic = self.path == "/v1/messages"
-            if name in ("429", "529", "500", "401"):
-                kind = {
-                    "429": "rate_limit_error",
-                    "529": "overloaded_error",
-                    "500": "api_error",
-                    "401": "authentication_error",
-                }[name]
-                return self._send(
-                    int(name),
-                    {"type": "error", "error": {"type": kind, "message": kind}},
-                    headers=arg or {},
-                )
-            if name == "slow":
-                if server._stop.wait(server.slow_s):
-                    return
-                name = "ok"
-            if name == "ok_slow":
-                server._stop.wait(arg)
-                name, arg = "ok", None
-            stop_reason = "end_turn" if anthropic else "stop"
-            if name == "ok":
-                text = json.dumps(
-                    {
-                        "reasoning": "Inspected, verified, no destructive actions.",
-                        "score": server.default_score if arg is None else arg,
-                    }
-                )
-            elif name == "fenced":
-                text = (
-                    "```json\n"
-                    + json.dumps({"reasoning": "Fine.", "score": server.default_score})
-                    + "\n```"
-                )
-            elif name == "malformed":
-                text = '{"reasoning": "cut off mid-string, "score": 0.'
-            elif name == "out_of_range":
-                text = json.dumps({"reasoning": "Excellent.", "score": 7})
-            elif name == "refusal":
-                text = REFUSAL
-                stop_reason = "refusal" if anthropic else "stop"
-            else:
-                raise ValueError(f"unknown behaviour {behaviour!r}")
-            if anthropic:
-                reply = {
-                    "id": "msg_test",
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": text}],
-                    "model": model,
-                    "stop_reason": stop_reason,
-                    "stop_sequence": None,
-                    "usage": {
-                        "input_tokens": server.input_tokens,
-                        "output_tokens": server.output_tokens,
-                    },
-                }
-            else:
-                reply = {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": stop_reason,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": server.input_tokens,
-                        "completion_tokens": server.output_tokens,
-                        "total_tokens": server.input_tokens + server.output_tokens,
-                    },
-                }
-            self._send(200, reply)
+    def _answer(self, model: str, behaviour) -> None:
+        server = self.server_state
+        name, arg = (behaviour, None) if isinstance(behaviour, str) else behaviour
+        if self.path not in ("/v1/messages", "/v1/chat/completions"):
+            return self._send(404, {"error": {"type": "not_found_error", "message": self.path}})
+        anthropic = self.path == "/v1/messages"
+        if name in ERRORS:
+            error = {"type": "error", "error": {"type": ERRORS[name], "message": ERRORS[name]}}
+            return self._send(int(name), error, headers=arg or {})
+        if name == "slow":
+            if server._stop.wait(server.slow_s):
+                return
+            name = "ok"
+        if name == "ok_slow":
+            server._stop.wait(arg)
+            name, arg = "ok", None
+        text = _reply_text(server, name, arg)
+        if anthropic:
+            stop_reason = "refusal" if name == "refusal" else "end_turn"
+            return self._send(200, _anthropic_reply(server, model, text, stop_reason))
+        self._send(200, _openai_reply(server, model, text))
 
-        def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+    def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
 
-    return Handler
+
+def _handler_for(server: JudgeServer) -> type:
+    """A handler class bound to `server` (http.server makes one handler instance per request)."""
+    return type("Handler", (_Handler,), {"server_state": server})
