@@ -222,7 +222,7 @@ def compare_compiled_step(m, pairs: int) -> None:
         )
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--batches",
@@ -275,7 +275,49 @@ def main() -> None:
     args = ap.parse_args()
     if args.draft_tokens < 1:
         ap.error(f"--draft-tokens {args.draft_tokens}: must be >= 1")
+    return args
 
+
+def table_row(args, ours, hf, tok, prompts: list, b: int) -> None:
+    """One table row at batch b: interleaved (baseline, TorchEngine) pairs, median tok/s and ratios."""
+    n = len(prompts) * args.new_tokens
+    load0 = os.getloadavg()[0]
+    t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
+    for _ in range(args.pairs):
+        if args.baseline == "hf":
+            dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
+        else:
+            dt_hf, cpu_hf, toks_hf, _ = bench_engine(
+                ours,
+                tok,
+                prompts,
+                b,
+                args.new_tokens,
+                not args.no_speculate,
+                args.draft_tokens,
+                False,
+            )
+        dt_ours, cpu_ours, toks_ours, drafts = bench_engine(
+            ours, tok, prompts, b, args.new_tokens, not args.no_speculate, args.draft_tokens
+        )
+        t_hf.append(dt_hf)
+        t_ours.append(dt_ours)
+        ratios.append(dt_hf / dt_ours)
+        cpu_ratios.append(cpu_hf / cpu_ours)
+    same = sum(a == h for a, h in zip(toks_ours, toks_hf))
+    spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
+    drafts = f"{drafts[0]}/{drafts[1]}"
+    print(
+        f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
+        f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
+        f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
+        f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f} {drafts:>12}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    args = parse_args()
     from transformers import AutoModelForCausalLM
 
     torch.set_num_threads(args.threads)
@@ -303,41 +345,8 @@ def main() -> None:
             f"{'drafts kept':>12}"
         )
     prompts = prompts_for(tok, len(QUESTIONS))
-    n = len(prompts) * args.new_tokens
     for b in args.batches:
-        load0 = os.getloadavg()[0]
-        t_hf, t_ours, ratios, cpu_ratios = [], [], [], []
-        for _ in range(args.pairs):
-            if args.baseline == "hf":
-                dt_hf, cpu_hf, toks_hf = bench_hf_batches(hf, tok, prompts, b, args.new_tokens)
-            else:
-                dt_hf, cpu_hf, toks_hf, _ = bench_engine(
-                    ours,
-                    tok,
-                    prompts,
-                    b,
-                    args.new_tokens,
-                    not args.no_speculate,
-                    args.draft_tokens,
-                    False,
-                )
-            dt_ours, cpu_ours, toks_ours, drafts = bench_engine(
-                ours, tok, prompts, b, args.new_tokens, not args.no_speculate, args.draft_tokens
-            )
-            t_hf.append(dt_hf)
-            t_ours.append(dt_ours)
-            ratios.append(dt_hf / dt_ours)
-            cpu_ratios.append(cpu_hf / cpu_ours)
-        same = sum(a == h for a, h in zip(toks_ours, toks_hf))
-        spread = f"{min(ratios):.2f}..{max(ratios):.2f}"
-        drafts = f"{drafts[0]}/{drafts[1]}"
-        print(
-            f"{b:>5} {n / statistics.median(t_hf):>18.1f} {n / statistics.median(t_ours):>18.1f} "
-            f"{statistics.median(ratios):>12.2f}x {spread:>13} {same:>6}/{len(prompts):<5} "
-            f"{load0:>15.1f}..{os.getloadavg()[0]:<14.1f} {statistics.median(cpu_ratios):>11.2f}x "
-            f"{min(cpu_ratios):.2f}..{max(cpu_ratios):.2f} {drafts:>12}",
-            flush=True,
-        )
+        table_row(args, ours, hf, tok, prompts, b)
     if args.linear:
         compare_linear(ours, args.pairs)
     if args.compile_step:
