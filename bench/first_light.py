@@ -466,22 +466,10 @@ def run_part(results: dict, name: str, fn, *args):
     return results[name]
 
 
-def table(r: dict) -> str:
-    """The results as one plain-text table."""
+def _learner_rows(add, lr: dict) -> None:
+    """The learner's rows of the table (tokens/s, MFU, peak memory; checkpointing on and off)."""
     gib = lambda b: f"{b / GiB:.2f} GiB" if b else "n/a"  # noqa: E731
     pct = lambda x: f"{100 * x:.1f}%" if x is not None else "n/a"  # noqa: E731
-    rows = [
-        f"first light: {r['device_name']} ({r['device']}), torch {r['torch']}, "
-        f"{r['model']} random weights, "
-        f"preset {r['preset']}, load {r['load_before']:.1f}",
-        f"measured bf16 matmul: {r['matmul_tflops']:.3g} TFLOP/s; datasheet peak: "
-        + (f"{r['peak_tflops']:.0f} TFLOP/s" if r["peak_tflops"] else "none for this device"),
-    ]
-    rows.append(f"{'part':<9} {'measure':<38} {'value':>22}   against")
-    add = lambda part, what, value, against="": rows.append(
-        f"{part:<9} {what:<38} {value:>22}   {against}"
-    )  # noqa
-    lr = r.get("learner", {})
     if "error" in lr:
         add("learner", "ERROR", "", lr["error"][:200])
     for key, label in (("ac_on", "AC on"), ("ac_off", "AC off")):
@@ -512,22 +500,10 @@ def table(r: dict) -> str:
             gib(x["peak_bytes"]),
             f"predicted {gib(x['predicted_bytes'])} (memory_items, W=1): {ratio}",
         )
-    m = r.get("master", {})
-    add(
-        "master",
-        "fp32 params+AdamW, bf16 blocks, changed",
-        f"{m.get('changed', 0):.4f}" if "changed" in m else "ERROR",
-        f"{'ok' if m.get('ok') else 'FAILED'} "
-        f"{m.get('master_and_adamw_dtypes', m.get('error', ''))}",
-    )
-    s = r.get("sync", {})
-    add(
-        "sync",
-        "learner.sync.sync_weights s/GiB (bf16)",
-        f"{s['s_per_gib']:.3f}" if "s_per_gib" in s else "ERROR",
-        f"{gib(s.get('bytes'))} moved, exact: {s.get('exact', s.get('error'))}",
-    )
-    e = r.get("engine", {})
+
+
+def _engine_rows(add, e: dict) -> None:
+    """The engine's rows of the table (decode tokens/s and greedy agreement per batch)."""
     if "error" in e:
         add("engine", "ERROR", "", e["error"][:200])
     for b, x in e.items():
@@ -547,6 +523,39 @@ def table(r: dict) -> str:
             f"{x['identical']}/{x['sequences']} identical",
             f"mean agreeing prefix {x['agreeing_prefix']:.2f}",
         )
+
+
+def table(r: dict) -> str:
+    """The results as one plain-text table."""
+    gib = lambda b: f"{b / GiB:.2f} GiB" if b else "n/a"  # noqa: E731
+    rows = [
+        f"first light: {r['device_name']} ({r['device']}), torch {r['torch']}, "
+        f"{r['model']} random weights, "
+        f"preset {r['preset']}, load {r['load_before']:.1f}",
+        f"measured bf16 matmul: {r['matmul_tflops']:.3g} TFLOP/s; datasheet peak: "
+        + (f"{r['peak_tflops']:.0f} TFLOP/s" if r["peak_tflops"] else "none for this device"),
+    ]
+    rows.append(f"{'part':<9} {'measure':<38} {'value':>22}   against")
+    add = lambda part, what, value, against="": rows.append(
+        f"{part:<9} {what:<38} {value:>22}   {against}"
+    )  # noqa
+    _learner_rows(add, r.get("learner", {}))
+    m = r.get("master", {})
+    add(
+        "master",
+        "fp32 params+AdamW, bf16 blocks, changed",
+        f"{m.get('changed', 0):.4f}" if "changed" in m else "ERROR",
+        f"{'ok' if m.get('ok') else 'FAILED'} "
+        f"{m.get('master_and_adamw_dtypes', m.get('error', ''))}",
+    )
+    s = r.get("sync", {})
+    add(
+        "sync",
+        "learner.sync.sync_weights s/GiB (bf16)",
+        f"{s['s_per_gib']:.3f}" if "s_per_gib" in s else "ERROR",
+        f"{gib(s.get('bytes'))} moved, exact: {s.get('exact', s.get('error'))}",
+    )
+    _engine_rows(add, r.get("engine", {}))
     p = r.get("logprobs", {})
     add(
         "logprobs",
@@ -567,7 +576,8 @@ def table(r: dict) -> str:
     return "\n".join(rows)
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> tuple[argparse.Namespace, torch.device]:
+    """The command line and the device it names (argparse errors exit 2)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", help="cuda (the last visible GPU) or cpu")
     ap.add_argument(
@@ -598,6 +608,35 @@ def main(argv=None) -> int:
         device = torch.device("cuda", torch.cuda.device_count() - 1)
     else:
         device = torch.device(a.device)
+    return a, device
+
+
+def engine_parts(r: dict, net, hf: dict, a, policy: configs.PolicyConfig, device) -> None:
+    """The engine-side parts (sync, engine, logprobs, thread) on a bf16 engine model."""
+    with torch.device(device):
+        eng_model = modeling.Transformer(modeling.ModelConfig.from_hf(hf)).to(torch.bfloat16).eval()
+    # fuses q/k/v, as in use
+    engine = fresh_engine(eng_model, 1, a.prompt_len + a.new_tokens + 8, policy)
+    run_part(r, "sync", part_sync, net, engine, device)
+    run_part(
+        r,
+        "engine",
+        part_engine,
+        eng_model,
+        hf,
+        policy,
+        device,
+        a.batches,
+        a.pairs,
+        a.prompt_len,
+        a.new_tokens,
+    )
+    run_part(r, "logprobs", part_logprobs, net, eng_model, hf, policy, device, a.prompt_len)
+    run_part(r, "thread", part_thread, device)
+
+
+def main(argv=None) -> int:
+    a, device = parse_args(argv)
     preset = configs.PRESETS[a.preset]
     name = a.model or os.path.basename(preset.policy.path)
     hf = TINY if name == "tiny" else configs.QWEN3_CONFIGS[name]
@@ -645,28 +684,7 @@ def main(argv=None) -> int:
         p.grad = None
     if device.type == "cuda":
         torch.cuda.empty_cache()
-    with torch.device(device):
-        eng_model = modeling.Transformer(modeling.ModelConfig.from_hf(hf)).to(torch.bfloat16).eval()
-    policy = preset.policy
-    engine = fresh_engine(
-        eng_model, 1, a.prompt_len + a.new_tokens + 8, policy
-    )  # fuses q/k/v, as in use
-    run_part(r, "sync", part_sync, net, engine, device)
-    run_part(
-        r,
-        "engine",
-        part_engine,
-        eng_model,
-        hf,
-        policy,
-        device,
-        a.batches,
-        a.pairs,
-        a.prompt_len,
-        a.new_tokens,
-    )
-    run_part(r, "logprobs", part_logprobs, net, eng_model, hf, policy, device, a.prompt_len)
-    run_part(r, "thread", part_thread, device)
+    engine_parts(r, net, hf, a, preset.policy, device)
     r["wall_s"] = time.perf_counter() - t_start
     r["ok"] = all(
         r[k].get("ok", "error" not in r[k])
