@@ -227,8 +227,13 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
     Raises:
         VerifyError: the image has no `python3` whose pytest runs, the copy failed, or Docker failed.
     """
+    engine = str(getattr(api, "base_url", ""))
+    with _toolchain_lock:  # an image id known here needs no inspect (the verifier passes ids)
+        fut = _toolchains.get((engine, image))
+    if fut is not None and fut.done() and not fut.exception():
+        return fut.result()
     config = api.inspect_image(image)
-    key = (str(getattr(api, "base_url", "")), config["Id"])
+    key = (engine, config["Id"])
     with _toolchain_lock:
         fut, mine = _toolchains.get(key), False
         if fut is None:
