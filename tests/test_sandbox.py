@@ -749,8 +749,18 @@ def test_limits_from_sandbox_config():
     from configs import SandboxConfig
 
     cfg = SandboxConfig(
-        memory_mb=512, cpus=0.5, pids=128, output_limit_bytes=4096, exec_timeout_s=30
+        memory_mb=512,
+        cpus=0.5,
+        pids=128,
+        output_limit_bytes=4096,
+        exec_timeout_s=30,
+        verify_wall_s=9,
     )
     assert Limits.from_config(cfg) == Limits(
-        memory_bytes=512 << 20, cpus=0.5, pids=128, output_bytes=4096, exec_timeout_s=30.0
+        memory_bytes=512 << 20,
+        cpus=0.5,
+        pids=128,
+        output_bytes=4096,
+        exec_timeout_s=30.0,
+        verify_wall_s=9.0,
     )
