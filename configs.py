@@ -98,6 +98,9 @@ class SandboxConfig:
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
+    # the verifier's wall clock, seconds, without tests that hung (0 = 3 x the task's per-test timeout);
+    # past it the machine was too slow: the episode is an error (masked), never a 0
+    verify_wall_s: float = 0.0
     # FROM images that are not present locally (no registry is reachable) -> local base, "fnmatch-pattern=image";
     # the first match wins (images.py). Defaults: the Terminal-Bench / terminal-bench-rl base images.
     image_map: tuple[str, ...] = (
@@ -569,6 +572,13 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
     need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
+    wall = sb.verify_wall_s
+    need(
+        0 <= wall < float("inf"),
+        "sandbox.verify_wall_s",
+        wall,
+        "must be finite and >= 0 (0 = auto)",
+    )
     need(
         sb.max_concurrent >= 0,
         "sandbox.max_concurrent",

@@ -50,8 +50,10 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import harbor_verifier, hosts, verifier
+from sandboxing import harbor_verifier, hosts, toolchain, verifier
 from sandboxing.disk import DiskWatch
+from sandboxing.hosts import host_resources  # noqa: F401 - callers use sandbox.host_resources
+from sandboxing.reaping import reap  # noqa: F401 - sandbox.reap: callers and the Makefile use it
 from sandboxing.shell import (
     SERVER_SCRIPT as _SERVER,
 )
@@ -122,12 +124,13 @@ class Limits:
     cap_add: tuple[str, ...] = DEFAULT_CAPS  # capabilities kept after cap_drop=ALL
     storage_bytes: int = 2048 << 20  # disk its writable layer may hold (no file larger), bytes
     storage_check_s: float = 1.0  # seconds between two checks of the layer's size
+    verify_wall_s: float = 0.0  # the verifier's wall clock, seconds (0 = 3 x the per-test timeout)
     # Values are trusted: configs.validate checks the SandboxConfig they come from (from_config) at start-up.
 
     @classmethod
     def from_config(cls, cfg) -> Limits:
         """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
-        storage_mb)."""
+        storage_mb, verify_wall_s)."""
         return cls(
             memory_bytes=int(cfg.memory_mb) << 20,
             cpus=float(cfg.cpus),
@@ -135,6 +138,7 @@ class Limits:
             output_bytes=int(cfg.output_limit_bytes),
             exec_timeout_s=float(cfg.exec_timeout_s),
             storage_bytes=int(cfg.storage_mb) << 20,
+            verify_wall_s=float(cfg.verify_wall_s),
         )
 
     def ulimits(self) -> list:
@@ -255,6 +259,17 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def _labels(run_id: str) -> dict[str, str]:
+    """What reap() filters by: termrl=1, the run, the session, the start time, the owner process."""
+    return {
+        "termrl": "1",
+        "termrl.run_id": run_id,
+        "termrl.session": SESSION,
+        "termrl.started": f"{time.time():.3f}",
+        "termrl.owner": _owner(),
+    }
+
+
 class Sandbox:
     """One isolated container for one agent. Create with `await Sandbox.start(image)`; use as `async with`.
 
@@ -283,6 +298,7 @@ class Sandbox:
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
         self._disk: DiskWatch | None = None  # the disk limit's watchdog (set by start)
+        self._cleanup: list = []  # removals of verifier containers, after their verdicts (close waits)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -325,27 +341,10 @@ class Sandbox:
             + "-"
             + secrets.token_hex(4)
         )
-        labels = {
-            "termrl": "1",
-            "termrl.run_id": run_id,
-            "termrl.session": SESSION,
-            "termrl.started": f"{time.time():.3f}",
-            "termrl.owner": _owner(),
-            "termrl.image": image,
-        }
-        host_config = api.create_host_config(
-            network_mode="none",
-            mem_limit=limits.memory_bytes,
-            memswap_limit=limits.memory_bytes,
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids,
-            cap_drop=["ALL"],
-            cap_add=list(limits.cap_add),
-            security_opt=["no-new-privileges"],
-            init=True,
-            ulimits=limits.ulimits(),
-            log_config=docker.types.LogConfig(type="none"),
-        )  # command output must not pile up in the engine's logs
+        labels = {**_labels(run_id), "termrl.image": image}
+        host_config = toolchain.host_config(
+            api, limits, logs=False
+        )  # output must not pile up in logs
         try:
             cid = api.create_container(
                 image,
@@ -420,6 +419,12 @@ class Sandbox:
             self._disk.stop()
         if self._shell is not None:
             self._shell.close()
+        try:
+            self._remove_blocking()
+        finally:  # the verifiers' removals run beside this one; close allows them 25 s
+            concurrent.futures.wait(self._cleanup, 25.0)
+
+    def _remove_blocking(self) -> None:
         api = docker_api(10.0, self.host)
         for step in ("remove", "kill", "remove"):
             try:
@@ -742,16 +747,20 @@ class Sandbox:
         pause it, on a heavily loaded host: its commands then fail with SandboxError).
 
         Args:
-            timeout: seconds for pytest (> 0). test_setup: bash source run before pytest (run-tests.sh), or None.
+            timeout: seconds per test (> 0; a test past it fails: its program hung), and for test_setup or a
+                Harbor script. The whole run has the verifier's wall clock (limits.verify_wall_s, default
+                3 x timeout, tests that hung not counted): past it the machine is too slow, SandboxError.
+            test_setup: bash source run before pytest (run-tests.sh), or None.
             agent_modules: module names the tests import from the agent's files (Task.agent_modules).
             script: a Harbor test.sh (Task.verifier_script) run instead of pytest and scored from the reward
                 files it writes (harbor_verifier.run_script_blocking: report.parts), or None.
         Returns:
-            TestReport (verifier.py). Timeout: every test found by `--collect-only` is False, timed_out=True.
+            TestReport (verifier.py); timed_out when a test ran past `timeout` (that test failed).
         Raises:
             FileNotFoundError: tests_dir is not a directory on the host. ValueError: timeout <= 0.
-            SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest, or
-                pytest's run cannot be scored (killed, exit code other than 0/1, no regular report under the cap).
+            SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest, the
+                wall clock ran out, or pytest's run cannot be scored (killed, exit code not 0/1, no
+                regular report under the cap).
             DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
 
         Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
@@ -767,158 +776,19 @@ class Sandbox:
             await _blocking(self._disk.check, limit=False)
             self._check_disk()
         budget = self.limits.storage_bytes - (self._disk.last if self._disk is not None else 0)
-        labels = {
-            "termrl": "1",
-            "termrl.run_id": self.run_id,
-            "termrl.session": SESSION,
-            "termrl.started": f"{time.time():.3f}",
-            "termrl.owner": _owner(),
-            "termrl.verifies": self.name,
-        }
-        api = docker_api(float(timeout) + 120.0, self.host)
-        try:
-            if script is not None:
-                return await _blocking(
-                    harbor_verifier.run_script_blocking,
-                    api,
-                    self.id,
-                    self.name,
-                    labels,
-                    self.limits,
-                    tests_dir,
-                    float(timeout),
-                    script,
-                    limit=False,
-                )
-            return await _blocking(
-                verifier.run_tests_blocking,
-                api,
-                self.id,
-                self.name,
-                labels,
-                self.limits,
-                tests_dir,
-                float(timeout),
-                test_setup,
-                tuple(agent_modules),
-                max(budget, 1 << 20),
-                limit=False,
+        labels = {**_labels(self.run_id), "termrl.verifies": self.name}
+        timeout, wall = float(timeout), verifier.wall_clock(timeout, self.limits.verify_wall_s)
+        api = docker_api(2 * wall + timeout + 120.0, self.host)  # past the verifier's backstop
+        args = (api, self.id, self.name, labels, self.limits, tests_dir, timeout)
+        kw = {"disk_budget": max(budget, 1 << 20), "cleanup": self._cleanup}
+        if script is not None:
+            fn = functools.partial(harbor_verifier.run_script_blocking, *args, script, **kw)
+        else:
+            modules = tuple(agent_modules)
+            fn = functools.partial(
+                verifier.run_tests_blocking, *args, test_setup, modules, wall_s=wall, **kw
             )
+        try:
+            return await _blocking(fn, limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
-
-
-def host_resources() -> tuple[int, int]:
-    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers:
-    statvfs of the engine's data root, `docker info` DockerRootDir, or of the nearest parent this
-    process can reach)."""
-    with open("/proc/meminfo") as f:
-        ram = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
-    path = Path(docker_api().info().get("DockerRootDir") or "/var/lib/docker")
-    while True:
-        try:
-            st = os.statvfs(path)
-            return ram, st.f_bavail * st.f_frsize
-        except (
-            OSError
-        ):  # not readable by this user (a docker-group member): its parent's filesystem
-            if path == path.parent:
-                raise
-            path = path.parent
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Reaping
-
-
-def _owner_dead(owner: str) -> bool:
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def reap(
-    run_id: str | None = None,
-    older_than_s: float | None = None,
-    session: str | None = None,
-    host: str | None = None,
-) -> int:
-    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
-    snapshot images (label termrl.verifies); return how many things were removed.
-
-    With run_id, session and/or older_than_s: everything matching (label termrl.run_id /
-    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
-    With none: only what an owner process on this host that is gone left (running, stopped or never
-    started; also after a kill -9 mid-verification), so a run starting up never touches the things
-    of another live run. On every listed engine (sandbox.docker_hosts), or on `host` alone; an engine
-    that does not answer is skipped with a warning naming it (its leftovers go at the next reap).
-    """
-    removed = 0
-    for url in [host] if host else hosts.urls():
-        try:
-            removed += _reap_engine(docker_api(host=url), run_id, older_than_s, session)
-        except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
-            if not hosts.unreachable(e):
-                raise
-            log.warning(
-                "reap: engine %s does not answer (%s); its things stay until it does", url, e
-            )
-    return removed
-
-
-def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: str | None) -> int:
-    """reap() on one engine."""
-    labels = (
-        ["termrl=1"]
-        + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
-        + ([f"termrl.session={session}"] if session is not None else [])
-    )
-    unfiltered = run_id is None and older_than_s is None and session is None
-    now = time.time()
-
-    def chosen(lab: dict) -> bool:
-        lab = lab or {}
-        if older_than_s is not None:
-            try:
-                started = float(lab.get("termrl.started", "0"))
-            except ValueError:
-                started = 0.0
-            if now - started < older_than_s:
-                return False
-        # Unfiltered: only a dead owner's things. A live owner's may be created-not-yet-started or
-        # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
-        return not unfiltered or _owner_dead(lab.get("termrl.owner", ""))
-
-    removed = 0
-    for c in api.containers(all=True, filters={"label": labels}):
-        if chosen(c.get("Labels")):
-            removed += _remove(
-                lambda c=c: api.remove_container(c["Id"], force=True, v=True), c["Id"]
-            )
-    for v in api.volumes(filters={"label": labels}).get("Volumes") or []:
-        if chosen(v.get("Labels")):
-            removed += _remove(lambda v=v: api.remove_volume(v["Name"], force=True), v["Name"])
-    for im in api.images(all=True, filters={"label": labels + ["termrl.verifies"]}):
-        if chosen(im.get("Labels")):
-            removed += _remove(lambda im=im: api.remove_image(im["Id"], force=True), im["Id"])
-    return removed
-
-
-def _remove(call, what: str) -> int:
-    """1 when call removed `what`, 0 when it was already gone or going; other refusals logged."""
-    try:
-        call()
-        return 1
-    except docker.errors.NotFound:
-        return 0
-    except docker.errors.APIError as e:
-        if not (e.status_code == 409 and "already in progress" in str(e)):
-            log.warning("reap: removing %s failed: %s", what[:19], e)
-        return 0

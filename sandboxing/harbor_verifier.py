@@ -27,23 +27,9 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
-from sandboxing.verifier import (
-    PRIVATE,
-    TESTS,
-    TestReport,
-    VerifyError,
-    _env,
-    _exec,
-    _host_config,
-    _mounting,
-    _mounts,
-    _pristine,
-    _snapshot,
-    _tests_tar,
-    _Unmountable,
-    prepare_toolchain,
-    remove_quietly,
-)
+from sandboxing.toolchain import VerifyError, pristine
+from sandboxing.verifier import TestReport, _tests_tar
+from sandboxing.verifier_box import PRIVATE, TESTS, _env, _exec, start_box, verifier_container
 
 log = logging.getLogger("termrl.verifier")
 
@@ -123,81 +109,65 @@ def run_script_blocking(
     tests_dir: Path,
     timeout: float,
     script: str,
+    disk_budget: int | None = None,
+    cleanup: list | None = None,
 ) -> TestReport:
     """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier
-    container.
+    container (verifier_box.verifier_container: snapshot, mounts, disk watchdog, removal; disk_budget
+    and cleanup as in verifier.run_tests_blocking).
 
     Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value ==
-    1); tampered set (nothing run) when the agent changed the test toolchain; timed_out with no
-    parts when the script ran past `timeout` seconds.
-    Raises VerifyError: no usable toolchain in the image, Docker failed, the script wrote no (or a
-    bad) reward file.
+    1); tampered set (nothing run) when the agent changed the test toolchain; an error starting
+    "disk_limit" when the verifier container outgrew disk_budget.
+    Raises VerifyError: no usable toolchain in the image, Docker failed, the script ran past
+    `timeout` seconds (harbor's verifier timeout is an error too, never a reward), or it wrote no
+    (or a bad) reward file.
     """
     t0 = time.monotonic()
-    try:
-        image = api.inspect_container(container_id)["Image"]
-        tc = prepare_toolchain(api, image, limits, labels)
-        snapshot = _snapshot(api, container_id, name, labels)  # frozen, as verifier.py does
-    except docker.errors.APIError as e:
-        raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
-    if tc.shell is None:
-        raise VerifyError(f"image {image!r}: a Harbor test.sh needs bash or sh in the task image")
-    try:
-        mounts = _mounts(tc, labels) + [
-            docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
-        ]
-        vid = api.create_container(
-            snapshot,
-            entrypoint=[],
-            command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
-            labels=labels,
-            name=f"{name}-verify",
-            hostname="sandbox",
-            environment=_env(tc),
-            host_config=_host_config(api, limits, mounts),
-        )["Id"]
-        try:
-            try:
-                _mounting(api.put_archive, vid, TESTS, _tests_tar(tests_dir))
-                _mounting(api.put_archive, vid, PRIVATE, _script_tar(script))
-                _mounting(api.start, vid)
-            except _Unmountable as e:
-                why = f"the verifier cannot mount its files over the agent's: {e}"
-                return TestReport(
-                    {}, False, None, time.monotonic() - t0, "", tampered=why, parts={}
-                )
-            eid = api.exec_create(vid, ["chmod", "0777", REWARD_DIR], user="root")["Id"]
-            api.exec_start(eid)  # for the image's USER
-            # the script runs with the pristine shell; `python3` on its PATH is the pristine interpreter
-            rc, output = _exec(
-                api, vid, _pristine(tc, tc.shell, SCRIPT), _env(tc), tc.workdir, timeout
+    reward_dir = docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
+    with verifier_container(
+        api, container_id, name, labels, limits, "volume", [reward_dir], disk_budget, cleanup
+    ) as box:
+        tc = box.tc
+        if tc.shell is None:
+            raise VerifyError(
+                f"verification of {name}: a Harbor test.sh needs bash or sh in the image"
             )
-            if rc is None:
-                return TestReport({}, True, None, time.monotonic() - t0, output, parts={})
-            api.kill(vid)  # nothing may touch the reward files after the script ends
-            try:
-                parts = parse_rewards(
-                    _read(api, vid, f"{REWARD_DIR}/reward.json"),
-                    _read(api, vid, f"{REWARD_DIR}/reward.txt"),
-                )
-            except VerifyError as e:
-                raise VerifyError(
-                    f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}"
-                ) from None
-            return TestReport(
-                {k: v >= 1.0 for k, v in parts.items()},
-                False,
+        why = start_box(api, box, [(TESTS, _tests_tar(tests_dir)), (PRIVATE, _script_tar(script))])
+        if why is not None:
+            return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
+        eid = api.exec_create(box.id, ["chmod", "0777", REWARD_DIR], user="root")["Id"]
+        api.exec_start(eid)  # for the image's USER
+        # the script runs with the pristine shell; `python3` on its PATH is the pristine interpreter
+        cmd = pristine(tc, tc.shell, SCRIPT)
+        try:
+            rc, output = _exec(api, box.id, cmd, _env(tc), tc.workdir, timeout)
+        except (docker.errors.APIError, VerifyError):
+            if box.watch.exceeded is None:
+                raise
+            rc, output = (
                 None,
-                time.monotonic() - t0,
-                output,
-                parts=parts,
+                "",
+            )  # the disk watchdog's kill broke the exec: the disk limit is the reason
+        box.watch.stop()
+        if box.watch.exceeded is not None:
+            held = box.watch.exceeded / 2**20
+            error = f"disk_limit: the verifier container held {held:.1f} MiB or more; killed"
+            return TestReport({}, False, error, time.monotonic() - t0, output, parts={})
+        if rc is None:
+            raise VerifyError(
+                f"verification of {name}: tests/test.sh ran past its {timeout:g} s; output tail:"
+                f"\n{output[-2000:]}"
             )
-        finally:
-            remove_quietly(api, vid)
-    except docker.errors.APIError as e:
-        raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
-    finally:
+        api.kill(box.id)  # nothing may touch the reward files after the script ends
         try:
-            api.remove_image(snapshot, force=True)
-        except docker.errors.APIError as e:
-            log.warning("removing snapshot image %s failed: %s", snapshot[:19], e)
+            parts = parse_rewards(
+                _read(api, box.id, f"{REWARD_DIR}/reward.json"),
+                _read(api, box.id, f"{REWARD_DIR}/reward.txt"),
+            )
+        except VerifyError as e:
+            raise VerifyError(
+                f"{e} (test.sh exit code {rc}); output tail:\n{output[-2000:]}"
+            ) from None
+        tests = {k: v >= 1.0 for k, v in parts.items()}
+        return TestReport(tests, False, None, time.monotonic() - t0, output, parts=parts)

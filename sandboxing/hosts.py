@@ -384,3 +384,22 @@ def release(url: str, error: BaseException | None = None) -> bool:
                         backoff_s(e.failures),
                     )
     return down
+
+
+def host_resources() -> tuple[int, int]:
+    """(bytes of RAM available now: MemAvailable of /proc/meminfo, bytes free for containers:
+    statvfs of the engine's data root, `docker info` DockerRootDir, or of the nearest parent this
+    process can reach)."""
+    with open("/proc/meminfo") as f:
+        ram = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
+    path = Path(client(default_url()).info().get("DockerRootDir") or "/var/lib/docker")
+    while True:
+        try:
+            st = os.statvfs(path)
+            return ram, st.f_bavail * st.f_frsize
+        except (
+            OSError
+        ):  # not readable by this user (a docker-group member): its parent's filesystem
+            if path == path.parent:
+                raise
+            path = path.parent

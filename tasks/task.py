@@ -38,7 +38,8 @@ class Task:
         (`test_x`, matching every case of a parametrized function) or one case (`test_x[a-1]`),
         as in JUnit `testcase@name`.
     allowed_prepass: test name -> reason it may already pass on the untouched container.
-    agent_timeout_s, test_timeout_s: wall-clock limits in seconds.
+    agent_timeout_s: the agent's wall-clock limit, seconds. test_timeout_s: seconds per hidden test (a test
+        past it fails) and for test_setup; the whole run gets the verifier's wall clock (sandbox.verify_wall_s).
     tests_dir: the hidden tests (a folder of the task, left out of the build context); the verifier copies
         them to /tests (TEST_DIR=/tests) after the agent stops.
     solution: the oracle, a bash script (solution.sh, or one generated from Terminal-Bench solution.yaml).

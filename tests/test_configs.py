@@ -166,6 +166,7 @@ TRAIN_BOUNDS = [
     ("sandbox.max_concurrent", 0, -1, "must be >= 0 (0 = auto)"),
     ("sandbox.output_limit_bytes", 256, 255, "must be >= 256"),
     ("sandbox.exec_timeout_s", 0.01, 0.0, "must be > 0"),
+    ("sandbox.verify_wall_s", 0.0, -0.01, "must be finite and >= 0 (0 = auto)"),
     ("rollout.max_turns", 1, 0, "must be >= 1"),
     ("rollout.max_tokens_per_turn", 1, 0, "must be >= 1"),
     ("rollout.max_context_tokens", 129, 128, "must exceed rollout.max_tokens_per_turn"),

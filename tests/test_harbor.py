@@ -297,6 +297,21 @@ def test_a_script_that_writes_no_reward_file_is_an_error_not_a_zero(tmp_path, do
 
 
 @pytest.mark.docker
+def test_a_script_past_its_timeout_is_an_error_not_a_zero(tmp_path, docker_client):
+    # harbor's verifier timeout is an exception of the trial, never a reward
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
+    task.verifier_script = "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\nsleep 600\n"
+
+    async def go():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            return await sb.run_tests(task.tests_dir, timeout=3, script=task.verifier_script)
+
+    with pytest.raises(sandbox.SandboxError, match="tests/test.sh ran past its 3 s"):
+        asyncio.run(go())
+
+
+@pytest.mark.docker
 def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_path, docker_client):
     d = copy_fixture(tmp_path, "hb-parts")
     (d / "environment" / "start.sh").write_text(

@@ -182,6 +182,23 @@ def test_a_note_to_the_grader_earns_nothing_on_an_unsolved_episode(tok, tasks, t
 
 
 @pytest.mark.docker
+def test_a_verification_past_the_verifiers_wall_clock_is_an_error_masked_not_a_0(tok, tasks):
+    # a solved task; a wall clock of 1 ms stands for a machine too slow to verify in time
+    script = ["```bash\necho hello > hello.txt\n```", "DONE"]
+    engines = E.ScriptedEngine(tok, script)
+    trajs = run(
+        [tasks["write-hello-file"]],
+        engines,
+        tok,
+        n=2,
+        sandbox_cfg=SandboxConfig(verify_wall_s=0.001),
+    )
+    for traj in trajs:
+        assert "wall clock of 0.001 s" in traj.error and "too slow, not scored" in traj.error
+        assert (traj.reward, traj.verification) == (None, None)
+
+
+@pytest.mark.docker
 def test_an_episode_writing_past_storage_mb_ends_with_disk_limit_and_reward_0(tok, tasks):
     # bounded: 8 x 32 MiB at most against a 64 MiB limit; each file under the per-file cap
     fill = "for i in 1 2 3 4 5 6 7 8; do fallocate -l 32M /tmp/fill$i; sleep 0.2; done"

@@ -7,6 +7,7 @@ scored (SandboxError: no reward, never a forged one).
 """
 
 import asyncio
+import concurrent.futures
 import os
 import resource
 import textwrap
@@ -15,8 +16,9 @@ from pathlib import Path
 import pytest
 
 import reward
+import sandbox
 from sandbox import Sandbox, SandboxError
-from sandboxing import images, verifier
+from sandboxing import images, toolchain, verifier
 
 pytestmark = pytest.mark.docker  # all but the last three (pure) tests verify in containers
 
@@ -577,12 +579,61 @@ def test_outcomes_keep_pytest_meaning_and_non_ascii_ids_match_weights(tmp_path, 
     )
 
 
-def test_timeout_fails_every_collected_test(tmp_path, docker_client):
+def test_a_hanging_program_fails_its_test_by_the_per_test_timeout_not_an_error(
+    tmp_path, docker_client
+):
+    # the agent's program never ends; the test that runs it without a timeout of its own fails
     hidden = {
-        "test_slow.py": "import time\ndef test_fast():\n    pass\ndef test_slow():\n    time.sleep(60)\n"
+        "test_prog.py": """
+        import subprocess
+        def test_prog():
+            subprocess.run(['sh', '/app/prog.sh'])
+        def test_x():
+            assert open('/app/answer.txt').read() == '42'
+        """
     }
-    report = attacked(tmp_path, [], hidden=hidden, timeout=5)
-    assert (report.tests, report.timed_out) == ({"test_fast": False, "test_slow": False}, True)
+    cmds = ["echo 'sleep 1000' > /app/prog.sh", "printf 42 > /app/answer.txt"]
+    report = attacked(tmp_path, cmds, hidden=hidden, timeout=10)
+    assert (report.tests, report.timed_out, report.error) == (
+        {"test_prog": False, "test_x": True},
+        True,
+        None,
+    )
+    v = reward.verify(report, {"test_prog": 1.0, "test_x": 1.0})
+    assert (v.score, v.failed) == (0.5, ["test_prog"])
+
+
+def test_the_verifiers_wall_clock_running_out_is_an_error_never_a_score(tmp_path, docker_client):
+    # nothing hangs: a wall clock of 1 ms runs out while the pristine pytest starts (the machine "slow")
+    async def go():
+        limits = sandbox.Limits(verify_wall_s=0.001)
+        async with await Sandbox.start(images.BASE_IMAGE, limits, run_id=RUN_ID) as sb:
+            await sb.write_file("/app/answer.txt", "42")
+            return await sb.run_tests(write_tests(tmp_path / "tests", HIDDEN), timeout=60)
+
+    with pytest.raises(
+        SandboxError, match="wall clock of 0.001 s .* ran out .* too slow, not scored"
+    ):
+        run(go())
+
+
+def test_concurrent_verifications_of_one_image_share_one_toolchain_probe(
+    docker_client, monkeypatch
+):
+    monkeypatch.setattr(toolchain, "_toolchains", {})  # as a fresh process: nothing probed yet
+    before = toolchain.probes
+    api, labels = sandbox.docker_api(), {"termrl": "1", "termrl.run_id": RUN_ID}
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        got = list(
+            pool.map(
+                lambda _: toolchain.prepare_toolchain(
+                    api, images.BASE_IMAGE, sandbox.Limits(), labels
+                ),
+                range(6),
+            )
+        )
+    assert toolchain.probes - before == 1
+    assert all(tc is got[0] for tc in got)
 
 
 # ---- pure parts ---------------------------------------------------------------------------------------------

@@ -1,0 +1,109 @@
+"""Reaping: removal of what termrl runs left on the Docker engines (label termrl=1): sandboxes,
+verifier containers with their volumes, snapshot images. `sandbox.reap` is this module's `reap`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+
+import docker.errors
+
+from sandboxing import hosts
+
+log = logging.getLogger("termrl.sandbox")
+
+
+def _owner_dead(owner: str) -> bool:
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def reap(
+    run_id: str | None = None,
+    older_than_s: float | None = None,
+    session: str | None = None,
+    host: str | None = None,
+) -> int:
+    """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
+    snapshot images (label termrl.verifies); return how many things were removed.
+
+    With run_id, session and/or older_than_s: everything matching (label termrl.run_id /
+    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
+    With none: only what an owner process on this host that is gone left (running, stopped or never
+    started; also after a kill -9 mid-verification), so a run starting up never touches the things
+    of another live run. On every listed engine (sandbox.docker_hosts), or on `host` alone; an engine
+    that does not answer is skipped with a warning naming it (its leftovers go at the next reap).
+    """
+    removed = 0
+    for url in [host] if host else hosts.urls():
+        try:
+            removed += _reap_engine(hosts.client(url), run_id, older_than_s, session)
+        except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
+            if not hosts.unreachable(e):
+                raise
+            log.warning(
+                "reap: engine %s does not answer (%s); its things stay until it does", url, e
+            )
+    return removed
+
+
+def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: str | None) -> int:
+    """reap() on one engine."""
+    labels = (
+        ["termrl=1"]
+        + ([f"termrl.run_id={run_id}"] if run_id is not None else [])
+        + ([f"termrl.session={session}"] if session is not None else [])
+    )
+    unfiltered = run_id is None and older_than_s is None and session is None
+    now = time.time()
+
+    def chosen(lab: dict) -> bool:
+        lab = lab or {}
+        if older_than_s is not None:
+            try:
+                started = float(lab.get("termrl.started", "0"))
+            except ValueError:
+                started = 0.0
+            if now - started < older_than_s:
+                return False
+        # Unfiltered: only a dead owner's things. A live owner's may be created-not-yet-started or
+        # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
+        return not unfiltered or _owner_dead(lab.get("termrl.owner", ""))
+
+    removed = 0
+    for c in api.containers(all=True, filters={"label": labels}):
+        if chosen(c.get("Labels")):
+            removed += _remove(
+                lambda c=c: api.remove_container(c["Id"], force=True, v=True), c["Id"]
+            )
+    for v in api.volumes(filters={"label": labels}).get("Volumes") or []:
+        if chosen(v.get("Labels")):
+            removed += _remove(lambda v=v: api.remove_volume(v["Name"], force=True), v["Name"])
+    for im in api.images(all=True, filters={"label": labels + ["termrl.verifies"]}):
+        if chosen(im.get("Labels")):
+            removed += _remove(lambda im=im: api.remove_image(im["Id"], force=True), im["Id"])
+    return removed
+
+
+def _remove(call, what: str) -> int:
+    """1 when call removed `what`, 0 when it was already gone or going; other refusals logged."""
+    try:
+        call()
+        return 1
+    except docker.errors.NotFound:
+        return 0
+    except docker.errors.APIError as e:
+        if not (e.status_code == 409 and "already in progress" in str(e)):
+            log.warning("reap: removing %s failed: %s", what[:19], e)
+        return 0

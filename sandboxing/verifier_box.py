@@ -1,0 +1,326 @@
+"""The verifier container, shared by the pytest verifier (verifier.py) and Harbor's test.sh
+(harbor_verifier.py): the agent's container frozen and committed, a FRESH container of the snapshot with
+the verifier's mounts, the environment the verifier fixes, commands run in it with a time limit, and
+its removal after the verdict (off the verdict's path when the caller keeps a `cleanup` list).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+import docker.errors
+import docker.types
+
+from sandboxing.disk import DiskWatch
+from sandboxing.toolchain import (
+    BIN,
+    ROOT,
+    TOOLCHAIN,
+    Toolchain,
+    VerifyError,
+    host_config,
+    prepare_toolchain,
+    pristine,
+)
+
+log = logging.getLogger("termrl.verifier")
+
+TESTS = "/tests"  # Terminal-Bench's hidden tests directory (TEST_DIR)
+PRIVATE = (
+    "/.termrl-verify"  # the verifier's own tmpfs (pytest) or volume (Harbor): report, ini, script
+)
+PRIVATE_BYTES = 17 << 20  # the tmpfs at PRIVATE, bytes (a report of up to 16 MiB, the ini)
+OUTPUT_BYTES = 65536  # a command's output kept (head + tail), bytes
+
+
+_FIXED = (
+    "PATH=",
+    "HOME=",
+    "USER=",
+    "LOGNAME=",
+    "LANG=",
+    "LANGUAGE=",
+    "LC_",
+    "LOCPATH=",
+    "GCONV_PATH=",
+    "LD_",
+    "PYTHON",
+    "PYTEST_",
+    "TEST_DIR=",
+    "BASH_ENV=",
+    "ENV=",
+    "SHELLOPTS=",
+    "BASHOPTS=",
+)
+
+
+def _env(tc: Toolchain) -> list[str]:
+    """The verifier's environment: the task image's Config.Env without what the verifier fixes itself."""
+    path = next(
+        (e[5:] for e in tc.env if e.startswith("PATH=")),
+        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    )
+    user = (
+        tc.user.split(":")[0] if tc.user and tc.user.split(":")[0] not in ("root", "0") else "root"
+    )
+    home = (
+        "/root"
+        if user == "root"
+        else next((e[5:] for e in tc.env if e.startswith("HOME=")), "/tmp")
+    )
+    lib = tc.tc(tc.libdirs[0]) if tc.libdirs else ROOT + "/usr/lib"
+    return [e for e in tc.env if not e.startswith(_FIXED)] + [
+        f"PATH={BIN}:{path}",
+        f"HOME={home}",
+        f"USER={user}",
+        f"LOGNAME={user}",
+        "LANG=C.UTF-8",
+        "LC_ALL=C.UTF-8",
+        f"LOCPATH={ROOT}/usr/lib/locale",
+        f"GCONV_PATH={lib}/gconv",
+        f"LD_LIBRARY_PATH={tc.libpath}",
+        "PYTHONNOUSERSITE=1",
+        "PYTHONDONTWRITEBYTECODE=1",
+        f"TEST_DIR={TESTS}",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
+    ]
+
+
+def _cap(head: bytearray, tail: bytearray, data: bytes, limit: int) -> int:
+    room = limit // 2 - len(head)
+    if room > 0:
+        head += data[:room]
+        data = data[room:]
+    tail += data
+    if len(tail) > limit:
+        del tail[: len(tail) - limit // 2]
+    return len(data)
+
+
+def _exec(
+    api, cid: str, cmd: list[str], env: list[str], workdir: str, timeout: float
+) -> tuple[int | None, str]:
+    """Run cmd in the verifier container; (exit code or None on timeout, output head + tail). On timeout the
+    container is killed, which ends every process in it."""
+    eid = api.exec_create(cid, cmd, environment=env, workdir=workdir)["Id"]
+    head, tail, box = bytearray(), bytearray(), {"total": 0}
+
+    def pump():
+        try:
+            for data in api.exec_start(eid, stream=True):
+                box["total"] += len(data)
+                _cap(head, tail, data, OUTPUT_BYTES)
+        except Exception as e:  # noqa: BLE001 - reported below
+            box["error"] = e
+
+    t = threading.Thread(target=pump, daemon=True, name="verifier-exec")
+    t.start()
+    t.join(timeout)
+    rc = None
+    if t.is_alive():
+        api.kill(cid)
+        t.join(30)
+    elif "error" in box:
+        raise VerifyError(f"running {cmd[0]} in the verifier container failed: {box['error']}")
+    else:
+        rc = api.exec_inspect(eid)["ExitCode"]
+    cut = box["total"] - len(head) - len(tail)
+    text = head + (f"\n[... {cut} bytes of output cut ...]\n".encode() if cut > 0 else b"") + tail
+    return rc, bytes(text).decode("utf-8", "replace")
+
+
+def _freeze(api, container_id: str, tries: int = 3) -> bool:
+    """Freeze the agent's container: True when paused (to be unpaused), False when stopped. The cgroup freezer
+    can fail to settle on a loaded host ("unable to freeze"); after `tries` the container is killed instead,
+    which freezes its files just as well (the sandbox's shell dies with it)."""
+    for i in range(tries):
+        try:
+            api.pause(container_id)
+            return True
+        except docker.errors.APIError as e:
+            if "is not running" in str(e):
+                return False  # a stopped container is frozen already
+            log.warning("pausing %s failed (try %d of %d): %s", container_id[:12], i + 1, tries, e)
+            time.sleep(0.5 * (i + 1))
+    api.kill(container_id)
+    return False
+
+
+def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
+    """Commit the agent's container while it is frozen (paused, or stopped): no process of the agent runs
+    between the first and the last byte the snapshot takes. Returns the snapshot image id."""
+    paused = _freeze(api, container_id)
+    try:
+        return api.commit(
+            container_id,
+            repository="termrl/snapshot",
+            tag=name.lower()[-120:],
+            conf={"Labels": labels},
+            pause=False,
+        )["Id"]
+    finally:
+        if paused:
+            api.unpause(container_id)
+
+
+def _mounts(tc: Toolchain, labels: dict[str, str], private: str) -> list:
+    """The verifier container's mounts: a fresh labelled volume for the tests (reaped like containers), the
+    private dir (a tmpfs, or a volume where files go in before start: Harbor's script), the pristine
+    toolchain read-only, and the two files the loader reads by absolute path."""
+    own = (
+        docker.types.Mount(PRIVATE, None, type="volume", no_copy=True, labels=labels)
+        if private == "volume"
+        else docker.types.Mount(
+            PRIVATE, None, type="tmpfs", tmpfs_size=PRIVATE_BYTES, tmpfs_mode=0o1777
+        )
+    )
+    return [
+        docker.types.Mount(TESTS, None, type="volume", no_copy=True, labels=labels),
+        own,
+        docker.types.Mount(TOOLCHAIN, tc.volume, type="volume", read_only=True, no_copy=True),
+        # the loader reads these two by absolute path in the container's root: the agent's, so replaced
+        docker.types.Mount("/etc/ld.so.preload", "/dev/null", type="bind", read_only=True),
+        docker.types.Mount("/etc/nsswitch.conf", tc.nsswitch, type="bind", read_only=True),
+    ]
+
+
+def remove_quietly(api, cid: str) -> None:
+    """Remove a verifier container and its volumes. A 409 "removal already in progress" (a busy engine
+    removing it already) and a 404 are fine: the verdict was read before; other errors are raised."""
+    try:
+        api.remove_container(cid, force=True, v=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as e:
+        if e.status_code != 409:
+            raise
+        log.info("verifier container %s: %s", cid[:12], e.explanation or e)
+
+
+_cleaner = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="verifier-cleanup")
+
+
+def _remove(api, vid: str | None, snapshot: str, phases: dict[str, float]) -> None:
+    """Remove the verifier container (with its volumes) and the snapshot; failures are logged (reap() is
+    the backstop: both carry the run's labels)."""
+    t0 = time.monotonic()
+    try:
+        if vid is not None:
+            remove_quietly(api, vid)
+        api.remove_image(snapshot, force=True)
+    except docker.errors.APIError as e:
+        log.warning(
+            "removing verifier container %s or snapshot %s failed: %s", vid, snapshot[:19], e
+        )
+    phases["removal_s"] = time.monotonic() - t0
+
+
+@dataclass
+class Box:
+    """A verifier container made from the agent's snapshot (`verifier_container`)."""
+
+    id: str
+    tc: Toolchain
+    watch: DiskWatch  # the disk limit of its layer and volumes
+    budget: int  # bytes it may hold
+    phases: dict[str, float]  # seconds per step (TestReport.phases)
+
+
+@contextlib.contextmanager
+def verifier_container(
+    api,
+    container_id: str,
+    name: str,
+    labels: dict[str, str],
+    limits,
+    private: str = "tmpfs",
+    extra_mounts=(),
+    disk_budget: int | None = None,
+    cleanup: list | None = None,
+):
+    """Freeze and snapshot the agent's container, create (not start) a fresh verifier container from the
+    snapshot with the verifier's mounts (`_mounts`, plus extra_mounts) and a disk watchdog; yield its Box.
+    On exit the container and the snapshot are removed: at once, or in the background when `cleanup` is a
+    list (its Future is appended; the sandbox's close waits for it). docker-py errors become VerifyError.
+    """
+    t0 = time.monotonic()
+    phases: dict[str, float] = {}
+    try:
+        tc = prepare_toolchain(api, api.inspect_container(container_id)["Image"], limits, labels)
+        t1 = time.monotonic()
+        snapshot = _snapshot(api, container_id, name, labels)
+        phases.update(toolchain_s=t1 - t0, snapshot_s=time.monotonic() - t1)
+    except docker.errors.APIError as e:
+        raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
+    vid, t1 = None, time.monotonic()
+    try:
+        vid = api.create_container(
+            snapshot,
+            entrypoint=[],
+            command=pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
+            labels=labels,
+            name=f"{name}-verify",
+            hostname="sandbox",
+            environment=_env(tc),
+            host_config=host_config(api, limits, _mounts(tc, labels, private) + list(extra_mounts)),
+        )["Id"]
+        volumes = tuple(
+            m["Source"]
+            for m in api.inspect_container(vid).get("Mounts") or []
+            if m.get("Source") and m.get("Type") == "volume" and m.get("Destination") != TOOLCHAIN
+        )
+        budget = limits.storage_bytes if disk_budget is None else disk_budget
+        watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()
+        phases["create_s"] = time.monotonic() - t1
+        try:
+            yield Box(vid, tc, watch, budget, phases)
+        finally:
+            watch.stop()
+    except docker.errors.APIError as e:
+        raise VerifyError(f"verification of {name} failed: {e.explanation or e}") from e
+    finally:
+        if cleanup is None:
+            _remove(api, vid, snapshot, phases)
+        else:
+            cleanup.append(_cleaner.submit(_remove, api, vid, snapshot, phases))
+
+
+_TARGETS = (TOOLCHAIN, TESTS, PRIVATE, "/etc/ld.so.preload", "/etc/nsswitch.conf")
+
+
+def _mounting(call, *args) -> None:
+    """`call(*args)`, a Docker call that mounts the verifier's files into the container (start, put_archive):
+    an engine error about one of our mount targets (say /etc/nsswitch.conf turned into a directory by the
+    agent) becomes _Unmountable; any other error passes."""
+    try:
+        call(*args)
+    except docker.errors.APIError as e:
+        why = str(e.explanation or e)
+        if "mount" in why and any(t in why for t in _TARGETS):
+            raise _Unmountable(why) from e
+        raise
+
+
+class _Unmountable(Exception):
+    pass
+
+
+def start_box(api, box: Box, files: list[tuple[str, bytes]]) -> str | None:
+    """Put `files` ((dir, tar bytes)) into the created verifier container and start it; the tamper verdict
+    (the reason) when a mount of ours cannot be made over the agent's files, else None."""
+    t0 = time.monotonic()
+    try:
+        for path, tar in files:
+            _mounting(api.put_archive, box.id, path, tar)
+        _mounting(api.start, box.id)
+    except _Unmountable as e:
+        why = f"the verifier cannot mount its files over the agent's: {e}"
+        log.warning("verification: tampered: %s", why)
+        return why
+    box.phases["start_s"] = time.monotonic() - t0
+    return None
