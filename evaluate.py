@@ -19,13 +19,13 @@ import torch
 
 import sandbox as sandbox_lib
 from bookkeeping.stop import StopFlag
-from configs import EvalConfig, host_budget, parse_eval_cli
+from configs import EvalConfig, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
 from engines.openai_engine import OpenAIEngine
 from hf import weights
 from judging import judge as judge_lib
 from rollout import Trajectory, run_episodes
-from sandboxing import hosts
+from sandboxing import admission, hosts
 from tasks import select_tasks
 
 
@@ -158,7 +158,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
 
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     in_flight = min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k)
-    fits, line = host_budget(
+    fits, line = admission.host_budget(
         in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1, *sandbox_lib.host_resources()
     )
     print(line, file=sys.stderr)

@@ -609,13 +609,13 @@ E2E_ARGS = [
 ]  # a random policy scores every episode alike
 
 
-def _torchrun(out_dir: Path, model_dir: Path, *args: str):
+def _torchrun(out_dir: Path, model_dir: Path, *args: str, launcher: str = "torch.distributed.run"):
     import subprocess
 
     cmd = [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        launcher,
         "--standalone",
         "--nproc_per_node=2",
         "train.py",
@@ -728,6 +728,35 @@ def test_sigterm_stops_after_the_step_with_a_checkpoint_and_no_container_left(ti
     assert _containers_of(_run_ids(log)) == []
 
 
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_a_rank_killed_by_sigkill_is_named_with_its_last_peak_rss_and_budget(tiny_model, tmp_path):
+    import signal
+    import time
+
+    from bookkeeping.memory import read_record
+
+    out = tmp_path / "run"
+    proc, log_path = _torchrun(out, tiny_model, "--steps", "3", launcher="learner.launch")
+    deadline = time.monotonic() + 240
+    while read_record(out, 1) is None:  # rank 1 is set up far enough to keep its record
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
+        time.sleep(0.2)
+    record = read_record(out, 1)
+    os.kill(record["pid"], signal.SIGKILL)  # what the kernel's out-of-memory killer sends
+    assert proc.wait(timeout=180) == 128 + signal.SIGKILL
+    last = read_record(out, 1)  # the record as the rank left it (it may have rewritten it)
+    lines = [x for x in log_path.read_text().splitlines() if x.startswith("[launch] ")]
+    assert lines == [
+        "[launch] rank 1 was killed (SIGKILL, likely out of memory): last peak RSS "
+        f"{last['peak_rss_bytes'] / 1e9:.2f} GB, budget {3072 * 2**20 / 1e9:.2f} GB"
+    ]
+    assert last["pid"] == record["pid"] and last["peak_rss_bytes"] > 100e6
+    log = log_path.read_text()
+    if "sandbox run ids" in log:  # killed after the set-up: nothing of the run may be left
+        assert _containers_of(_run_ids(log)) == []
+
+
 # -----------------------------------------------------------------------------
 # what a new user hits (issue 23 item 8; issue 24)
 
@@ -788,7 +817,7 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
         timeout=600,
     )
     out = r.stdout + r.stderr
-    assert r.returncode != 0 and "Traceback" not in out and "torch.distributed.run" not in out
+    assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
     assert [line for line in out.splitlines() if "clip_low" in line] == [
         "error: grpo.clip_low = 1.5: must be in (0, 1)"
     ]
