@@ -1,8 +1,8 @@
 """Host memory of a training rank: its peak RSS, for the step line, metrics.jsonl and the launcher.
 
-Peak RSS is the kernel's high-water mark of the process's resident set (VmHWM), read as
-`getrusage(RUSAGE_SELF).ru_maxrss`, which Linux gives in KiB; figures here are bytes, and GB in
-lines and records means 1e9 bytes. Each rank keeps `<out_dir>/memory/rank<R>.json` current (a
+Peak RSS is the kernel's high-water mark of the process's resident set, VmHWM of
+/proc/self/status (in KiB there); figures here are bytes, and GB in lines and records means 1e9
+bytes. Each rank keeps `<out_dir>/memory/rank<R>.json` current (a
 thread rewrites it every `RssRecorder.interval_s`), so when the kernel kills a rank for memory
 (SIGKILL, exit -9), the launcher (learner/launch.py) still reads that rank's last peak and its
 budget and says so in one line (`killed_line`).
@@ -12,7 +12,6 @@ import ctypes
 import ctypes.util
 import json
 import os
-import resource
 import threading
 import time
 from pathlib import Path
@@ -22,15 +21,21 @@ import torch.distributed as dist
 GB = 1e9
 
 
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+
 def peak_rss_bytes() -> int:
-    """This process's peak resident set size since it started, bytes (ru_maxrss is KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's peak resident set size since it started, bytes: VmHWM of /proc/self/status
+    (kB there means KiB). Not getrusage's ru_maxrss: the kernel updates that high-water mark
+    lazily (when the RSS shrinks), so while the RSS is at its peak it reads lower."""
+    return _status_kib("VmHWM") * 1024
 
 
 def rss_bytes() -> int:
-    """This process's resident set size now, bytes (/proc/self/statm, pages)."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    """This process's resident set size now, bytes (VmRSS of /proc/self/status)."""
+    return _status_kib("VmRSS") * 1024
 
 
 def release_free_memory() -> bool:
