@@ -271,6 +271,7 @@ PRESETS: dict[str, TrainConfig] = {
             engine="torch",
             max_seq_len=2048,
             engine_max_batch=8,
+            activation_checkpointing=True,  # 4 GB of fp32 activations otherwise (BENCHMARKS.md)
         ),
         sandbox=dict(memory_mb=512, cpus=0.5),
         # temperature 0.7 / top_p 0.95 / top_k 40: at 1.0 the 135M model rambles; sampled, so groups still vary

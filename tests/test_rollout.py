@@ -566,6 +566,19 @@ def test_torch_engine_sleep_frees_the_kv_cache_and_packed_weights_and_wakes_to_t
     eng.sleep()
     again = asyncio.run(go())  # generate wakes a sleeping engine itself
     assert [c.token_ids for c in again] == [c.token_ids for c in before]
+    # train.py's engine drops its weights too; the next sync brings them back
+    saved = {n: p.detach().clone() for n, p in model.named_parameters()}
+    eng.drop_weights_on_sleep = True
+    eng.sleep()
+    assert all(p.numel() == 0 for p in model.parameters())
+    with pytest.raises(RuntimeError, match="weights dropped by sleep"):
+        eng.wake_up()
+    eng.load_weights(saved.items())
+    synced = asyncio.run(go())
+    assert [c.token_ids for c in synced] == [c.token_ids for c in before]
+    # the same values in new memory: kernels may round in another order (fp32, ~1e-6)
+    gaps = [abs(x - y) for a, b in zip(synced, before) for x, y in zip(a.logprobs, b.logprobs)]
+    assert max(gaps) < 1e-5
 
 
 @pytest.mark.slow
