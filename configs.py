@@ -214,9 +214,9 @@ class TrainConfig:
     # ranks per node this preset is meant for (documentation; torchrun decides)
     nproc_per_node: int = 1
     nnodes: int = 1  # nodes this preset is meant for (documentation; torchrun decides)
-    # host RAM one training rank may hold (model, optimizer, engine, activations), MiB: the host
-    # admission reserves it before sandboxes; a rank killed for memory is reported against it
-    rank_memory_mb: int = 3072
+    # host RAM reserved for each training rank itself before its sandboxes, MiB (0 = none; the
+    # CPU default peaks near 4 GB: BENCHMARKS.md "Memory per rank")
+    rank_memory_mb: int = 0
 
 
 def _replace(cfg: TrainConfig, **sections) -> TrainConfig:

@@ -159,7 +159,7 @@ def _build(run: Run, local_rank: int) -> None:
         (run.out_dir / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
     dist.barrier()
     (run.out_dir / "trajectories").mkdir(exist_ok=True)
-    run.memory = RssRecorder(run.out_dir, rank, cfg.rank_memory_mb << 20)
+    run.memory = RssRecorder(run.out_dir, rank)  # its budget once the host admission ran
     engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
     episode = admission.episode_bytes(cfg.sandbox.memory_mb, cfg.sandbox.storage_mb)
     for line in hosts.configure(cfg.sandbox.docker_hosts, *episode):
@@ -181,15 +181,13 @@ def _build(run: Run, local_rank: int) -> None:
     per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
     episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    ram, disk = sandbox.host_resources()
+    sb = cfg.sandbox
     fits, line = admission.host_budget(
-        episodes,
-        cfg.sandbox.memory_mb,
-        cfg.sandbox.storage_mb,
-        local_ranks,
-        *sandbox.host_resources(),
-        cfg.rank_memory_mb,
+        episodes, sb.memory_mb, sb.storage_mb, local_ranks, ram, disk, cfg.rank_memory_mb
     )
     run.say(line)
+    run.memory.budget_bytes = admission.rank_budget_bytes(ram, local_ranks, fits, sb.memory_mb)
     cfg.rollout.max_concurrent_episodes = fits  # per rank; no collective depends on it
     # a torch engine's KV cache slots beyond the episodes in flight would only hold stale prefixes
     cfg.policy.engine_max_batch = min(cfg.policy.engine_max_batch, fits)

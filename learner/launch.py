@@ -9,8 +9,8 @@ its last record in `<out_dir>/memory/rank<R>.json` (bookkeeping/memory.py, rewri
 
     [launch] rank 1 was killed (SIGKILL, likely out of memory): last peak RSS 5.80 GB, budget 3.00 GB
 
-instead of only the other rank's gloo `Connection reset` and exit -9. The budget is the rank's
-`rank_memory_mb`, reserved for it by the host admission (sandboxing/admission.host_budget).
+instead of only the other rank's gloo `Connection reset` and exit -9. The budget is what the host
+admission left the rank for itself (sandboxing/admission.rank_budget_bytes).
 Exit code: 0; 128 + the signal's number when a rank was killed by one; else 1.
 """
 

@@ -5,8 +5,8 @@ evaluate.py, sandboxing/hosts.py, bench/first_light.py) admits by these rules, s
 Host (`episode_bytes`, `episodes_fit`, `host_budget`): an episode holds its sandbox and, while
 verified, a verifier container from its snapshot: at most 2 x sandbox.memory_mb of memory (both
 containers' caps) and 2 x sandbox.storage_mb of disk (the layer, then its snapshot and the
-verifier's writes, disk.py). A training rank on the host reserves `rank_memory_mb` of RAM first
-(its model, optimizer, engine, activations: BENCHMARKS.md "Memory per rank").
+verifier's writes, disk.py). A training rank may reserve `rank_memory_mb` of RAM for itself first;
+what is left to it (`rank_budget_bytes`) is the budget its peak RSS is reported against.
 
 GPU (`memory_items`, `memory_budget`, `check_memory_budget`): the per-GPU items of FSDP2 training
 beside a colocated vLLM engine, and the three conditions they must meet.
@@ -247,6 +247,13 @@ def episodes_fit(
     if disk_bytes is not None and episode_disk is not None:
         n = min(n, math.floor(disk_bytes / (ranks * episode_disk)))
     return max(0, n)
+
+
+def rank_budget_bytes(ram_bytes: int, ranks: int, fits: int, memory_mb: int) -> int:
+    """What the host admission leaves each rank for itself, bytes: its share of the available RAM
+    less what its `fits` episodes may hold (episode_bytes). A rank killed for memory is reported
+    against it (learner/launch.py)."""
+    return ram_bytes // ranks - fits * episode_bytes(memory_mb, 0)[0]
 
 
 def host_budget(
