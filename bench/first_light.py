@@ -568,17 +568,7 @@ def table(r: dict) -> str:
     return "\n".join(rows)
 
 
-def write_results(r: dict, out: Path) -> None:
-    """first_light.json and first_light.txt (the table, also printed) under out."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "first_light.json").write_text(json.dumps(r, indent=1))
-    text = table(r)
-    (out / "first_light.txt").write_text(text + "\n")
-    print(text, flush=True)
-
-
-def parse_args(argv=None) -> tuple[argparse.Namespace, torch.device]:
-    """The command line, checked, and the device it names (the last visible GPU for cuda)."""
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", help="cuda (the last visible GPU) or cpu")
     ap.add_argument(
@@ -609,11 +599,6 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, torch.device]:
         device = torch.device("cuda", torch.cuda.device_count() - 1)
     else:
         device = torch.device(a.device)
-    return a, device
-
-
-def main(argv=None) -> int:
-    a, device = parse_args(argv)
     preset = configs.PRESETS[a.preset]
     name = a.model or os.path.basename(preset.policy.path)
     hf = TINY if name == "tiny" else admission.QWEN3_CONFIGS[name]
@@ -688,7 +673,12 @@ def main(argv=None) -> int:
         r[k].get("ok", "error" not in r[k])
         for k in ("master", "learner", "sync", "engine", "logprobs", "thread")
     )
-    write_results(r, Path(a.out))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "first_light.json").write_text(json.dumps(r, indent=1))
+    text = table(r)
+    (out / "first_light.txt").write_text(text + "\n")
+    print(text, flush=True)
     dist.destroy_process_group()
     return 0 if r["ok"] else 1
 
