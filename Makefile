@@ -14,10 +14,10 @@ setup:
 	@bash scripts/setup.sh
 
 # the config and the task set checked once first: a bad knob is one line, not one per rank under torchrun's
-# traceback
+# traceback; learner.launch is torchrun that names a rank killed for memory
 train: setup
 	@$(PYTHON) train.py --check-config --preset $(PRESET) $(ARGS)
-	$(PYTHON) -m torch.distributed.run --standalone --nproc_per_node=$(NPROC) train.py --preset $(PRESET) $(ARGS)
+	$(PYTHON) -m learner.launch --standalone --nproc_per_node=$(NPROC) train.py --preset $(PRESET) $(ARGS)
 
 # train the CPU default (preset cpu-learn), evaluate base vs trained: runs/learn/learning.json, learning.png, a verdict
 learn: setup

@@ -48,39 +48,29 @@ class PolicyConfig:
     """The policy model and the generation engine it is served by."""
 
     path: str = "default"  # HF folder (config.json + safetensors), or 'default' (embedded SmolLM2-135M-Instruct) or 'tiny-random-qwen3'  # noqa: E501
-    dtype: Literal["float32", "bfloat16"] = (
-        "float32"  # learner parameter dtype (bf16 params need a GPU)
-    )
-    activation_checkpointing: bool = (
-        False  # recompute each block's activations in backward (saves memory)
-    )
-    action_format: Literal["hermes", "markdown"] = (
-        "hermes"  # how the model calls tools: Hermes <tool_call> JSON or fenced bash blocks
-    )
-    engine: Literal["auto", "torch", "vllm"] = (
-        "auto"  # generation engine; auto = vllm on CUDA when installed, else torch
-    )
-    max_seq_len: int = (
-        8192  # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
-    )
+    # learner parameter dtype (bf16 params need a GPU)
+    dtype: Literal["float32", "bfloat16"] = "float32"
+    # recompute each block's activations in backward (saves memory)
+    activation_checkpointing: bool = False
+    # how the model calls tools: Hermes <tool_call> JSON or fenced bash blocks
+    action_format: Literal["hermes", "markdown"] = "hermes"
+    # generation engine; auto = vllm on CUDA when installed, else torch
+    engine: Literal["auto", "torch", "vllm"] = "auto"
+    # longest trajectory (prompt + all turns) the engine and learner handle, in tokens
+    max_seq_len: int = 8192
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
-    engine_fast_cpu: bool = (
-        True  # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
-    )
+    # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
+    engine_fast_cpu: bool = True
     engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)  # noqa: E501
     engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)  # noqa: E501
-    vllm_gpu_memory_utilization: float = (
-        0.5  # share of GPU memory vLLM may take for weights + KV cache
-    )
-    vllm_tensor_parallel_size: int = (
-        1  # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
-    )
-    vllm_kv_cache_mib: int = (
-        0  # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
-    )
-    vllm_sleep_level: Literal[1, 2] = (
-        2  # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
-    )
+    # share of GPU memory vLLM may take for weights + KV cache
+    vllm_gpu_memory_utilization: float = 0.5
+    # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
+    vllm_tensor_parallel_size: int = 1
+    # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
+    vllm_kv_cache_mib: int = 0
+    # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
+    vllm_sleep_level: Literal[1, 2] = 2
     vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)  # noqa: E501
 
 
@@ -112,9 +102,8 @@ class SandboxConfig:
         "debian:*=termrl/base:trixie",
         "buildpack-deps:*=termrl/base:trixie",
     )
-    build_network: Literal["auto", "host", "none"] = (
-        "auto"  # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
-    )
+    # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
+    build_network: Literal["auto", "host", "none"] = "auto"
     # Docker engines the sandboxes spread over: 'local', unix:///PATH, tcp://HOST:PORT (TLS), ssh://HOST, each
     # optionally '=N' (episodes at once there; default what its memory and disk fit). Empty: local only (hosts.py).
     docker_hosts: tuple[str, ...] = ()
@@ -125,13 +114,11 @@ class RolloutConfig:
     """The agent loop and its limits."""
 
     max_turns: int = 16  # assistant turns per episode (a task's max_turns overrides)
-    max_context_tokens: int = (
-        8192  # stop the episode before the trajectory would exceed this, tokens
-    )
+    # stop the episode before the trajectory would exceed this, tokens
+    max_context_tokens: int = 8192
     max_tokens_per_turn: int = 1024  # tokens generated per assistant turn
-    episode_timeout_s: float = (
-        900.0  # wall clock per episode, seconds (a task's agent_timeout_s, if lower, wins)
-    )
+    # wall clock per episode, seconds (a task's agent_timeout_s, if lower, wins)
+    episode_timeout_s: float = 900.0
     max_format_errors: int = 3  # consecutive malformed turns that end the episode
     max_tool_arg_bytes: int = 65536  # larger tool arguments get an error observation
     temperature: float = 1.0  # sampling temperature
@@ -153,25 +140,20 @@ class RewardConfig:
     judge_max_retries: int = 2  # retries per backend before moving to the next one
     judge_cooldown_s: float = 300.0  # a backend that keeps failing is skipped this long, seconds
     judge_max_concurrent: int = 8  # judge requests in flight
-    judge_transcript_tokens: int = (
-        6000  # transcript budget; longer ones are cut in the middle (approx. tokens)
-    )
+    # transcript budget; longer ones are cut in the middle (approx. tokens)
+    judge_transcript_tokens: int = 6000
     judge_cache_dir: str = ""  # on-disk cache of judge replies ('' = <out_dir>/judge_cache)
-    judge_switch_file: str = (
-        ""  # file whose content names the primary backend; re-read while training
-    )
+    # file whose content names the primary backend; re-read while training
+    judge_switch_file: str = ""
     judge_backoff_s: float = 1.0  # first retry delay, doubled per retry (jittered), seconds
     judge_backoff_max_s: float = 30.0  # cap on one retry delay, seconds
-    judge_max_retry_after_s: float = (
-        60.0  # a longer retry-after moves on to the next backend at once, seconds
-    )
-    judge_cooldown_after: int = (
-        2  # consecutive failed calls before a backend is skipped for judge_cooldown_s
-    )
+    # a longer retry-after moves on to the next backend at once, seconds
+    judge_max_retry_after_s: float = 60.0
+    # consecutive failed calls before a backend is skipped for judge_cooldown_s
+    judge_cooldown_after: int = 2
     judge_max_tokens: int = 1024  # judge reply budget, tokens
-    judge_temperature: float = (
-        0.0  # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
-    )
+    # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
+    judge_temperature: float = 0.0
     judge_default_price: tuple[float, float] = (
         3.0,
         15.0,
@@ -187,21 +169,19 @@ class GRPOConfig:
     clip_low: float = 0.2  # ratio lower clip: 1 - clip_low
     clip_high: float = 0.28  # ratio upper clip: 1 + clip_high (DAPO clip-higher)
     dual_clip: float = 0.0  # dual-clip constant c > 1 for negative advantages (0 = off)
-    kl_coef: float = (
-        0.0  # weight of the KL penalty to the reference policy (0 = no reference model)
-    )
-    kl_estimator: Literal["k2", "k3"] = (
-        "k3"  # KL loss term: k2 descends KL(pi||pi_ref), k3 descends KL(pi_ref||pi)
-    )
+    # weight of the KL penalty to the reference policy (0 = no reference model)
+    kl_coef: float = 0.0
+    # KL loss term: k2 descends KL(pi||pi_ref), k3 descends KL(pi_ref||pi)
+    kl_estimator: Literal["k2", "k3"] = "k3"
     tis_cap: float = 2.0  # truncated importance sampling cap on pi_learner/pi_engine (0 = off)
+    # loss aggregation
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"] = (
-        "token_mean"  # loss aggregation
+        "token_mean"
     )
     drop_zero_variance_groups: bool = True  # drop groups whose rewards are all equal (no signal)
     mask_truncated: bool = False  # exclude episodes cut off by a limit from the loss
-    num_minibatches: int = (
-        1  # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
-    )
+    # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
+    num_minibatches: int = 1
 
 
 @dataclass
@@ -234,10 +214,12 @@ class TrainConfig:
     resume: bool = False  # continue from the latest checkpoint in out_dir
     checkpoint_on_signal: bool = True  # write a checkpoint when stopped by SIGINT/SIGTERM
     logger: Literal["none", "wandb", "tensorboard"] = "none"  # extra metrics sink when installed
-    nproc_per_node: int = (
-        1  # ranks per node this preset is meant for (documentation; torchrun decides)
-    )
+    # ranks per node this preset is meant for (documentation; torchrun decides)
+    nproc_per_node: int = 1
     nnodes: int = 1  # nodes this preset is meant for (documentation; torchrun decides)
+    # host RAM reserved for each training rank itself before its sandboxes, MiB (0 = none; the
+    # CPU default peaks near 4 GB: BENCHMARKS.md "Memory per rank")
+    rank_memory_mb: int = 0
 
 
 def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
@@ -251,20 +233,23 @@ def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
     return out
 
 
-# Sized by configs.memory_budget for 80 GB GPUs (numbers in tests/test_gpu_paths.py): fp32 master weights and
-# AdamW state take 12 bytes per parameter over all ranks, so 32B needs 16 GPUs (65 GiB per GPU on 8), and
-# tensor-parallel engines of 4 GPUs leave room for the KV cache.
+# Sized by sandboxing/admission.memory_budget for 80 GB GPUs (tests/test_gpu_paths.py): fp32 master
+# weights and AdamW state take 12 bytes per parameter over all ranks, so 32B needs 16 GPUs (65 GiB per
+# GPU on 8), and tensor-parallel engines of 4 GPUs leave room for the KV cache.
+# What every GPU preset shares: bf16 compute over fp32 masters, recomputed activations, a vLLM
+# engine that drops its weights between rollouts; 16k-token micro-batches, warm-up over 10 steps.
+_GPU_POLICY = dict(
+    dtype="bfloat16", activation_checkpointing=True, engine="vllm", vllm_sleep_level=2
+)
+_GPU_TRAIN = dict(lr=1e-6, warmup_steps=10, micro_batch_tokens=16384)
 _QWEN3_32B_16XH100 = _replace(
     TrainConfig(),
     policy=dict(
+        _GPU_POLICY,
         path="checkpoints/Qwen3-32B",
-        dtype="bfloat16",
-        activation_checkpointing=True,
-        engine="vllm",
         max_seq_len=32768,
         vllm_gpu_memory_utilization=0.6,
         vllm_tensor_parallel_size=4,
-        vllm_sleep_level=2,
     ),
     rollout=dict(
         max_turns=32, max_context_tokens=32768, max_tokens_per_turn=4096, max_concurrent_episodes=48
@@ -272,9 +257,7 @@ _QWEN3_32B_16XH100 = _replace(
     grpo=dict(group_size=8),
     steps=300,
     tasks_per_step=32,
-    lr=5e-7,
-    warmup_steps=10,
-    micro_batch_tokens=16384,
+    **dict(_GPU_TRAIN, lr=5e-7),
     out_dir="runs/qwen3-32b-16xh100",
     save_every=25,
     nproc_per_node=8,
@@ -291,6 +274,7 @@ PRESETS: dict[str, TrainConfig] = {
             engine="torch",
             max_seq_len=2048,
             engine_max_batch=8,
+            activation_checkpointing=True,  # 4 GB of fp32 activations otherwise (BENCHMARKS.md)
         ),
         sandbox=dict(memory_mb=512, cpus=0.5),
         # temperature 0.7 / top_p 0.95 / top_k 40: at 1.0 the 135M model rambles; sampled, so groups still vary
@@ -329,14 +313,11 @@ PRESETS: dict[str, TrainConfig] = {
     "qwen3-4b-2xa100": _replace(
         TrainConfig(),
         policy=dict(
+            _GPU_POLICY,
             path="checkpoints/Qwen3-4B",
-            dtype="bfloat16",
-            activation_checkpointing=True,
-            engine="vllm",
             max_seq_len=32768,
             vllm_gpu_memory_utilization=0.5,
             vllm_tensor_parallel_size=1,
-            vllm_sleep_level=2,
         ),
         rollout=dict(
             max_turns=32,
@@ -347,9 +328,7 @@ PRESETS: dict[str, TrainConfig] = {
         grpo=dict(group_size=8),
         steps=200,
         tasks_per_step=8,
-        lr=1e-6,
-        warmup_steps=10,
-        micro_batch_tokens=16384,
+        **_GPU_TRAIN,
         out_dir="runs/qwen3-4b-2xa100",
         save_every=25,
         nproc_per_node=2,
@@ -358,14 +337,11 @@ PRESETS: dict[str, TrainConfig] = {
     "qwen3-8b-4xa100": _replace(
         TrainConfig(),
         policy=dict(
+            _GPU_POLICY,
             path="checkpoints/Qwen3-8B",
-            dtype="bfloat16",
-            activation_checkpointing=True,
-            engine="vllm",
             max_seq_len=16384,
             vllm_gpu_memory_utilization=0.5,
             vllm_tensor_parallel_size=1,
-            vllm_sleep_level=2,
         ),
         rollout=dict(
             max_turns=24,
@@ -376,9 +352,7 @@ PRESETS: dict[str, TrainConfig] = {
         grpo=dict(group_size=8),
         steps=200,
         tasks_per_step=16,
-        lr=1e-6,
-        warmup_steps=10,
-        micro_batch_tokens=16384,
+        **_GPU_TRAIN,
         out_dir="runs/qwen3-8b-4xa100",
         save_every=25,
         nproc_per_node=4,
@@ -388,14 +362,11 @@ PRESETS: dict[str, TrainConfig] = {
     "qwen3-14b-8xh100": _replace(
         TrainConfig(),
         policy=dict(
+            _GPU_POLICY,
             path="checkpoints/Qwen3-14B",
-            dtype="bfloat16",
-            activation_checkpointing=True,
-            engine="vllm",
             max_seq_len=32768,
             vllm_gpu_memory_utilization=0.6,
             vllm_tensor_parallel_size=2,
-            vllm_sleep_level=2,
         ),
         rollout=dict(
             max_turns=32,
@@ -406,9 +377,7 @@ PRESETS: dict[str, TrainConfig] = {
         grpo=dict(group_size=16),
         steps=300,
         tasks_per_step=16,
-        lr=1e-6,
-        warmup_steps=10,
-        micro_batch_tokens=16384,
+        **_GPU_TRAIN,
         out_dir="runs/qwen3-14b-8xh100",
         save_every=25,
         nproc_per_node=8,
@@ -450,9 +419,8 @@ class EvalConfig:
         default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy)
     )
     model: str = ""  # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
-    engine: Literal["policy", "openai", "scripted"] = (
-        "policy"  # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
-    )
+    # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
+    engine: Literal["policy", "openai", "scripted"] = "policy"
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
     task_ids: tuple[str, ...] = ()  # only these task ids (empty = all)
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
@@ -461,20 +429,17 @@ class EvalConfig:
     out: str = "runs/eval"  # trajectories.jsonl and summary.json go here
     device: str = "cpu"  # torch engine device ('cuda' on a GPU)
     openai_base_url: str = ""  # engine=openai: server base URL
-    openai_model: str = (
-        ""  # engine=openai: model name on the server ('' = the policy folder's path)
-    )
-    openai_mode: Literal["completions", "chat"] = (
-        "completions"  # engine=openai: token-id completions or chat
-    )
+    # engine=openai: model name on the server ('' = the policy folder's path)
+    openai_model: str = ""
+    # engine=openai: token-id completions or chat
+    openai_mode: Literal["completions", "chat"] = "completions"
     script: str = ""  # engine=scripted: JSON list of assistant replies, replayed every episode
     script_delay_s: float = 0.0  # engine=scripted: seconds before each reply
     seed: int = 0  # sampling seed
     run_id: str = ""  # label of this run's containers ('' = sandbox.RUN_ID of this process)
     progress: bool = True  # progress line on stderr
-    allow_errors: bool = (
-        False  # exit 0 even when some episodes errored (default: exit 1, with the count)
-    )
+    # exit 0 even when some episodes errored (default: exit 1, with the count)
+    allow_errors: bool = False
     rollout: RolloutConfig = field(
         default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout)
     )
@@ -516,52 +481,34 @@ def need(ok: bool, name: str, value, why: str) -> None:
         raise ConfigError(f"{name} = {value!r}: {why}")
 
 
+def _ge(section, dotted: str, low, note: str = "") -> None:
+    """need(value >= low, ...) for the field `dotted` (section.field) of `section`."""
+    value = getattr(section, dotted.rsplit(".", 1)[-1])
+    need(value >= low, dotted, value, f"must be >= {low}{note}")
+
+
+def _field(section, dotted: str, ok, why: str) -> None:
+    """need(ok(value), ...) for the field `dotted` (section.field) of `section`."""
+    value = getattr(section, dotted.rsplit(".", 1)[-1])
+    need(ok(value), dotted, value, why)
+
+
 def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
     need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
     need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
-    need(
-        isinstance(p.engine_fast_cpu, bool),
-        "policy.engine_fast_cpu",
-        p.engine_fast_cpu,
-        "must be true or false",
-    )
-    need(
-        p.engine_speculate_max_batch >= 0,
-        "policy.engine_speculate_max_batch",
-        p.engine_speculate_max_batch,
-        "must be >= 0",
-    )
-    need(
-        p.engine_speculate_tokens >= 1,
-        "policy.engine_speculate_tokens",
-        p.engine_speculate_tokens,
-        "must be >= 1",
-    )
-    need(
-        0 < p.vllm_gpu_memory_utilization <= 1,
-        "policy.vllm_gpu_memory_utilization",
-        p.vllm_gpu_memory_utilization,
-        "must be in (0, 1]",
-    )
-    need(
-        p.vllm_tensor_parallel_size >= 1,
-        "policy.vllm_tensor_parallel_size",
-        p.vllm_tensor_parallel_size,
-        "must be >= 1",
-    )
+    _field(p, "policy.engine_fast_cpu", lambda v: isinstance(v, bool), "must be true or false")
+    _ge(p, "policy.engine_speculate_max_batch", 0)
+    _ge(p, "policy.engine_speculate_tokens", 1)
+    _field(p, "policy.vllm_gpu_memory_utilization", lambda v: 0 < v <= 1, "must be in (0, 1]")
+    _ge(p, "policy.vllm_tensor_parallel_size", 1)
     need(p.vllm_kv_cache_mib >= 0, "policy.vllm_kv_cache_mib", p.vllm_kv_cache_mib, "must be >= 0")
-    need(
-        p.vllm_sleep_level in (1, 2),
-        "policy.vllm_sleep_level",
-        p.vllm_sleep_level,
-        "must be 1 or 2",
-    )
+    _field(p, "policy.vllm_sleep_level", lambda v: v in (1, 2), "must be 1 or 2")
     need(0 < p.vllm_kv_fill <= 1, "policy.vllm_kv_fill", p.vllm_kv_fill, "must be in (0, 1]")
     if check_paths:
-        need(
-            p.path in BUILTIN_MODELS or Path(p.path).is_dir(),
+        _field(
+            p,
             "policy.path",
-            p.path,
+            lambda v: v in BUILTIN_MODELS or Path(v).is_dir(),
             f"must be a model folder or one of {BUILTIN_MODELS}",
         )
 
@@ -573,29 +520,14 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
     need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
     wall = sb.verify_wall_s
-    need(
-        0 <= wall < float("inf"),
-        "sandbox.verify_wall_s",
-        wall,
-        "must be finite and >= 0 (0 = auto)",
-    )
-    need(
-        sb.max_concurrent >= 0,
-        "sandbox.max_concurrent",
-        sb.max_concurrent,
-        "must be >= 0 (0 = auto)",
-    )
-    need(
-        sb.output_limit_bytes >= 256,
-        "sandbox.output_limit_bytes",
-        sb.output_limit_bytes,
-        "must be >= 256",
-    )
+    need(0 <= wall < float("inf"), "sandbox.verify_wall_s", wall, "must be finite and >= 0 (0 = auto)")
+    _ge(sb, "sandbox.max_concurrent", 0, " (0 = auto)")
+    _ge(sb, "sandbox.output_limit_bytes", 256)
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
-    need(
-        sb.build_network in ("auto", "host", "none"),
+    _field(
+        sb,
         "sandbox.build_network",
-        sb.build_network,
+        lambda v: v in ("auto", "host", "none"),
         "must be 'auto', 'host' or 'none'",
     )
     for entry in sb.image_map:
@@ -624,47 +556,28 @@ def _check_sandbox(sb: SandboxConfig) -> None:
 
 def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
     need(ro.max_turns >= 1, "rollout.max_turns", ro.max_turns, "must be >= 1")
-    need(
-        ro.max_tokens_per_turn >= 1,
-        "rollout.max_tokens_per_turn",
-        ro.max_tokens_per_turn,
-        "must be >= 1",
-    )
-    need(
-        ro.max_context_tokens > ro.max_tokens_per_turn,
-        "rollout.max_context_tokens",
-        ro.max_context_tokens,
-        "must exceed rollout.max_tokens_per_turn",
-    )
+    _ge(ro, "rollout.max_tokens_per_turn", 1)
+    why = "must exceed rollout.max_tokens_per_turn"
+    _field(ro, "rollout.max_context_tokens", lambda v: v > ro.max_tokens_per_turn, why)
     need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
     need(
         ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1"
     )
-    need(
-        ro.max_tool_arg_bytes >= 1,
-        "rollout.max_tool_arg_bytes",
-        ro.max_tool_arg_bytes,
-        "must be >= 1",
-    )
+    _ge(ro, "rollout.max_tool_arg_bytes", 1)
     if greedy_ok:
         need(
             ro.temperature >= 0, "rollout.temperature", ro.temperature, "must be >= 0 (0 = greedy)"
         )
     else:
-        need(
-            ro.temperature > 0,
+        _field(
+            ro,
             "rollout.temperature",
-            ro.temperature,
+            lambda v: v > 0,
             "must be > 0 (GRPO needs sampled, not greedy, rollouts)",
         )
     need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
     need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0 (0 = off)")
-    need(
-        ro.max_concurrent_episodes >= 1,
-        "rollout.max_concurrent_episodes",
-        ro.max_concurrent_episodes,
-        "must be >= 1",
-    )
+    _ge(ro, "rollout.max_concurrent_episodes", 1)
 
 
 def _check_reward(r: RewardConfig) -> None:
@@ -692,42 +605,26 @@ def _check_reward(r: RewardConfig) -> None:
         )
     for name in ("judge_timeout_s",):
         need(getattr(r, name) > 0, f"reward.{name}", getattr(r, name), "must be > 0")
-    for name in (
-        "judge_max_retries",
-        "judge_cooldown_s",
-        "judge_backoff_s",
-        "judge_max_retry_after_s",
-        "judge_temperature",
-    ):
-        need(getattr(r, name) >= 0, f"reward.{name}", getattr(r, name), "must be >= 0")
-    for name in (
-        "judge_max_concurrent",
-        "judge_transcript_tokens",
-        "judge_cooldown_after",
-        "judge_max_tokens",
-    ):
-        need(getattr(r, name) >= 1, f"reward.{name}", getattr(r, name), "must be >= 1")
-    need(
-        r.judge_backoff_max_s >= r.judge_backoff_s,
-        "reward.judge_backoff_max_s",
-        r.judge_backoff_max_s,
-        "must be >= reward.judge_backoff_s",
-    )
-    need(
-        len(r.judge_default_price) == 2 and min(r.judge_default_price) >= 0,
+    for (
+        name
+    ) in "judge_max_retries judge_cooldown_s judge_backoff_s judge_max_retry_after_s".split():
+        _ge(r, f"reward.{name}", 0)
+    _ge(r, "reward.judge_temperature", 0)
+    for name in "judge_max_concurrent judge_transcript_tokens judge_cooldown_after".split():
+        _ge(r, f"reward.{name}", 1)
+    _ge(r, "reward.judge_max_tokens", 1)
+    why = "must be >= reward.judge_backoff_s"
+    _field(r, "reward.judge_backoff_max_s", lambda v: v >= r.judge_backoff_s, why)
+    _field(
+        r,
         "reward.judge_default_price",
-        r.judge_default_price,
+        lambda v: len(v) == 2 and min(v) >= 0,
         "must be two prices >= 0 (USD per million input, output tokens)",
     )
 
 
 def _check_grpo(g: GRPOConfig) -> None:
-    need(
-        g.group_size >= 2,
-        "grpo.group_size",
-        g.group_size,
-        "must be >= 2 (GRPO compares rollouts within a group)",
-    )
+    _ge(g, "grpo.group_size", 2, " (GRPO compares rollouts within a group)")
     need(0 < g.clip_low < 1, "grpo.clip_low", g.clip_low, "must be in (0, 1)")
     need(g.clip_high > 0, "grpo.clip_high", g.clip_high, "must be > 0")
     need(
@@ -752,6 +649,11 @@ def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 
 
+def _check_context(cfg: TrainConfig | EvalConfig) -> None:
+    why = "must be >= rollout.max_context_tokens"
+    _field(cfg.policy, "policy.max_seq_len", lambda v: v >= cfg.rollout.max_context_tokens, why)
+
+
 def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     """Check every knob of a training run; return cfg unchanged. The functions below trust the result.
 
@@ -765,23 +667,11 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     _check_rollout(cfg.rollout, greedy_ok=False)
     _check_reward(cfg.reward)
     _check_grpo(cfg.grpo)
-    need(
-        cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens,
-        "policy.max_seq_len",
-        cfg.policy.max_seq_len,
-        "must be >= rollout.max_context_tokens",
-    )
-    for name in (
-        "steps",
-        "tasks_per_step",
-        "save_every",
-        "curriculum_window",
-        "nproc_per_node",
-        "nnodes",
-    ):
-        need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
-    for name in ("warmup_steps", "weight_decay", "seed"):
-        need(getattr(cfg, name) >= 0, name, getattr(cfg, name), "must be >= 0")
+    _check_context(cfg)
+    for name in "steps tasks_per_step save_every curriculum_window nproc_per_node nnodes".split():
+        _ge(cfg, name, 1)
+    for name in ("warmup_steps", "weight_decay", "seed", "rank_memory_mb"):
+        _ge(cfg, name, 0)
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
     need(
@@ -807,12 +697,7 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
     need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
     need(cfg.script_delay_s >= 0, "script_delay_s", cfg.script_delay_s, "must be >= 0")
     if not cfg.oracle:
-        need(
-            cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens,
-            "policy.max_seq_len",
-            cfg.policy.max_seq_len,
-            "must be >= rollout.max_context_tokens",
-        )
+        _check_context(cfg)
         need(
             cfg.engine != "openai" or bool(cfg.openai_base_url),
             "openai_base_url",
@@ -859,20 +744,11 @@ def validate_tasks_cli(**knobs) -> None:
     for name in ("jobs", "n", "max_tokens"):
         if name in knobs:
             need(knobs[name] >= 1, name, knobs[name], "must be >= 1")
-    if knobs.get("sample") is not None:
-        need(
-            knobs["sample"] >= 1,
-            "sample",
-            knobs["sample"],
-            "must be >= 1 (omit it to validate every task)",
-        )
-    if "dedup_threshold" in knobs:
-        need(
-            0 < knobs["dedup_threshold"] <= 1,
-            "dedup_threshold",
-            knobs["dedup_threshold"],
-            "must be in (0, 1]",
-        )
+    sample, dedup = knobs.get("sample"), knobs.get("dedup_threshold")
+    if sample is not None:
+        need(sample >= 1, "sample", sample, "must be >= 1 (omit it to validate every task)")
+    if dedup is not None:
+        need(0 < dedup <= 1, "dedup_threshold", dedup, "must be in (0, 1]")
 
 
 def parse_cli(
@@ -924,234 +800,3 @@ def parse_eval_cli(
     return validate_eval(
         tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths
     )
-
-
-# ----------------------------------------------------------------------------- GPU memory budget
-
-GiB = 2**30
-ENGINE_RESERVE_BYTES = (
-    2 * GiB
-)  # vLLM's CUDA context, CUDA graphs and sampler buffers, awake or asleep
-
-
-# config.json fields (those count_params, memory_budget and model.ModelConfig.from_hf read) of the
-# Qwen3 checkpoints the presets name (Hugging Face hub, Qwen/Qwen3-*); bench/first_light.py builds
-# random-weight models of these shapes.
-_QWEN3 = dict(
-    architectures=["Qwen3ForCausalLM"],
-    model_type="qwen3",
-    num_key_value_heads=8,
-    head_dim=128,
-    vocab_size=151936,
-    rms_norm_eps=1e-6,
-    rope_theta=1_000_000.0,
-    max_position_embeddings=40960,
-)
-QWEN3_CONFIGS: dict[str, dict] = {
-    "Qwen3-1.7B": dict(
-        _QWEN3,
-        hidden_size=2048,
-        intermediate_size=6144,
-        num_hidden_layers=28,
-        num_attention_heads=16,
-        tie_word_embeddings=True,
-    ),
-    "Qwen3-4B": dict(
-        _QWEN3,
-        hidden_size=2560,
-        intermediate_size=9728,
-        num_hidden_layers=36,
-        num_attention_heads=32,
-        tie_word_embeddings=True,
-    ),
-    "Qwen3-8B": dict(
-        _QWEN3,
-        hidden_size=4096,
-        intermediate_size=12288,
-        num_hidden_layers=36,
-        num_attention_heads=32,
-        tie_word_embeddings=False,
-    ),
-    "Qwen3-14B": dict(
-        _QWEN3,
-        hidden_size=5120,
-        intermediate_size=17408,
-        num_hidden_layers=40,
-        num_attention_heads=40,
-        tie_word_embeddings=False,
-    ),
-    "Qwen3-32B": dict(
-        _QWEN3,
-        hidden_size=5120,
-        intermediate_size=25600,
-        num_hidden_layers=64,
-        num_attention_heads=64,
-        tie_word_embeddings=False,
-    ),
-}
-
-
-def count_params(hf: dict) -> tuple[int, int, int]:
-    """(total, per block, root) parameter counts of a Llama/Qwen3-style decoder from its HF config.json
-    fields: hidden_size, intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads,
-    head_dim (default hidden/heads), vocab_size, tie_word_embeddings; q/k norms for model_type qwen3.
-    Root = embeddings + final norm + untied lm_head (FSDP2's root unit)."""
-    h, i, L, V = (
-        hf["hidden_size"],
-        hf["intermediate_size"],
-        hf["num_hidden_layers"],
-        hf["vocab_size"],
-    )
-    H, KV = hf["num_attention_heads"], hf.get("num_key_value_heads", hf["num_attention_heads"])
-    d = hf.get("head_dim") or h // H
-    block = (
-        h * H * d * 2
-        + h * KV * d * 2
-        + 3 * h * i
-        + 2 * h
-        + (2 * d if hf.get("model_type") == "qwen3" else 0)
-    )
-    root = V * h * (1 if hf.get("tie_word_embeddings") else 2) + h
-    return root + L * block, block, root
-
-
-def memory_items(
-    cfg: TrainConfig, hf: dict, world_size: int
-) -> tuple[dict[str, float], float, float]:
-    """The per-GPU items of `memory_budget`, in bytes, in its order: learner resident (first 3),
-    training extra (next 4), engine (last 3). Returns (items, KV bytes per token, KV tokens)."""
-    p, ro = cfg.policy, cfg.rollout
-    tp, W = p.vllm_tensor_parallel_size, world_size
-    P, block, root = count_params(hf)
-    h, i, L = hf["hidden_size"], hf["intermediate_size"], hf["num_hidden_layers"]
-    V = hf["vocab_size"]
-    kv_heads = hf.get("num_key_value_heads", hf["num_attention_heads"])
-    d = hf.get("head_dim") or h // hf["num_attention_heads"]
-    T = cfg.micro_batch_tokens
-    if p.activation_checkpointing:
-        act = 2 * L * T * h + 2 * T * (8 * h + 4 * i)
-    else:
-        act = 2 * L * T * (8 * h + 4 * i)
-    kv_per_token = 2 * L * max(1.0, kv_heads / tp) * d * 2
-    kv_tokens = p.vllm_kv_fill * ro.max_concurrent_episodes * ro.max_context_tokens
-    items = {
-        "fp32 master weights 4P/W": 4 * P / W,
-        "AdamW state 8P/W": 8 * P / W,
-        "reference model 2P/W": 2 * P / W if cfg.grpo.kl_coef > 0 else 0.0,
-        "fp32 gradients 4P/W": 4 * P / W,
-        "bf16 gathered root + 2 blocks": 2 * (root + 2 * block),
-        f"activations (T={T})": act,
-        "log-prob head": 2 * (2**25 // V) * V * 4 + 4 * V * h,
-        f"engine weights 2P/tp (tp={tp})": 2 * P / tp,
-        "KV cache": kv_per_token * kv_tokens,
-        "engine reserve": ENGINE_RESERVE_BYTES,
-    }
-    return items, kv_per_token, kv_tokens
-
-
-def memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -> tuple[bool, str]:
-    """Per-GPU memory of colocated training (FSDP2 over all ranks) and vLLM generation, and whether it fits.
-
-    Returns (fits, report): the report lists every item in GiB and the three conditions. P parameters,
-    W ranks, tp = policy.vllm_tensor_parallel_size, G = gpu_bytes, u = vllm_gpu_memory_utilization:
-
-      learner resident   fp32 master 4P/W + AdamW m, v 8P/W (+ reference model 2P/W in bf16 when kl_coef > 0)
-      training extra     fp32 grads 4P/W + bf16 gathered root and two blocks (FSDP2 prefetch)
-                         + activations (micro_batch_tokens T: checkpointed block inputs 2*L*T*h + one block's
-                           recompute 2*T*(8h + 4i); without checkpointing 2*L*T*(8h + 4i))
-                         + log-prob head (two [2^25/V, V] fp32 chunks + fp32 [V, h] weight grad)
-      engine             bf16 weights 2P/tp + KV cache (2 * L * max(1, kv_heads/tp) * head_dim * 2 bytes per
-                         token) for vllm_kv_fill x max_concurrent_episodes x max_context_tokens tokens
-                         + ENGINE_RESERVE (2 GiB)
-
-      (1) start-up:  learner resident + u*G <= G      (vLLM refuses to start with less free memory)
-      (2) rollout:   engine <= u*G                   (weights and the KV cache inside vLLM's share)
-      (3) training:  learner resident + training extra + ENGINE_RESERVE <= G   (engine asleep)
-
-    The kernels' workspace and fragmentation are not counted: treat a margin under ~5% as not fitting.
-    The items come from `memory_items`.
-    """
-    p, ro = cfg.policy, cfg.rollout
-    tp, W, u, G = p.vllm_tensor_parallel_size, world_size, p.vllm_gpu_memory_utilization, gpu_bytes
-    P = count_params(hf)[0]
-    items, kv_per_token, kv_tokens = memory_items(cfg, hf, world_size)
-    values = list(items.values())
-    resident, extra, engine = sum(values[:3]), sum(values[3:7]), sum(values[7:])
-    checks = [
-        ("(1) start-up: learner resident + u*G <= G", resident + u * G, G),
-        ("(2) rollout: engine <= u*G", engine, u * G),
-        (
-            "(3) training: resident + extra + reserve <= G",
-            resident + extra + ENGINE_RESERVE_BYTES,
-            G,
-        ),
-    ]
-    lines = [
-        f"memory per GPU: P = {P / 1e9:.2f}B params, W = {W} ranks, tp = {tp}, G = {G / GiB:.1f} GiB, u = {u}"
-    ]
-    lines += [f"  {k:<34} {v / GiB:8.2f} GiB" for k, v in items.items()]
-    lines.append(
-        f"  KV cache = {kv_per_token / 2**10:.0f} KiB/token x {kv_tokens:,.0f} tokens "
-        f"({p.vllm_kv_fill} x {ro.max_concurrent_episodes} episodes x {ro.max_context_tokens} tokens)"
-    )
-    fits = True
-    for name, lhs, rhs in checks:
-        ok = lhs <= rhs
-        fits &= ok
-        lines.append(
-            f"  {name}: {lhs / GiB:.2f} <= {rhs / GiB:.2f} GiB {'ok' if ok else 'DOES NOT FIT'}"
-        )
-    return fits, "\n".join(lines)
-
-
-def check_memory_budget(cfg: TrainConfig, hf: dict, world_size: int, gpu_bytes: int) -> str:
-    """`memory_budget`, plus the layout rules of tensor-parallel engines: world_size % tp == 0 and a TP
-    group inside one node (tp <= nproc_per_node). Returns the report; raises ConfigError with the whole
-    arithmetic when the configuration cannot fit."""
-    tp = cfg.policy.vllm_tensor_parallel_size
-    if world_size % tp:
-        raise ConfigError(
-            f"policy.vllm_tensor_parallel_size = {tp}: must divide the {world_size} ranks"
-        )
-    fits, report = memory_budget(cfg, hf, world_size, gpu_bytes)
-    if not fits:
-        raise ConfigError(f"policy: this configuration does not fit in GPU memory\n{report}")
-    return report
-
-
-def host_budget(
-    episodes: int, memory_mb: int, storage_mb: int, ranks: int, ram_bytes: int, disk_bytes: int
-) -> tuple[int, str]:
-    """Episodes in flight per rank that the host's RAM and the Docker data root's free disk can hold.
-
-    An episode holds its sandbox and, while verified, a verifier container from its snapshot: at most
-    2 x memory_mb of memory (both containers' caps) and 2 x storage_mb of disk (sandbox.storage_mb:
-    the layer, then its snapshot and the verifier's writes, disk.py). The `ranks` ranks on this host
-    share it:
-
-        fits = min(episodes, ram_bytes // (ranks x 2 x memory_mb MiB),
-                   disk_bytes // (ranks x 2 x storage_mb MiB))
-
-    Returns (fits, the arithmetic as one line, saying when it lowers episodes).
-    Raises:
-        ConfigError: not even one episode per rank fits (the line says which resource is short).
-    """
-    mem, disk = 2 * memory_mb << 20, 2 * storage_mb << 20
-    by_ram, by_disk = ram_bytes // (ranks * mem), disk_bytes // (ranks * disk)
-    fits = min(episodes, by_ram, by_disk)
-    gib = 2**30
-    line = (
-        f"[host] {ranks} rank(s) x {episodes} episodes x (2 x {memory_mb} MiB memory, 2 x {storage_mb} MiB "
-        f"disk) = {ranks * episodes * mem / gib:.1f} GiB of {ram_bytes / gib:.1f} GiB available RAM, "
-        f"{ranks * episodes * disk / gib:.1f} GiB of {disk_bytes / gib:.1f} GiB free disk: room for "
-        f"{by_ram} (RAM) and {by_disk} (disk) per rank"
-    )
-    if fits < 1:
-        short = "RAM" if by_ram < 1 else "disk"
-        raise ConfigError(
-            f"{line}; not one episode fits in the host's {short}: lower sandbox.memory_mb / "
-            "sandbox.storage_mb or free some"
-        )
-    if fits < episodes:
-        return fits, f"{line}; rollout.max_concurrent_episodes lowered from {episodes} to {fits}"
-    return fits, f"{line}; fits"

@@ -19,13 +19,13 @@ import torch
 
 import sandbox as sandbox_lib
 from bookkeeping.stop import StopFlag
-from configs import EvalConfig, host_budget, parse_eval_cli
+from configs import EvalConfig, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
 from engines.openai_engine import OpenAIEngine
 from hf import weights
 from judging import judge as judge_lib
 from rollout import Trajectory, run_episodes
-from sandboxing import hosts
+from sandboxing import admission, hosts
 from tasks import select_tasks
 
 
@@ -151,6 +151,55 @@ def build_eval_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | N
     return build_engine(cfg.policy, model_dir, tokenizer, torch.device(cfg.device), cfg.seed)
 
 
+def _summary(cfg: EvalConfig, groups: list, trajs: list, model: str | None, judge) -> dict:
+    """summarize() of the episodes plus the run's config, stop reasons, judge accounting, the most
+    common error, per-engine counts and whether every trajectory is token-exact."""
+    summary = summarize(trajs, cfg.k)
+    engine_name = (
+        "oracle"
+        if cfg.oracle
+        else (
+            cfg.engine
+            if cfg.engine != "policy"
+            else engine_kind(cfg.policy, torch.device(cfg.device))
+        )
+    )
+    summary["config"] = {
+        "model": model,
+        "tasks": cfg.tasks,
+        "k": cfg.k,
+        "engine": engine_name,
+        "oracle": cfg.oracle,
+        "run_id": cfg.run_id,
+    }
+    summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
+    if judge is not None:
+        summary["judge"] = dict(judge.metrics)
+        summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
+    errors = Counter(t.error for t in trajs if t.error).most_common(1)
+    summary["top_error"] = errors[0][0] if errors else None
+    summary["engines"] = per_engine(trajs)
+    # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
+    summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
+    return summary
+
+
+def _print_summary(cfg: EvalConfig, summary: dict, n_trajs: int) -> None:
+    """The table, stop reasons, per-engine counts (when several or failing) and training use."""
+    print(format_summary(summary, cfg.k))
+    print(f"stop reasons: {summary['stop_reasons']}")
+    if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
+        print(
+            "engines: "
+            + "; ".join(
+                f"{url}: {e['episodes']} episodes, {e['errors']} errors"
+                for url, e in summary["engines"].items()
+            )
+        )
+    if not cfg.oracle and summary["overall"]["errors"] < n_trajs:
+        print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
+
+
 async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     """Load the tasks and the engine, run k episodes per task, write out/trajectories.jsonl and
     out/summary.json, print the table. Returns the summary. cfg must be validated (configs.validate_eval).
@@ -158,7 +207,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
 
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     in_flight = min(cfg.rollout.max_concurrent_episodes, len(tasks) * cfg.k)
-    fits, line = host_budget(
+    fits, line = admission.host_budget(
         in_flight, cfg.sandbox.memory_mb, cfg.sandbox.storage_mb, 1, *sandbox_lib.host_resources()
     )
     print(line, file=sys.stderr)
@@ -211,46 +260,9 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     if stop is not None and stop.requested:  # no summary that looks complete
         raise asyncio.CancelledError
     trajs = [t for g in groups for t in g.trajectories]
-    summary = summarize(trajs, cfg.k)
-    engine_name = (
-        "oracle"
-        if cfg.oracle
-        else (
-            cfg.engine
-            if cfg.engine != "policy"
-            else engine_kind(cfg.policy, torch.device(cfg.device))
-        )
-    )
-    summary["config"] = {
-        "model": None if cfg.oracle else str(model_dir),
-        "tasks": cfg.tasks,
-        "k": cfg.k,
-        "engine": engine_name,
-        "oracle": cfg.oracle,
-        "run_id": cfg.run_id,
-    }
-    summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
-    if judge is not None:
-        summary["judge"] = dict(judge.metrics)
-        summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
-    errors = Counter(t.error for t in trajs if t.error).most_common(1)
-    summary["top_error"] = errors[0][0] if errors else None
-    summary["engines"] = per_engine(trajs)
-    # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
-    summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
+    summary = _summary(cfg, groups, trajs, None if cfg.oracle else str(model_dir), judge)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    print(format_summary(summary, cfg.k))
-    print(f"stop reasons: {summary['stop_reasons']}")
-    if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
-        print(
-            "engines: "
-            + "; ".join(
-                f"{url}: {e['episodes']} episodes, {e['errors']} errors"
-                for url, e in summary["engines"].items()
-            )
-        )
-    if not cfg.oracle and summary["overall"]["errors"] < len(trajs):
-        print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
+    _print_summary(cfg, summary, len(trajs))
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
     return summary
 

@@ -56,6 +56,7 @@ from bookkeeping.logs import (
     step_record,
     truncate_metrics,
 )
+from bookkeeping.memory import RssRecorder, gather_peak_rss, release_free_memory
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
@@ -63,7 +64,7 @@ from learner.distributed import agreed_stop, init_distributed, load_policy, reso
 from learner.packing import samples_from_groups
 from learner.sync import sync_weights
 from learner.update import build_optimizer, update
-from sandboxing import hosts
+from sandboxing import admission, hosts
 from tasks import TaskError, select_tasks
 from tasks.sampler import TaskSampler
 
@@ -86,11 +87,11 @@ def load_task_set(cfg: configs.TrainConfig) -> list:
 def engine_memory_report(
     cfg: configs.TrainConfig, model_dir: Path, world: int, device_bytes: int
 ) -> str:
-    """configs.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
+    """admission.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
     from model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a
     built-in name such as 'default' is no folder. Raises ConfigError when it cannot fit."""
     hf = json.loads((Path(model_dir) / "config.json").read_text())
-    return configs.check_memory_budget(cfg, hf, world, device_bytes)
+    return admission.check_memory_budget(cfg, hf, world, device_bytes)
 
 
 @dataclass
@@ -117,6 +118,7 @@ class Run:
     engine: object = None
     judge: object = None
     extra_log: object = None
+    memory: RssRecorder | None = None  # <out_dir>/memory/rank<R>.json, for the launcher
     step: int = 0  # optimizer steps done (the resumed one included)
     saved_step: int = 0  # step of the newest checkpoint of this run
     stale: bool = False  # the engine's weights differ from the policy's
@@ -157,8 +159,10 @@ def _build(run: Run, local_rank: int) -> None:
         (run.out_dir / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
     dist.barrier()
     (run.out_dir / "trajectories").mkdir(exist_ok=True)
+    run.memory = RssRecorder(run.out_dir, rank)  # its budget once the host admission ran
     engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
-    for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
+    episode = admission.episode_bytes(cfg.sandbox.memory_mb, cfg.sandbox.storage_mb)
+    for line in hosts.configure(cfg.sandbox.docker_hosts, *episode):
         if (
             rank == 0
         ):  # one line per listed engine: what it reports, the episodes it takes (per rank)
@@ -177,15 +181,16 @@ def _build(run: Run, local_rank: int) -> None:
     per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
     episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    fits, line = configs.host_budget(
-        episodes,
-        cfg.sandbox.memory_mb,
-        cfg.sandbox.storage_mb,
-        local_ranks,
-        *sandbox.host_resources(),
+    ram, disk = sandbox.host_resources()
+    sb = cfg.sandbox
+    fits, line = admission.host_budget(
+        episodes, sb.memory_mb, sb.storage_mb, local_ranks, ram, disk, cfg.rank_memory_mb
     )
     run.say(line)
+    run.memory.budget_bytes = admission.rank_budget_bytes(ram, local_ranks, fits, sb.memory_mb)
     cfg.rollout.max_concurrent_episodes = fits  # per rank; no collective depends on it
+    # a torch engine's KV cache slots beyond the episodes in flight would only hold stale prefixes
+    cfg.policy.engine_max_batch = min(cfg.policy.engine_max_batch, fits)
     run.tp_group = engines.tp_groups(
         world, run.tp
     )  # ranks of one vLLM engine share its leader's tasks
@@ -287,6 +292,7 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
         finally:
             run.stop.cancel_on_signal(run.loop, None)
     run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
+    release_free_memory()  # the KV cache and packed weights the engine freed
     return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
 
 
@@ -330,11 +336,14 @@ def gather_episodes(
 def log_step(
     run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict, times: dict
 ) -> None:
-    """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout."""
+    """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout;
+    every rank's peak RSS gathered first (collective)."""
+    rss = gather_peak_rss(run.world)
     if run.rank != 0:
         return
     record = step_record(run.step, episodes, counts, metrics, times, run.cfg.grpo.kl_coef)
     record.update(judge_metrics)
+    record.update(rss)
     append_jsonl(run.out_dir / "metrics.jsonl", record)
     run.say(format_step_line(run.step, run.cfg.steps, record))
     if run.extra_log is not None:
@@ -388,6 +397,8 @@ def teardown(run: Run) -> None:
         if closer is not None:
             run.loop.run_until_complete(closer.aclose())
     run.loop.close()
+    if run.memory is not None:
+        run.memory.close()
     sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it
     if dist.is_initialized():
         dist.destroy_process_group()

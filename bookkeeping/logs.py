@@ -18,11 +18,13 @@ def format_step_line(step: int, steps: int, m: dict) -> str:
         f"{m.get('groups_dropped_failed', 0)} failed)"
     )
     failed = f" failed {m['episodes_failed']}" if m.get("episodes_failed") else ""
+    per_rank = m.get("rss_peak_gb_per_rank")  # bookkeeping/memory.gather_peak_rss
+    rss = f" | peak rss {' '.join(f'{x:.2f}' for x in per_rank)} GB" if per_rank else ""
     return (
         f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
         f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
         f"| rollout {m['rollout_s']:.1f}s verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
-        f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s"
+        f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s{rss}"
     )
 
 

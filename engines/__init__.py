@@ -104,4 +104,5 @@ def build_engine(
         speculate_max_batch=policy.engine_speculate_max_batch,
         speculate_tokens=policy.engine_speculate_tokens,
         fast_cpu=policy.engine_fast_cpu,
+        drop_weights_on_sleep=True,  # only train.py sleeps it, and syncs before every rollout
     )

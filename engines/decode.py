@@ -43,6 +43,16 @@ def setup_cache(model: Transformer, max_batch: int, max_seq_len: int, fast: bool
         cpu_fast.fuse_projections(model)
 
 
+def free_cache(model: Transformer) -> None:
+    """Drop the K/V caches and the fast path's packed weight copies (cpu_fast.forget_packed): their
+    memory goes back (2 x layers x max_batch x max_seq_len x n_kv x head_dim elements, plus one
+    copy of the decode weights). setup_cache allocates them again; no slot keeps its K/V."""
+    for block in model.model.layers:
+        block.self_attn.kv_cache = None
+    model.cache_shape = None
+    cpu_fast.forget_packed(model)
+
+
 def logits(
     model: Transformer,
     input_ids: torch.Tensor,

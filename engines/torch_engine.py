@@ -48,6 +48,8 @@ class TorchEngine(Engine):
     for speculate_max_batch < 0 or speculate_tokens < 1. Speculation is an option of this engine only: the
     decode functions know nothing of drafts (they just take T tokens per row).
 
+    drop_weights_on_sleep: sleep() frees the weights as well (train.py pushes them every step).
+
     fast_cpu (`policy.engine_fast_cpu`): on a CPU model, step through engines/cpu_fast.py (fused projections,
     oneDNN-packed weights) instead of decode.py's plain forward; same greedy tokens.
 
@@ -74,6 +76,7 @@ class TorchEngine(Engine):
         speculate_max_batch: int = 4,
         speculate_tokens: int = 5,
         fast_cpu: bool = True,
+        drop_weights_on_sleep: bool = False,
     ):
         self.model = model.eval()
         self.device = next(model.parameters()).device
@@ -90,6 +93,9 @@ class TorchEngine(Engine):
         )
         self.speculate_tokens = speculate_tokens
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tokenizer)
+        self.fast_cpu = fast_cpu
+        self.drop_weights_on_sleep = drop_weights_on_sleep
+        self._dropped: dict[int, torch.Size] = {}  # id(parameter) -> shape, while dropped
         decode.setup_cache(self.model, max_batch, max_seq_len, fast=fast_cpu)
         self._rng = random.Random(seed)
         self._slot_tokens: list[list[int]] = [
@@ -112,6 +118,7 @@ class TorchEngine(Engine):
         self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None
     ) -> Completion:
         check_prompt(self, prompt_ids, sampling)
+        self.wake_up()  # a no-op unless sleep() freed the KV cache
         if self._loop_task is None or self._loop_task.done():
             self._queue = asyncio.Queue()
             self._loop_task = asyncio.get_running_loop().create_task(self._decode_loop())
@@ -338,6 +345,34 @@ class TorchEngine(Engine):
         self._active.pop(slot, None)
         self._slot_used[slot] = time.monotonic()
 
+    def sleep(self) -> None:
+        """Between rollouts (train.py): free the KV cache and the packed weight copies
+        (decode.free_cache; 0.75 + 0.75 GB for SmolLM2-135M at 8 x 2048 tokens), and with
+        drop_weights_on_sleep the weights too (0.54 GB; vLLM's sleep level 2): the next
+        load_weights brings them back. The update then holds none of it; the cached K/V would be
+        stale after the next load_weights anyway. Kept while a request still runs (a cancelled
+        rollout's worker may still step)."""
+        if any(not r.future.done() for r in self._active.values()):
+            return
+        self._active.clear()
+        decode.free_cache(self.model)
+        self._slot_tokens = [[] for _ in range(self.max_batch)]
+        if self.drop_weights_on_sleep:
+            for block in self.model.model.layers:  # the fused tensors the linears are views of
+                block.self_attn.qkv_weight = block.mlp.gate_up_weight = None
+            for p in self.model.parameters():  # a tied lm_head is embed_tokens' parameter
+                self._dropped[id(p)] = p.shape
+                p.data = torch.empty(0, dtype=p.dtype, device=p.device)
+
+    def wake_up(self) -> None:
+        """Allocate the KV cache again after sleep (decode.setup_cache); packed copies are built on
+        the first decode step. Raises RuntimeError while sleep dropped the weights and no
+        load_weights brought them back."""
+        if self._dropped:
+            raise RuntimeError("TorchEngine: weights dropped by sleep(); call load_weights first")
+        if getattr(self.model, "cache_shape", None) is None:
+            decode.setup_cache(self.model, self.max_batch, self.max_seq_len, fast=self.fast_cpu)
+
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Copy (HF name, tensor) pairs into the model's parameters, then forget every cached prefix (its K/V
         came from the old weights). Raises KeyError for an unknown name, ValueError for a shape mismatch,
@@ -349,6 +384,9 @@ class TorchEngine(Engine):
             for name, t in weights:
                 if name not in params:
                     raise KeyError(f"load_weights: unknown parameter {name!r}")
+                if id(params[name]) in self._dropped:  # sleep() dropped it: allocate again
+                    shape = self._dropped.pop(id(params[name]))
+                    params[name].data = t.new_empty(shape, dtype=params[name].dtype)
                 if params[name].shape != t.shape:
                     raise ValueError(
                         f"load_weights: {name} has shape {tuple(t.shape)}, expected {tuple(params[name].shape)}"

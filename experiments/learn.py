@@ -229,7 +229,7 @@ def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
     cmd = [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        "learner.launch",  # torchrun, naming a rank the kernel killed (learner/launch.py)
         "--standalone",
         f"--nproc_per_node={cfg.nproc}",
         "train.py",

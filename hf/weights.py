@@ -370,6 +370,30 @@ def _gguf_tokenizer(reader):
     return tok, tokens
 
 
+def _gguf_config(reader, vocab_size: int, special: dict) -> ModelConfig:
+    """The ModelConfig of a llama GGUF's metadata (`llama.*` fields; bos/eos from `special`)."""
+    heads = int(_gguf_field(reader, "llama.attention.head_count"))
+    hidden = int(_gguf_field(reader, "llama.embedding_length"))
+    return ModelConfig(
+        family="llama",
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        intermediate_size=int(_gguf_field(reader, "llama.feed_forward_length")),
+        num_hidden_layers=int(_gguf_field(reader, "llama.block_count")),
+        num_attention_heads=heads,
+        num_key_value_heads=int(
+            _gguf_field(reader, "llama.attention.head_count_kv", default=heads)
+        ),
+        head_dim=int(_gguf_field(reader, "llama.rope.dimension_count", default=hidden // heads)),
+        rms_norm_eps=float(_gguf_field(reader, "llama.attention.layer_norm_rms_epsilon")),
+        rope_theta=float(_gguf_field(reader, "llama.rope.freq_base", default=10000.0)),
+        max_position_embeddings=int(_gguf_field(reader, "llama.context_length")),
+        tie_word_embeddings="output.weight" not in {t.name for t in reader.tensors},
+        bos_token_id=special["bos"],
+        eos_token_id=special["eos"],
+    )
+
+
 def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Path:
     """Convert a llama-architecture GGUF (llama.cpp format v3) to an HF dir.
 
@@ -396,30 +420,12 @@ def import_gguf(gguf_path: str | os.PathLike, out_dir: str | os.PathLike) -> Pat
             f"{gguf_path}: GGUF metadata field 'llama.rope.scaling.type' is not supported"
         )
     tok, tokens = _gguf_tokenizer(reader)
-    names = {t.name for t in reader.tensors}
-    heads = int(_gguf_field(reader, "llama.attention.head_count"))
-    kv_heads = int(_gguf_field(reader, "llama.attention.head_count_kv", default=heads))
-    hidden = int(_gguf_field(reader, "llama.embedding_length"))
     special = {
         k: _gguf_field(reader, f"tokenizer.ggml.{k}_token_id", required=False)
         for k in ("bos", "eos", "padding", "unknown")
     }
-    cfg = ModelConfig(
-        family="llama",
-        vocab_size=len(tokens),
-        hidden_size=hidden,
-        intermediate_size=int(_gguf_field(reader, "llama.feed_forward_length")),
-        num_hidden_layers=int(_gguf_field(reader, "llama.block_count")),
-        num_attention_heads=heads,
-        num_key_value_heads=kv_heads,
-        head_dim=int(_gguf_field(reader, "llama.rope.dimension_count", default=hidden // heads)),
-        rms_norm_eps=float(_gguf_field(reader, "llama.attention.layer_norm_rms_epsilon")),
-        rope_theta=float(_gguf_field(reader, "llama.rope.freq_base", default=10000.0)),
-        max_position_embeddings=int(_gguf_field(reader, "llama.context_length")),
-        tie_word_embeddings="output.weight" not in names,
-        bos_token_id=special["bos"],
-        eos_token_id=special["eos"],
-    )
+    cfg = _gguf_config(reader, len(tokens), special)
+    heads, kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
     state = {}
     for t in reader.tensors:
         name = _hf_name(t.name)

@@ -16,6 +16,7 @@ from torch.distributed.tensor import DTensor
 
 import configs
 import grpo
+from bookkeeping.memory import release_free_memory
 from learner.distributed import all_reduce
 from learner.packing import MicroBatch, Sample, collate, make_micro_batches
 
@@ -206,6 +207,7 @@ def update(
             continue
         metrics["grad_norm"] = optimizer_step(model, optimizer, scheduler, cfg.grad_clip)
         metrics["skipped_update"] = 0.0
+    release_free_memory()  # the activations' pages, before the engine's rollout allocates
     return grpo.mean_over_minibatches(per_step)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import math
 import os
 import re
 import threading
@@ -36,14 +35,17 @@ import docker.errors
 import docker.tls
 import requests.exceptions
 
+import configs
+from sandboxing import admission
+
 log = logging.getLogger("termrl.hosts")
 
 LOCAL = "local"  # the engine docker.from_env() finds
 MEMORY_SHARE = 0.8  # of an engine's MemTotal that episodes may take (the rest: its dockerd, the OS)
 DISK_SHARE = 0.9  # of the free disk under its data root that episodes may take
-# Writable layers of the sandbox and of its snapshot/verifier, per episode: a budget, not a
-# measurement.
-EPISODE_DISK_BYTES = 1 << 30
+# Disk of one episode at the default sandbox.storage_mb (admission.episode_bytes), for callers
+# that give none.
+EPISODE_DISK_BYTES = admission.episode_bytes(0, configs.SandboxConfig.storage_mb)[1]
 BACKOFF_BASE_S, BACKOFF_MAX_S = 2.0, 60.0
 PING_TIMEOUT_S = 5.0
 
@@ -127,28 +129,12 @@ def backoff_s(failures: int) -> float:
     return min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, failures - 1))
 
 
-def episodes_fit(
-    mem_total: int,
-    episode_mem: int,
-    disk_free: int | None = None,
-    episode_disk: int = EPISODE_DISK_BYTES,
-) -> int:
-    """Episodes one engine can hold at once from what it reports.
-
-    floor(MEMORY_SHARE * mem_total / episode_mem), and, when disk_free is known,
-    floor(DISK_SHARE * disk_free / episode_disk), whichever is smaller. episode_mem: bytes of one
-    episode, the sandbox plus its verifier container (2 x sandbox.memory_mb MiB: both exist while
-    the tests run). All in bytes. Example: 25.3e9 B MemTotal, 2 GiB per episode -> floor(0.8 *
-    25.3e9 / 2^31) = 9.
-    """
-    if episode_mem <= 0 or episode_disk <= 0:
-        raise ValueError(
-            f"episode_mem = {episode_mem}, episode_disk = {episode_disk}: must be > 0 bytes"
-        )
-    n = math.floor(MEMORY_SHARE * mem_total / episode_mem)
-    if disk_free is not None:
-        n = min(n, math.floor(DISK_SHARE * disk_free / episode_disk))
-    return max(0, n)
+def episodes_fit(mem_total: int, episode_mem: int, disk_free: int | None, episode_disk: int) -> int:
+    """Episodes one engine can hold at once from what it reports: admission.episodes_fit (the one
+    rule, also the trainer's host admission) of MEMORY_SHARE x mem_total and, when known,
+    DISK_SHARE x disk_free; episode_mem, episode_disk from admission.episode_bytes. Bytes."""
+    disk = None if disk_free is None else DISK_SHARE * disk_free
+    return admission.episodes_fit(MEMORY_SHARE * mem_total, episode_mem, disk, episode_disk)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from configs import (
     validate,
     validate_eval,
 )
+from sandboxing import admission
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -371,7 +372,7 @@ GiB = 1 << 30
 
 
 def test_host_budget_admits_what_fits_and_prints_the_arithmetic():
-    fits, line = configs.host_budget(8, 512, 2048, 2, ram_bytes=20 * GiB, disk_bytes=70 * GiB)
+    fits, line = admission.host_budget(8, 512, 2048, 2, ram_bytes=20 * GiB, disk_bytes=70 * GiB)
     assert fits == 8  # 2 ranks x 8 x 1 GiB = 16 of 20 GiB RAM; 2 x 8 x 4 GiB = 64 of 70 GiB disk
     assert line == (
         "[host] 2 rank(s) x 8 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk) = 16.0 GiB of 20.0 GiB "
@@ -381,12 +382,12 @@ def test_host_budget_admits_what_fits_and_prints_the_arithmetic():
 
 def test_host_budget_lowers_concurrency_to_the_scarcer_resource():
     # the case: 64 episodes x 2 x 1 GiB on a 24 GiB host
-    fits, line = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=1000 * GiB)
+    fits, line = admission.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=1000 * GiB)
     assert fits == 12 and line.endswith(
         "room for 12 (RAM) and 250 (disk) per rank; "
         "rollout.max_concurrent_episodes lowered from 64 to 12"
     )
-    fits, _ = configs.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=20 * GiB)
+    fits, _ = admission.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=20 * GiB)
     assert fits == 5  # disk: 20 GiB / 4 GiB
 
 
@@ -395,4 +396,33 @@ def test_host_budget_lowers_concurrency_to_the_scarcer_resource():
 )
 def test_host_budget_refuses_when_not_one_episode_fits(ram, disk, short):
     with pytest.raises(ConfigError, match=f"not one episode fits in the host's {short}"):
-        configs.host_budget(4, 1024, 2048, 1, ram_bytes=ram, disk_bytes=disk)
+        admission.host_budget(4, 1024, 2048, 1, ram_bytes=ram, disk_bytes=disk)
+
+
+def test_host_budget_reserves_each_ranks_own_memory_before_episodes():
+    # (20 GiB - 2 ranks x 3 GiB) / (2 ranks x 1 GiB per episode) = 7 per rank
+    fits, line = admission.host_budget(
+        4, 512, 2048, 2, ram_bytes=20 * GiB, disk_bytes=70 * GiB, rank_memory_mb=3072
+    )
+    assert fits == 4
+    assert line == (
+        "[host] 2 rank(s) x (3.0 GiB + 4 episodes x (2 x 512 MiB memory, 2 x 2048 MiB disk)) = "
+        "14.0 GiB of 20.0 GiB available RAM, 32.0 GiB of 70.0 GiB free disk: room for 7 (RAM) and "
+        "8 (disk) per rank; fits"
+    )
+    with pytest.raises(ConfigError, match="not one episode fits in the host's RAM"):
+        admission.host_budget(
+            4, 512, 2048, 2, ram_bytes=7 * GiB, disk_bytes=70 * GiB, rank_memory_mb=3072
+        )
+
+
+def test_the_host_rule_is_one_for_the_trainer_and_the_listed_engines():
+    from sandboxing import hosts
+
+    mem, disk = admission.episode_bytes(512, 2048)
+    assert (mem, disk) == (1 * GiB, 4 * GiB)
+    # a listed engine: 0.8 x MemTotal and 0.9 x free disk through the same rule
+    assert hosts.episodes_fit(20 * GiB, mem, 50 * GiB, disk) == admission.episodes_fit(
+        0.8 * 20 * GiB, mem, 0.9 * 50 * GiB, disk
+    )
+    assert admission.episodes_fit(16 * GiB, mem, 45 * GiB, disk) == 11  # floor(45 / 4) < 16

@@ -64,12 +64,14 @@ def test_back_off_doubles_from_two_seconds_up_to_sixty():
 
 def test_episodes_fit_the_memory_and_the_disk():
     gib = 2**30
+    # an episode: 2 x 1024 MiB memory, 2 x 2048 MiB disk (admission.episode_bytes)
+    mem, disk = 2 * gib, 4 * gib
     # memory: floor(0.8 * 25_275_990_016 / 2 GiB) = floor(9.416) = 9; disk unknown
-    assert episodes_fit(25_275_990_016, 2 * gib) == 9
-    # disk: floor(0.9 * 5 GiB / 1 GiB) = 4 < 9
-    assert episodes_fit(25_275_990_016, 2 * gib, disk_free=5 * gib) == 4
+    assert episodes_fit(25_275_990_016, mem, None, disk) == 9
+    # disk: floor(0.9 * 20 GiB / 4 GiB) = floor(4.5) = 4 < 9
+    assert episodes_fit(25_275_990_016, mem, 20 * gib, disk) == 4
     # 2 GiB of memory: floor(0.8 * 2 GiB / 2 GiB) = 0: refused by configure
-    assert episodes_fit(2 * gib, 2 * gib) == 0
+    assert episodes_fit(2 * gib, mem, None, disk) == 0
 
 
 def test_entries_parse_to_url_and_cap():

@@ -556,6 +556,48 @@ def test_torch_engine_fast_and_plain_paths_give_identical_greedy_tokens(tok, smo
     )
 
 
+def test_torch_engine_sleep_frees_the_kv_cache_and_packed_weights_and_wakes_to_the_same_tokens(
+    tiny_dir,
+):
+    from engines import cpu_fast
+    from hf import weights
+
+    model = weights.load_hf(tiny_dir).eval()
+    tok = weights.load_tokenizer(tiny_dir)
+    eng = E.TorchEngine(model, tok, max_batch=4, max_seq_len=128, stop_ids=set())
+    prompts = [[5 + i, 17, 33, 2 + i, 9] for i in range(4)]  # 4 rows: the packed path runs
+    sp = E.SamplingParams(temperature=0.0, max_tokens=12)
+
+    async def go():
+        return await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
+
+    before = asyncio.run(go())
+    assert model in cpu_fast._PACKED  # built by the decode steps of 4 rows
+    eng.sleep()
+    assert all(b.self_attn.kv_cache is None for b in model.model.layers)
+    assert model not in cpu_fast._PACKED
+    eng.wake_up()
+    after = asyncio.run(go())
+    assert [c.token_ids for c in after] == [c.token_ids for c in before]
+    assert [c.logprobs for c in after] == [c.logprobs for c in before]
+    eng.sleep()
+    again = asyncio.run(go())  # generate wakes a sleeping engine itself
+    assert [c.token_ids for c in again] == [c.token_ids for c in before]
+    # train.py's engine drops its weights too; the next sync brings them back
+    saved = {n: p.detach().clone() for n, p in model.named_parameters()}
+    eng.drop_weights_on_sleep = True
+    eng.sleep()
+    assert all(p.numel() == 0 for p in model.parameters())
+    with pytest.raises(RuntimeError, match="weights dropped by sleep"):
+        eng.wake_up()
+    eng.load_weights(saved.items())
+    synced = asyncio.run(go())
+    assert [c.token_ids for c in synced] == [c.token_ids for c in before]
+    # the same values in new memory: kernels may round in another order (fp32, ~1e-6)
+    gaps = [abs(x - y) for a, b in zip(synced, before) for x, y in zip(a.logprobs, b.logprobs)]
+    assert max(gaps) < 1e-5
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
 def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol, fast_cpu):

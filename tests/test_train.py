@@ -609,13 +609,13 @@ E2E_ARGS = [
 ]  # a random policy scores every episode alike
 
 
-def _torchrun(out_dir: Path, model_dir: Path, *args: str):
+def _torchrun(out_dir: Path, model_dir: Path, *args: str, launcher: str = "torch.distributed.run"):
     import subprocess
 
     cmd = [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        launcher,
         "--standalone",
         "--nproc_per_node=2",
         "train.py",
@@ -788,7 +788,7 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
         timeout=600,
     )
     out = r.stdout + r.stderr
-    assert r.returncode != 0 and "Traceback" not in out and "torch.distributed.run" not in out
+    assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
     assert [line for line in out.splitlines() if "clip_low" in line] == [
         "error: grpo.clip_low = 1.5: must be in (0, 1)"
     ]
