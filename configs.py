@@ -519,8 +519,8 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
     need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
     need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
-    wall = sb.verify_wall_s
-    need(0 <= wall < float("inf"), "sandbox.verify_wall_s", wall, "must be finite and >= 0 (0 = auto)")
+    finite = lambda v: 0 <= v < float("inf")  # noqa: E731
+    _field(sb, "sandbox.verify_wall_s", finite, "must be finite and >= 0 (0 = auto)")
     _ge(sb, "sandbox.max_concurrent", 0, " (0 = auto)")
     _ge(sb, "sandbox.output_limit_bytes", 256)
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
