@@ -151,6 +151,21 @@ def build_eval_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | N
     return build_engine(cfg.policy, model_dir, tokenizer, torch.device(cfg.device), cfg.seed)
 
 
+async def open_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | None:
+    """build_eval_engine, then its probe once, before any episode: a server that cannot serve the mode is
+    one line on stderr (the engine is closed again if the probe raises)."""
+    engine = build_eval_engine(cfg, model_dir, tokenizer)
+    if engine is not None:
+        try:
+            line = await engine.probe()
+        except BaseException:
+            await engine.aclose()
+            raise
+        if line:
+            print(line, file=sys.stderr)
+    return engine
+
+
 async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     """Load the tasks and the engine, run k episodes per task, write out/trajectories.jsonl and
     out/summary.json, print the table. Returns the summary. cfg must be validated (configs.validate_eval).
@@ -165,17 +180,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     cfg.rollout.max_concurrent_episodes = fits
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
-    engine = build_eval_engine(cfg, model_dir, tokenizer)
-    if (
-        engine is not None
-    ):  # once, before any episode: a server that cannot serve the mode is one line
-        try:
-            line = await engine.probe()
-        except BaseException:
-            await engine.aclose()
-            raise
-        if line:
-            print(line, file=sys.stderr)
+    engine = await open_engine(cfg, model_dir, tokenizer)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else judge_lib.build_judge(cfg.reward, out)
@@ -210,17 +215,24 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
             await judge.aclose()
     if stop is not None and stop.requested:  # no summary that looks complete
         raise asyncio.CancelledError
+    summary = run_summary(cfg, model_dir, groups, judge)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print_summary(summary, cfg, out)
+    return summary
+
+
+def run_summary(cfg: EvalConfig, model_dir: Path, groups: list, judge) -> dict:
+    """summarize() of the groups' trajectories plus the run's record: config (model, tasks, k, engine,
+    oracle, run_id), stop_reasons, judge metrics and dropped groups (with a judge), top_error, engines
+    (per_engine) and token_exact (False: chat-mode trajectories; None: nothing generated, oracle)."""
     trajs = [t for g in groups for t in g.trajectories]
     summary = summarize(trajs, cfg.k)
-    engine_name = (
-        "oracle"
-        if cfg.oracle
-        else (
-            cfg.engine
-            if cfg.engine != "policy"
-            else engine_kind(cfg.policy, torch.device(cfg.device))
-        )
-    )
+    if cfg.oracle:
+        engine_name = "oracle"
+    elif cfg.engine != "policy":
+        engine_name = cfg.engine
+    else:
+        engine_name = engine_kind(cfg.policy, torch.device(cfg.device))
     summary["config"] = {
         "model": None if cfg.oracle else str(model_dir),
         "tasks": cfg.tasks,
@@ -236,9 +248,13 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     errors = Counter(t.error for t in trajs if t.error).most_common(1)
     summary["top_error"] = errors[0][0] if errors else None
     summary["engines"] = per_engine(trajs)
-    # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
     summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def print_summary(summary: dict, cfg: EvalConfig, out: Path) -> None:
+    """The run's table, stop reasons, per-engine counts (several engines or any errors), what the
+    trajectories may be used for, and where they were written."""
     print(format_summary(summary, cfg.k))
     print(f"stop reasons: {summary['stop_reasons']}")
     if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
@@ -249,10 +265,9 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
                 for url, e in summary["engines"].items()
             )
         )
-    if not cfg.oracle and summary["overall"]["errors"] < len(trajs):
+    if not cfg.oracle and summary["overall"]["errors"] < summary["overall"]["episodes"]:
         print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
     print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
-    return summary
 
 
 def main(argv: list[str] | None = None) -> int:
