@@ -5,6 +5,10 @@ rehearsal of gpu_smoke.sh's colocated part.
 
 One engine on the embedded SmolLM2-135M-Instruct (fp32) serves the whole module (a start is ~25 s here); the
 weight-sync test runs last and puts the disk weights back. Marked model_run (tiers: see pyproject.toml).
+
+On main before this work (07cab92) all 12 fail: the engine takes no CPU KV size (TypeError
+kv_cache_bytes; main's engine was CUDA-only), evaluate/train refuse policy.engine vllm without CUDA,
+gpu_smoke.py does not exist (main's smoke could not import the project), engines has no executor_backend.
 """
 
 import asyncio
