@@ -400,34 +400,12 @@ def test_train_with_the_vllm_engine_on_two_cpu_ranks_checkpoints_and_resumes(tmp
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
     out = tmp_path / "run"
-    args = [
-        "--preset",
-        "cpu-smollm2",
-        "--policy.path",
-        str(model),
-        "--policy.engine",
-        "vllm",
-        "--policy.max-seq-len",
-        "2048",
-        "--policy.vllm-kv-cache-mib",
-        "64",
-        "--out-dir",
-        str(out),
-        "--tasks-per-step",
-        "2",
-        "--grpo.group-size",
-        "2",
-        "--rollout.max-turns",
-        "1",
-        "--rollout.max-tokens-per-turn",
-        "16",
-        "--task-ids",
-        "write-hello-file",
-        "append-line",
-        "--grpo.no-drop-zero-variance-groups",
-        "--save-every",
-        "1",
-    ]
+    args = ["--preset", "cpu-smollm2", "--policy.path", str(model), "--out-dir", str(out)]
+    args += (
+        "--policy.engine vllm --policy.max-seq-len 2048 --policy.vllm-kv-cache-mib 64"
+        " --tasks-per-step 2 --grpo.group-size 2 --rollout.max-turns 1 --rollout.max-tokens-per-turn 16"
+        " --task-ids write-hello-file append-line --grpo.no-drop-zero-variance-groups --save-every 1"
+    ).split()
 
     def torchrun(steps: int, *extra: str) -> str:
         log = tmp_path / f"train{steps}.log"
