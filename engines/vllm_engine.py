@@ -132,9 +132,35 @@ class VLLMEngine(Engine):
                 f"{vllm.platforms.current_platform.device_type}"
             )
         self._set_device()
+        self.llm = self._start_llm(
+            model_path,
+            max_seq_len,
+            dtype,
+            seed,
+            enforce_eager,
+            gpu_memory_utilization,
+            kv_cache_bytes,
+        )
+        self.engine = self.llm.llm_engine
+        self.max_seq_len, self.bucket_bytes, self.scheduling = max_seq_len, bucket_bytes, scheduling
+        tok = self.llm.get_tokenizer()
+        self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tok)
+        self._init_state(seed)
+
+    def _start_llm(
+        self,
+        model_path: str,
+        max_seq_len: int,
+        dtype: str,
+        seed: int,
+        enforce_eager: bool,
+        gpu_memory_utilization: float,
+        kv_cache_bytes: int,
+    ):
+        """The in-process vllm.LLM on self.device (memory: see the class docstring); eager on CPU."""
         os.environ.setdefault(
             "VLLM_ENABLE_V1_MULTIPROCESSING", "0"
-        )  # in-process engine (vLLM sets it too)
+        )  # in-process (vLLM sets it too)
         cpu = self.device.type == "cpu"
         memory = dict(gpu_memory_utilization=gpu_memory_utilization, enable_sleep_mode=True)
         if cpu:  # sleep mode is refused on CPU (config/model.py); the KV cache in bytes, see the docstring
@@ -143,10 +169,8 @@ class VLLMEngine(Engine):
             memory["kv_cache_memory_bytes"] = kv_cache_bytes
         if cpu and self.tp > 1:
             _unique_cpu_shm_names()
-        set_num_threads = (
-            torch.set_num_threads
-        )  # vLLM's CPU worker makes it a no-op for the whole process
-        self.llm = vllm.LLM(
+        set_num_threads = torch.set_num_threads  # vLLM's CPU worker makes it a no-op process-wide
+        llm = vllm.LLM(
             model=str(model_path),
             dtype=dtype,
             max_model_len=max_seq_len,
@@ -161,22 +185,20 @@ class VLLMEngine(Engine):
         torch.set_num_threads = (
             set_num_threads  # (cpu_worker.py); the learner beside it keeps control
         )
-        self.engine = self.llm.llm_engine
-        self.max_seq_len, self.bucket_bytes, self.scheduling = max_seq_len, bucket_bytes, scheduling
-        tok = self.llm.get_tokenizer()
-        self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tok)
+        return llm
+
+    def _init_state(self, seed: int) -> None:
+        """The engine thread's queues, the futures it resolves, sleep state and counters."""
         self._asleep: set[str] = set()  # tags currently asleep: "weights", "kv_cache"
-        self._weights_discarded = (
-            False  # CUDA sleep level 2 freed the weights; only load_weights restores them
-        )
+        # CUDA sleep level 2 freed the weights; only load_weights restores them
+        self._weights_discarded = False
         self._rng = random.Random(seed)
         self._ids = itertools.count()
         # The engine thread and the callers of sleep/load_weights share the engine through this lock; the
         # thread holds it for one drain + step, never while waiting for work.
         self._lock = threading.Lock()
-        self._inbox: queue.SimpleQueue = (
-            queue.SimpleQueue()
-        )  # ("add", rid, ids, kwargs, loop, fut) | ("abort", rid)
+        # ("add", rid, ids, kwargs, loop, fut) | ("abort", rid)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._waiters: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
         self._held: list[tuple] = []  # scheduling="batch": adds waiting for the engine to go idle
         self._thread: threading.Thread | None = None

