@@ -153,6 +153,26 @@ class Limits:
         )
 
 
+def host_config_for(api, limits: Limits, network_mode: str = "none", log_config=None) -> dict:
+    """The isolation of every sandbox container: network_mode ("none", or "container:<id>" for a
+    compose pod), memory = memory + swap limit, CPU quota, pids, all capabilities dropped but
+    limits.cap_add, no-new-privileges, an init, RLIMIT_FSIZE; log_config (docker.types.LogConfig)
+    or the engine's default logging."""
+    return api.create_host_config(
+        network_mode=network_mode,
+        mem_limit=limits.memory_bytes,
+        memswap_limit=limits.memory_bytes,
+        nano_cpus=int(limits.cpus * 1e9),
+        pids_limit=limits.pids,
+        cap_drop=["ALL"],
+        cap_add=list(limits.cap_add),
+        security_opt=["no-new-privileges"],
+        init=True,
+        ulimits=limits.ulimits(),
+        log_config=log_config,
+    )
+
+
 # The image's ENTRYPOINT ("$@" here) starts the task's services; one ending in `exec "$@"` then sleeps.
 _WITH_ENTRYPOINT = (
     'if [ $# -gt 0 ]; then ("$@" sleep infinity </dev/null >/dev/null 2>&1 &); fi; set --; '
@@ -283,6 +303,7 @@ class Sandbox:
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
         self._disk: DiskWatch | None = None  # the disk limit's watchdog (set by start)
+        self.network_mode = "none"  # or "container:<id>": a compose pod's namespace (set by start)
 
     # ---- lifecycle ------------------------------------------------------------------------------------
 
@@ -293,23 +314,37 @@ class Sandbox:
         limits: Limits | None = None,
         run_id: str | None = None,
         host: str | None = None,
+        network_mode: str = "none",
     ) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
         WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
         the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
         are up beside the shell server, which is the container's own command.
         host: the Docker engine (a sandbox.docker_hosts url; None = the first listed), where `image` must be.
+        network_mode: "none", or "container:<id>" to join the network namespace of a container that has
+            no network but `lo` (sandboxing/compose.py's pod; its hostname and /etc/hosts are then used).
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
         return await _blocking(
-            cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host
+            cls._start_blocking,
+            image,
+            limits or Limits(),
+            run_id or RUN_ID,
+            host,
+            network_mode,
+            host=host,
         )
 
     @classmethod
     def _start_blocking(
-        cls, image: str, limits: Limits, run_id: str, host: str | None = None
+        cls,
+        image: str,
+        limits: Limits,
+        run_id: str,
+        host: str | None = None,
+        network_mode: str = "none",
     ) -> Sandbox:
         api = docker_api(host=host)
         try:
@@ -333,19 +368,10 @@ class Sandbox:
             "termrl.owner": _owner(),
             "termrl.image": image,
         }
-        host_config = api.create_host_config(
-            network_mode="none",
-            mem_limit=limits.memory_bytes,
-            memswap_limit=limits.memory_bytes,
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids,
-            cap_drop=["ALL"],
-            cap_add=list(limits.cap_add),
-            security_opt=["no-new-privileges"],
-            init=True,
-            ulimits=limits.ulimits(),
-            log_config=docker.types.LogConfig(type="none"),
-        )  # command output must not pile up in the engine's logs
+        # command output must not pile up in the engine's logs
+        host_config = host_config_for(
+            api, limits, network_mode, docker.types.LogConfig(type="none")
+        )
         try:
             cid = api.create_container(
                 image,
@@ -367,7 +393,8 @@ class Sandbox:
                 labels=labels,
                 host_config=host_config,
                 name=name,
-                hostname="sandbox",
+                # a joined namespace brings its own hostname (Docker refuses to set one)
+                hostname="sandbox" if network_mode == "none" else None,
             )["Id"]
         except docker.errors.ImageNotFound:
             raise SandboxError(
@@ -386,7 +413,7 @@ class Sandbox:
                 api.remove_container(cid, force=True)
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
         box = cls(cid, name, limits, run_id, shell, host)
-        box.workdir = workdir
+        box.workdir, box.network_mode = workdir, network_mode
         box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
         return box
 
@@ -788,6 +815,7 @@ class Sandbox:
                     tests_dir,
                     float(timeout),
                     script,
+                    self.network_mode,
                     limit=False,
                 )
             return await _blocking(
@@ -802,6 +830,7 @@ class Sandbox:
                 test_setup,
                 tuple(agent_modules),
                 max(budget, 1 << 20),
+                self.network_mode,
                 limit=False,
             )
         except verifier.VerifyError as e:

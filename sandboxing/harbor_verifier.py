@@ -123,13 +123,14 @@ def run_script_blocking(
     tests_dir: Path,
     timeout: float,
     script: str,
+    network_mode: str = "none",
 ) -> TestReport:
     """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier
     container.
 
     Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value ==
     1); tampered set (nothing run) when the agent changed the test toolchain; timed_out with no
-    parts when the script ran past `timeout` seconds.
+    parts when the script ran past `timeout` seconds. network_mode: as verifier.run_tests_blocking's.
     Raises VerifyError: no usable toolchain in the image, Docker failed, the script wrote no (or a
     bad) reward file.
     """
@@ -152,9 +153,9 @@ def run_script_blocking(
             command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
             labels=labels,
             name=f"{name}-verify",
-            hostname="sandbox",
+            hostname="sandbox" if network_mode == "none" else None,
             environment=_env(tc),
-            host_config=_host_config(api, limits, mounts),
+            host_config=_host_config(api, limits, mounts, network_mode),
         )["Id"]
         try:
             try:

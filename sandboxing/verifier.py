@@ -511,9 +511,9 @@ sys.exit(rc)
 """
 
 
-def _host_config(api, limits, mounts=None):
+def _host_config(api, limits, mounts=None, network_mode: str = "none"):
     return api.create_host_config(
-        network_mode="none",
+        network_mode=network_mode,  # "container:<id>": a compose pod's namespace, only `lo`
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,
         nano_cpus=int(limits.cpus * 1e9),
@@ -798,6 +798,7 @@ def run_tests_blocking(
     test_setup: str | None = None,
     agent_modules=(),
     disk_budget: int | None = None,
+    network_mode: str = "none",
 ) -> TestReport:
     """Verify the agent container `container_id` with the hidden tests in `tests_dir` (steps: module docstring).
 
@@ -810,6 +811,8 @@ def run_tests_blocking(
         disk_budget: bytes the verifier container's layer and volumes may hold (default
             limits.storage_bytes); past it the container is killed and the report's error starts
             "disk_limit".
+        network_mode: the verifier container's network: "none", or "container:<id>" (a compose pod's
+            namespace, where the task's sidecars listen on 127.0.0.1; sandboxing/compose.py).
     Returns:
         TestReport. Timeout: every test found by `--collect-only` is False, timed_out=True. A failing test_setup:
         `error` says so. tampered: the verifier's mounts could not be made over the agent's files.
@@ -832,9 +835,9 @@ def run_tests_blocking(
             command=_pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
             labels=labels,
             name=f"{name}-verify",
-            hostname="sandbox",
+            hostname="sandbox" if network_mode == "none" else None,
             environment=_env(tc),
-            host_config=_host_config(api, limits, _mounts(tc, labels)),
+            host_config=_host_config(api, limits, _mounts(tc, labels), network_mode),
         )["Id"]
         mounts = api.inspect_container(vid).get("Mounts") or []
         volumes = tuple(
