@@ -413,14 +413,8 @@ async def run_episode(
             )
         t0 = time.monotonic()
         limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
-        sb = await compose_lib.start_sandbox(  # sidecars beside it for a compose task
-            task,
-            image,
-            limits,
-            run_id,
-            host,
-            (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network),
-        )
+        build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)
+        sb = await compose_lib.start_sandbox(task, image, limits, run_id, host, build)  # +sidecars
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         ep = _Episode(

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 import time
 from pathlib import Path
 
@@ -234,7 +235,7 @@ class ComposeSandbox(sandbox.Sandbox):
         limits, run_id = limits or sandbox.Limits(), run_id or sandbox.RUN_ID
         tags = await sandbox._blocking(sidecar_images, task, *build, host, limit=False)
         pod = "termrl-pod-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-30:].lstrip("-_.")
-        pod += f"-{time.time_ns() % 10**9:09d}"
+        pod += "-" + secrets.token_hex(4)
         api = sandbox.docker_api(120.0, host)
         try:
             ids = await sandbox._blocking(
