@@ -531,3 +531,14 @@ def test_an_apt_package_the_stand_in_debian_lacks_is_named_with_the_mapping(
         "the Debian base that stands in for FROM ubuntu:24.04 (sandbox.image_map; no mirror of "
         "ubuntu:24.04's distribution here)"
     )
+
+
+def test_a_wildcard_copy_of_environment_loads_where_no_oracle_lies(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts")
+    dockerfile = d / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "COPY * /app/\n")
+    (task,) = load_tasks(d)  # environment/ holds no solution.sh: `*` cannot reach the oracle
+    assert task.id == "hb-parts"
+    (d / "environment" / "solution.sh").write_text("echo leaked\n")
+    with pytest.raises(TaskError, match="'COPY \\* /app/' copies solution.sh into the image"):
+        load_tasks(d)
