@@ -19,7 +19,9 @@ network namespace that has nothing but `lo`:
   same namespace: the tests see the sidecars in the state the agent left them, as harbor's do.
 
 Every container carries the sandbox's labels (termrl=1, run id, session, owner, started) plus
-`termrl.pod`, so sandbox.reap and the test sweeps remove them; `close` removes them all.
+`termrl.pod`, so sandbox.reap and the test sweeps remove them; `close` removes them all. The holder
+and the sidecars have no dead man of their own (the agent's container does): after a kill -9 of the
+owner they run until the next reap (a dead owner's things) or limits.max_lifetime_s (the holder's sleep).
 Not enforced on sidecars: the disk limit (sandboxing/disk.py watches the agent's container) and host
 admission (configs.host_budget counts the agent's container and its verifier); two services on one
 port collide (one namespace).
