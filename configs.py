@@ -23,8 +23,15 @@ import tyro
 # Names that PolicyConfig.path accepts besides a folder: the embedded default and a tiny random Qwen3.
 BUILTIN_MODELS = ("default", "tiny-random-qwen3")
 
-# The image task Dockerfiles build FROM, built by scripts/base_image.sh; $BASE_IMAGE replaces it everywhere.
-DEFAULT_BASE_IMAGE = "termrl/base:bookworm"
+# The base images, built by scripts/base_image.sh under content-addressed tags (suite-recipe hash), so a
+# changed recipe is a new tag and runs of the old code keep theirs; tests/test_setup.py checks these
+# against `base_image.sh [suite] --print-recipe-hash`. bookworm: Python 3.11; trixie: Python 3.13.
+BASE_TAGS = {
+    "bookworm": "termrl/base:bookworm-4b4886f50960d0c1",
+    "trixie": "termrl/base:trixie-e078242fabb9e112",
+}
+# The image task Dockerfiles build FROM; $BASE_IMAGE replaces it everywhere.
+DEFAULT_BASE_IMAGE = BASE_TAGS["bookworm"]
 
 
 def default_base_image() -> str:
@@ -80,7 +87,7 @@ class SandboxConfig:
 
     base_image: str = field(
         default_factory=default_base_image
-    )  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else termrl/base:bookworm)
+    )  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else BASE_TAGS['bookworm'])
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
@@ -93,14 +100,16 @@ class SandboxConfig:
     verify_wall_s: float = 0.0
     # FROM images that are not present locally (no registry is reachable) -> local base, "fnmatch-pattern=image";
     # the first match wins (images.py). Defaults: the Terminal-Bench / terminal-bench-rl base images.
+    # Ubuntu images map to Debian trixie: no Ubuntu mirror here; an apt package Debian names otherwise
+    # fails the build with a line naming the package and this mapping (images.py).
     image_map: tuple[str, ...] = (
-        "ghcr.io/laude-institute/t-bench/python-3-13:*=termrl/base:trixie",
-        "ghcr.io/laude-institute/t-bench/ubuntu-24-04:*=termrl/base:trixie",
-        "python:3.11*=termrl/base:bookworm",  # the Python a task names: 3.11 on Debian 12, else 3.13
-        "python:3*=termrl/base:trixie",
-        "ubuntu:*=termrl/base:trixie",
-        "debian:*=termrl/base:trixie",
-        "buildpack-deps:*=termrl/base:trixie",
+        f"ghcr.io/laude-institute/t-bench/python-3-13:*={BASE_TAGS['trixie']}",
+        f"ghcr.io/laude-institute/t-bench/ubuntu-24-04:*={BASE_TAGS['trixie']}",
+        f"python:3.11*={BASE_TAGS['bookworm']}",  # the Python a task names: 3.11 on Debian 12,
+        f"python:3*={BASE_TAGS['trixie']}",  # else 3.13 (the newest here)
+        f"ubuntu:*={BASE_TAGS['trixie']}",
+        f"debian:*={BASE_TAGS['trixie']}",
+        f"buildpack-deps:*={BASE_TAGS['trixie']}",
     )
     # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
     build_network: Literal["auto", "host", "none"] = "auto"

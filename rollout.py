@@ -68,6 +68,7 @@ from agent.chat import ChatFormat
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
 from judging.prompt import describe_outcome
+from sandboxing import compose as compose_lib
 from sandboxing import hosts
 from sandboxing import images as images_lib
 
@@ -412,7 +413,8 @@ async def run_episode(
             )
         t0 = time.monotonic()
         limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
-        sb = await sandbox_lib.Sandbox.start(image, limits=limits, run_id=run_id, host=host)
+        build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)
+        sb = await compose_lib.start_sandbox(task, image, limits, run_id, host, build)  # +sidecars
         traj.timings["start_s"] = time.monotonic() - t0
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         ep = _Episode(

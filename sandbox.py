@@ -297,6 +297,7 @@ class Sandbox:
         self._exec_lock = threading.Lock()
         self._closed = False
         self.workdir = WORKDIR  # the image's WORKDIR (set by start)
+        self.network_mode = "none"  # or "container:<id>": a compose pod's namespace (set by start)
         self._disk: DiskWatch | None = None  # the disk limit's watchdog (set by start)
         self._cleanup: list = []  # removals of verifier containers, after their verdicts (close waits)
 
@@ -309,23 +310,27 @@ class Sandbox:
         limits: Limits | None = None,
         run_id: str | None = None,
         host: str | None = None,
+        network_mode: str = "none",
     ) -> Sandbox:
         """Create and start a container from `image` with the isolation defaults; working dir the image's
         WORKDIR (/app when it sets none). The image's ENTRYPOINT, if any, runs first in the background with
         the arguments `sleep infinity` (harbor's and Terminal-Bench's command), so the services it starts
         are up beside the shell server, which is the container's own command.
         host: the Docker engine (a sandbox.docker_hosts url; None = the first listed), where `image` must be.
+        network_mode: "none", or "container:<id>" to join the network namespace of a container that has
+            no network but `lo` (sandboxing/compose.py's pod; its hostname and /etc/hosts are then used).
 
         Raises:
             SandboxError: the image does not exist or Docker refused to create/start the container.
         """
+        limits, run_id = limits or Limits(), run_id or RUN_ID
         return await _blocking(
-            cls._start_blocking, image, limits or Limits(), run_id or RUN_ID, host, host=host
+            cls._start_blocking, image, limits, run_id, host, network_mode, host=host
         )
 
     @classmethod
     def _start_blocking(
-        cls, image: str, limits: Limits, run_id: str, host: str | None = None
+        cls, image: str, limits: Limits, run_id: str, host: str | None, network_mode: str
     ) -> Sandbox:
         api = docker_api(host=host)
         try:
@@ -342,9 +347,8 @@ class Sandbox:
             + secrets.token_hex(4)
         )
         labels = {**_labels(run_id), "termrl.image": image}
-        host_config = toolchain.host_config(
-            api, limits, logs=False
-        )  # output must not pile up in logs
+        # output must not pile up in logs
+        host_config = toolchain.host_config(api, limits, logs=False, network_mode=network_mode)
         try:
             cid = api.create_container(
                 image,
@@ -366,7 +370,8 @@ class Sandbox:
                 labels=labels,
                 host_config=host_config,
                 name=name,
-                hostname="sandbox",
+                # a joined namespace brings its own hostname (Docker refuses to set one)
+                hostname="sandbox" if network_mode == "none" else None,
             )["Id"]
         except docker.errors.ImageNotFound:
             raise SandboxError(
@@ -385,7 +390,7 @@ class Sandbox:
                 api.remove_container(cid, force=True)
             raise SandboxError(f"starting a container from {image!r} failed: {e}") from e
         box = cls(cid, name, limits, run_id, shell, host)
-        box.workdir = workdir
+        box.workdir, box.network_mode = workdir, network_mode
         box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
         return box
 
@@ -781,6 +786,7 @@ class Sandbox:
         api = docker_api(2 * wall + timeout + 120.0, self.host)  # past the verifier's backstop
         args = (api, self.id, self.name, labels, self.limits, tests_dir, timeout)
         kw = {"disk_budget": max(budget, 1 << 20), "cleanup": self._cleanup}
+        kw["network_mode"] = self.network_mode  # a compose pod's sidecars stay reachable
         if script is not None:
             fn = functools.partial(harbor_verifier.run_script_blocking, *args, script, **kw)
         else:

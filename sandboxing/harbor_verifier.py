@@ -111,10 +111,11 @@ def run_script_blocking(
     script: str,
     disk_budget: int | None = None,
     cleanup: list | None = None,
+    network_mode: str = "none",
 ) -> TestReport:
     """Verify `container_id` by running the Harbor `script` (bash source) in a fresh verifier
     container (verifier_box.verifier_container: snapshot, mounts, disk watchdog, removal; disk_budget
-    and cleanup as in verifier.run_tests_blocking).
+    cleanup and network_mode as in verifier.run_tests_blocking).
 
     Returns a TestReport whose `parts` are the reward file's named values (tests: part -> value ==
     1); tampered set (nothing run) when the agent changed the test toolchain; an error starting
@@ -126,7 +127,16 @@ def run_script_blocking(
     t0 = time.monotonic()
     reward_dir = docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
     with verifier_container(
-        api, container_id, name, labels, limits, "volume", [reward_dir], disk_budget, cleanup
+        api,
+        container_id,
+        name,
+        labels,
+        limits,
+        "volume",
+        [reward_dir],
+        disk_budget,
+        cleanup,
+        network_mode,
     ) as box:
         tc = box.tc
         if tc.shell is None:

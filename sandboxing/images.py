@@ -93,6 +93,10 @@ def _context_files(task) -> list[tuple[str, Path]]:
 
 
 _logged_mappings: set[tuple[str, str]] = set()
+_mapped: dict[str, list[tuple[str, str]]] = {}  # task id -> its latest (FROM image, stand-in) pairs
+_APT_MISSING = re.compile(
+    r"Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate"
+)
 
 
 def map_image(image: str, image_map=None, present=None) -> str | None:
@@ -286,7 +290,7 @@ def prepare_dockerfile(
         text, files = expand_heredocs(text)
     except ValueError as e:
         raise ImageBuildError(f"task {task.id}: {task.dockerfile}: {e}") from None
-    used = []
+    used, mapped = [], []
 
     def resolve(image: str) -> str:
         target = map_image(image, image_map, present)
@@ -296,6 +300,7 @@ def prepare_dockerfile(
                 "registry); map it to a local image in sandbox.image_map ('pattern=image') or load it"
             )
         if target != image:
+            mapped.append((image, target))
             if (task.id, image) not in _logged_mappings:
                 _logged_mappings.add((task.id, image))
                 log.info("task %s: FROM %s -> %s (sandbox.image_map)", task.id, image, target)
@@ -307,8 +312,7 @@ def prepare_dockerfile(
         used.append(target)
         return target
 
-    text, changes = rewrite_from(text, resolve)
-    text = _with_stand_in_fixes(text, changes)
+    text, _ = rewrite_from(text, resolve)
     if any(
         "$" in ins.args.split()[0]
         for ins in parse_dockerfile(text)
@@ -317,40 +321,8 @@ def prepare_dockerfile(
         used.append(base)  # FROM ${BASE_IMAGE}
     if network == "host":
         text = _with_host_trust(text, files)
+    _mapped[task.id] = mapped
     return text, files, used
-
-
-def stand_in_fix(image: str) -> str:
-    """The RUN step that makes a local base behave like the `image` it stands in for (IMAGE_MAP): no
-    /usr/bin/python (ubuntu and python:* images have none, so `ln -s /usr/bin/python3 /usr/bin/python`
-    works), `python` in /usr/local/bin for python:* images, and Debian's pytest and numpy unregistered
-    (their files stay importable) so that a task's `pip install pytest==X` installs beside them in
-    /usr/local instead of failing to uninstall a package pip did not install."""
-    python = image.split("/")[-1].startswith("python") or "python-3" in image
-    return (
-        "RUN rm -f /usr/bin/python"
-        + (" && ln -sf /usr/bin/python3 /usr/local/bin/python" if python else "")
-        + " && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
-        " /usr/lib/python3/dist-packages/numpy-*.dist-info"
-    )
-
-
-def _with_stand_in_fixes(text: str, changes: list[tuple[str, str]]) -> str:
-    """stand_in_fix(old) after each FROM that rewrite_from mapped to a termrl base (in FROM order)."""
-    pending = [(old, new) for old, new in changes]
-    lines = text.splitlines()
-    inserts = []
-    for ins in parse_dockerfile(text):
-        if ins.keyword != "FROM" or not pending:
-            continue
-        image = next((w for w in ins.args.split() if not w.startswith("--")), "")
-        if image == pending[0][1]:
-            old, new = pending.pop(0)
-            if new.startswith("termrl/base:"):
-                inserts.append((ins.last, stand_in_fix(old)))
-    for line_no, run in reversed(inserts):
-        lines[line_no:line_no] = [run]
-    return "\n".join(lines) + "\n"
 
 
 def _network_hint(task, mode: str) -> str:
@@ -397,7 +369,8 @@ def build_image(
         ValueError: task.id is not usable in an image name, task.dockerfile / task.context_dir is missing,
             or a malformed image_map entry (both knobs are checked at start-up by configs.validate).
         ImageBuildError: an image it builds FROM is missing or unmapped, or the build failed (`.log_tail` has
-            the log's last lines; an offline build failing at a package install says it needs network).
+            the log's last lines; an offline build failing at a package install says it needs network; an
+            apt package missing from a stand-in base is named with the mapping: `apt_missing`).
     """
     base = base_image or BASE_IMAGE
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,100}", str(task.id)):
@@ -411,46 +384,71 @@ def build_image(
         raise ValueError(f"task {task.id}: task.context_dir = {str(context)!r} is not a directory")
     mode = _network_mode(build_network or configs.SandboxConfig().build_network, task)
     text, extra, used = prepare_dockerfile(task, base, image_map, mode, host)
-    api = docker_api(60.0, host)
-    ids = []
-    for image in used:
-        send_image(image, host)
-        try:
-            ids.append(api.inspect_image(image)["Id"])
-        except docker.errors.ImageNotFound:
-            raise ImageBuildError(
-                f"task {task.id}: base image {image!r} not found (run scripts/setup.sh)"
-            ) from None
-
     files = _context_files(task)
-    h = hashlib.sha256(b"termrl-image-v2\0" + "\0".join(ids).encode() + b"\0" + text.encode())
-    for name, path in files:
-        h.update(f"\0{name}\0{path.lstat().st_mode:o}\0".encode())
-        h.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
-    for name, data in sorted(extra.items()):
-        h.update(f"\0{name}\0".encode() + data)
-    tag = f"termrl/task-{task.id}:{h.hexdigest()[:12]}"
-
+    tag = _content_tag(task.id, _base_ids(task.id, used, host), text, files, extra)
     with (
         _tag_locks[tag],
         open(_lock_dir() / (tag.replace("/", "_").replace(":", "_") + ".lock"), "w") as lf,
     ):
         fcntl.flock(lf, fcntl.LOCK_EX)  # released when the file closes
         with contextlib.suppress(docker.errors.ImageNotFound):
-            api.inspect_image(tag)
+            docker_api(60.0, host).inspect_image(tag)
             return tag
         log.info("building image %s (network %s)", tag, mode)
         try:
             _build(task.id, tag, base, text, files, extra, mode, host)
         except ImageBuildError as e:
-            hint = _network_hint(task, mode)
-            if hint:
-                raise ImageBuildError(
-                    f"task {task.id}: {hint}build failed: {str(e).split(': ', 2)[-1].splitlines()[0]}",
-                    e.log_tail,
-                ) from None
-            raise
+            raise _explained(task, mode, e) from None
     return tag
+
+
+def _base_ids(task_id: str, used: list[str], host: str | None) -> list[str]:
+    """The image ids of the images a build is FROM, each sent to `host` first when it lacks them."""
+    api, ids = docker_api(60.0, host), []
+    for image in used:
+        send_image(image, host)
+        try:
+            ids.append(api.inspect_image(image)["Id"])
+        except docker.errors.ImageNotFound:
+            raise ImageBuildError(
+                f"task {task_id}: base image {image!r} not found (run scripts/setup.sh)"
+            ) from None
+    return ids
+
+
+def _content_tag(task_id: str, ids: list[str], text: str, files, extra: dict[str, bytes]) -> str:
+    """termrl/task-<id>:<sha256[:12] over the base ids, the Dockerfile, context files and extras>."""
+    h = hashlib.sha256(b"termrl-image-v2\0" + "\0".join(ids).encode() + b"\0" + text.encode())
+    for name, path in files:
+        h.update(f"\0{name}\0{path.lstat().st_mode:o}\0".encode())
+        h.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+    for name, data in sorted(extra.items()):
+        h.update(f"\0{name}\0".encode() + data)
+    return f"termrl/task-{task_id}:{h.hexdigest()[:12]}"
+
+
+def _explained(task, mode: str, e: ImageBuildError) -> ImageBuildError:
+    """A failed build's error with its likely cause first: an apt package the stand-in base's Debian
+    suite does not have (named, with the FROM mapping: there is no Ubuntu mirror here), or a package
+    step that needed the network an offline build lacks; else e itself."""
+    first = str(e).split(": ", 2)[-1].splitlines()[0]
+    missing = next((m.group(1) or m.group(2) for m in _APT_MISSING.finditer(e.log_tail)), None)
+    mapped = _mapped.get(task.id) or []
+    if missing and mapped and mode != "none":  # offline, apt finds no package at all
+        image, target = mapped[-1]
+        err = ImageBuildError(
+            f"task {task.id}: apt package {missing!r} does not exist in {target}, the Debian base "
+            f"that stands in for FROM {image} (sandbox.image_map; no mirror of {image}'s "
+            f"distribution here): install it under its Debian name, or load a real {image} "
+            f"image locally; build failed: {first}",
+            e.log_tail,
+        )
+        err.apt_missing = missing
+        return err
+    hint = _network_hint(task, mode)
+    if hint:
+        return ImageBuildError(f"task {task.id}: {hint}build failed: {first}", e.log_tail)
+    return e
 
 
 def _build(

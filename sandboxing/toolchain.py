@@ -311,12 +311,12 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
     )
 
 
-def host_config(api, limits, mounts=None, logs: bool = True):
+def host_config(api, limits, mounts=None, logs: bool = True, network_mode: str = "none"):
     """The isolation of the sandbox and of every verifier-side container: limits (sandbox.Limits), no
-    network, capabilities dropped but limits.cap_add, no-new-privileges, docker-init; logs False keeps
+    network (network_mode "none", or "container:<id>": a compose pod's namespace with only `lo`), capabilities dropped but limits.cap_add, no-new-privileges, docker-init; logs False keeps
     no container log (the sandbox's command output), else 1 MB of json-file."""
     return api.create_host_config(
-        network_mode="none",
+        network_mode=network_mode,
         mem_limit=limits.memory_bytes,
         memswap_limit=limits.memory_bytes,
         nano_cpus=int(limits.cpus * 1e9),

@@ -432,6 +432,7 @@ def run_tests_blocking(
     disk_budget: int | None = None,
     wall_s: float | None = None,
     cleanup: list | None = None,
+    network_mode: str = "none",
 ) -> TestReport:
     """Verify the agent container `container_id` with the hidden tests in `tests_dir` (steps: module docstring).
 
@@ -445,6 +446,7 @@ def run_tests_blocking(
             limits.storage_bytes); past it the container is killed and the report's error starts "disk_limit".
         wall_s: the verifier's wall clock, seconds, without the time of tests that hung (`wall_clock`).
         cleanup: a list: removal after the verdict in the background, its Future appended (else at once).
+        network_mode: "none", or "container:<id>" (a compose pod's namespace: sandboxing/compose.py).
     Returns:
         TestReport; timed_out when a test ran past `timeout` (that test failed). A failing test_setup: `error`
         says so. tampered: the verifier's mounts could not be made over the agent's files.
@@ -456,7 +458,14 @@ def run_tests_blocking(
     t0 = time.monotonic()
     clocks = (float(timeout), wall_clock(timeout, wall_s))
     with verifier_container(
-        api, container_id, name, labels, limits, disk_budget=disk_budget, cleanup=cleanup
+        api,
+        container_id,
+        name,
+        labels,
+        limits,
+        disk_budget=disk_budget,
+        cleanup=cleanup,
+        network_mode=network_mode,
     ) as box:
         try:
             report = _verify_in(api, box, tests_dir, clocks, test_setup, tuple(agent_modules), t0)

@@ -242,11 +242,14 @@ def verifier_container(
     extra_mounts=(),
     disk_budget: int | None = None,
     cleanup: list | None = None,
+    network_mode: str = "none",
 ):
     """Freeze and snapshot the agent's container, create (not start) a fresh verifier container from the
     snapshot with the verifier's mounts (`_mounts`, plus extra_mounts) and a disk watchdog; yield its Box.
     On exit the container and the snapshot are removed: at once, or in the background when `cleanup` is a
-    list (its Future is appended; the sandbox's close waits for it). docker-py errors become VerifyError.
+    list (its Future is appended; the sandbox's close waits for it). network_mode: "none", or
+    "container:<id>" (a compose pod's namespace, where the sidecars listen on 127.0.0.1; sandboxing/compose.py).
+    docker-py errors become VerifyError.
     """
     t0 = time.monotonic()
     phases: dict[str, float] = {}
@@ -265,9 +268,16 @@ def verifier_container(
             command=pristine(tc, tc.python, "-I", "-S", "-c", "import time; time.sleep(86400)"),
             labels=labels,
             name=f"{name}-verify",
-            hostname="sandbox",
+            hostname="sandbox"
+            if network_mode == "none"
+            else None,  # a joined namespace has its own
             environment=_env(tc),
-            host_config=host_config(api, limits, _mounts(tc, labels, private) + list(extra_mounts)),
+            host_config=host_config(
+                api,
+                limits,
+                _mounts(tc, labels, private) + list(extra_mounts),
+                network_mode=network_mode,
+            ),
         )["Id"]
         volumes = tuple(
             m["Source"]

@@ -15,7 +15,8 @@ data=/var/lib/termrl-docker$n
 exec_root=/run/termrl-docker$n
 pidfile=/run/termrl-docker$n.pid
 logf=/var/log/termrl-docker$n.log
-bases=${TERMRL_SECOND_ENGINE_IMAGES:-termrl/base:bookworm termrl/base:trixie}
+here=$(dirname "$0")   # the content-addressed base tags configs.BASE_TAGS names
+bases=${TERMRL_SECOND_ENGINE_IMAGES:-termrl/base:bookworm-$(bash "$here/base_image.sh" --print-recipe-hash) termrl/base:trixie-$(bash "$here/base_image.sh" trixie --print-recipe-hash)}
 fail() { printf '[engine%s] ERROR: %s\n' "$n" "$*" >&2; exit 1; }
 up() { docker -H "unix://$sock" info >/dev/null 2>&1; }
 

@@ -284,7 +284,10 @@ def check_dockerfile(
                     f"({tests_name}/) into the image; they are copied in only at verification time",
                     dockerfile,
                 )
-            if fnmatch.fnmatch("solution.sh", posixpath.normpath(source).lstrip("/")):
+            # a wildcard reaches the oracle only where the context holds one (Harbor's environment/ never)
+            if fnmatch.fnmatch("solution.sh", posixpath.normpath(source).lstrip("/")) and (
+                context_dir is None or (context_dir / "solution.sh").exists()
+            ):
                 raise TaskError(
                     task_id,
                     "dockerfile",

@@ -258,41 +258,9 @@ def make_llm(
 # ---------------------------------------------------------------- pipeline
 
 
-async def generate(
-    seeds: list[Task],
-    n: int,
-    llm,
-    staging: Path,
-    out: Path,
-    jobs: int = 4,
-    dedup_threshold: float = 0.8,
-    validate=None,
-) -> GenerateReport:
-    """Draft n tasks with `llm` (async prompt -> text), keep those that are novel and validate.
-
-    validate: async Task -> ValidationResult (default tasks.validate.validate_task).
-    Returns the accepted ids (copied to out/<id>/) and every rejection (also logged and written to
-    staging/rejections.jsonl).
-    """
-    if not seeds:
-        raise ValueError("generate needs at least one seed task")
-    validate = validate or validate_task
-    staging, out = Path(staging), Path(out)
-    staging.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    report = GenerateReport()
-
-    def reject(draft: int, task_id: str | None, stage: str, reason: str) -> None:
-        report.rejected.append(Rejection(draft, task_id, stage, reason))
-        log.warning("draft %d (%s) rejected at %s: %s", draft, task_id or "?", stage, reason)
-
-    semaphore = asyncio.Semaphore(jobs)
-
-    async def ask(index: int) -> str:
-        async with semaphore:
-            return await llm(draft_prompt(seeds, index, n))
-
-    replies = await asyncio.gather(*(ask(i) for i in range(n)), return_exceptions=True)
+def _screen(replies, seeds, staging: Path, out: Path, dedup_threshold: float, reject):
+    """The LLM's replies -> (index, Task) of the drafts that parse, are novel (id and instruction
+    against the seeds, out/ and each other) and load from staging/; every other one is reject()ed."""
     known = {t.id: t.instruction for t in seeds}
     if any(p.is_dir() for p in out.iterdir()):
         known.update({t.id: t.instruction for t in load_tasks(out)})
@@ -328,6 +296,45 @@ async def generate(
             continue
         known[task_id] = task.instruction
         candidates.append((index, task))
+    return candidates
+
+
+async def generate(
+    seeds: list[Task],
+    n: int,
+    llm,
+    staging: Path,
+    out: Path,
+    jobs: int = 4,
+    dedup_threshold: float = 0.8,
+    validate=None,
+) -> GenerateReport:
+    """Draft n tasks with `llm` (async prompt -> text), keep those that are novel and validate.
+
+    validate: async Task -> ValidationResult (default tasks.validate.validate_task).
+    Returns the accepted ids (copied to out/<id>/) and every rejection (also logged and written to
+    staging/rejections.jsonl).
+    """
+    if not seeds:
+        raise ValueError("generate needs at least one seed task")
+    validate = validate or validate_task
+    staging, out = Path(staging), Path(out)
+    staging.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    report = GenerateReport()
+
+    def reject(draft: int, task_id: str | None, stage: str, reason: str) -> None:
+        report.rejected.append(Rejection(draft, task_id, stage, reason))
+        log.warning("draft %d (%s) rejected at %s: %s", draft, task_id or "?", stage, reason)
+
+    semaphore = asyncio.Semaphore(jobs)
+
+    async def ask(index: int) -> str:
+        async with semaphore:
+            return await llm(draft_prompt(seeds, index, n))
+
+    replies = await asyncio.gather(*(ask(i) for i in range(n)), return_exceptions=True)
+    candidates = _screen(replies, seeds, staging, out, dedup_threshold, reject)
 
     async def check(task: Task):
         async with semaphore:

@@ -24,9 +24,12 @@ harbor's TaskConfig (every key optional, unknown keys ignored):
   container with pytest and uv invocations rewritten to the image's `python3 -m pytest`, and scored
   from its reward files.
 
+- environment/docker-compose.yaml: `main` is the agent's container, the other services are sidecars
+  (tasks/compose.py parses them; sandboxing/compose.py runs them in main's network namespace).
+
 Refused with one line naming the feature: `[[steps]]` (multi-step tasks),
-`[[environment.mcp_servers]]`, `os = "windows"`, a separate verifier environment, and compose files
-with sidecar services (one container per episode here).
+`[[environment.mcp_servers]]`, `os = "windows"`, a separate verifier environment, and compose
+fields termrl does not support (tasks/compose.py).
 """
 
 import json
@@ -36,9 +39,8 @@ import shlex
 import tomllib
 from pathlib import Path
 
-import yaml
-
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
+from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
 from tasks.task import Task, TaskError
 
@@ -332,47 +334,15 @@ def _trivial(line: str) -> bool:
 # ---------------------------------------------------------------- environment/
 
 
-def _compose_main(task_id: str, env_dir: Path) -> tuple[Path | None, Path]:
-    """(Dockerfile, build context) of environment/docker-compose.yaml's `main` service (harbor
-    supplies `build: context: environment/` when the file leaves it out). Sidecars are refused."""
-    path = env_dir / "docker-compose.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise TaskError(task_id, "docker-compose.yaml", f"malformed YAML: {e}", path) from e
-    services = data.get("services") if isinstance(data, dict) else None
-    if not isinstance(services, dict) or "main" not in services:
-        raise TaskError(
-            task_id, "docker-compose.yaml", "has no service `main` (harbor's agent container)", path
-        )
-    sidecars = sorted(s for s in services if s != "main")
-    if sidecars:
-        raise TaskError(
-            task_id,
-            "docker-compose.yaml",
-            f"sidecar services ({', '.join(sidecars)}) are not "
-            "supported: termrl runs one container per episode",
-            path,
-        )
-    build = (services["main"] or {}).get("build") if isinstance(services["main"], dict) else None
-    if isinstance(build, str):
-        build = {"context": build}
-    build = build if isinstance(build, dict) else {}
-    context = (env_dir / str(build.get("context", "."))).resolve()
-    if env_dir.resolve() not in (context, *context.parents):
-        raise TaskError(
-            task_id,
-            "docker-compose.yaml",
-            f"service 'main': build context {context} is outside environment/",
-            path,
-        )
-    return context / str(build.get("dockerfile", "Dockerfile")), context
-
-
-def _dockerfile(task_id: str, task_dir: Path, env: dict, toml_path: Path) -> tuple[Path, Path]:
+def _dockerfile(
+    task_id: str, task_dir: Path, env: dict, toml_path: Path
+) -> tuple[Path, Path, Compose | None]:
+    """(main's Dockerfile, its build context, the parsed compose file or None)."""
     env_dir = task_dir / "environment"
+    compose = None
     if (env_dir / "docker-compose.yaml").is_file():
-        dockerfile, context = _compose_main(task_id, env_dir)
+        compose = parse_compose(task_id, env_dir)
+        dockerfile, context = compose.dockerfile, compose.context_dir
     else:
         dockerfile, context = env_dir / "Dockerfile", env_dir
     image = env.get("docker_image")
@@ -384,7 +354,7 @@ def _dockerfile(task_id: str, task_dir: Path, env: dict, toml_path: Path) -> tup
                 image,
                 dockerfile,
             )
-        return dockerfile, context
+        return dockerfile, context, compose
     if isinstance(image, str) and image.strip():
         generated = task_dir / "environment" / ".termrl-prebuilt.Dockerfile"
         raise TaskError(
@@ -430,15 +400,8 @@ def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -
         )
 
 
-def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
-    """A Harbor task folder -> Task (see the module docstring for what is taken from where).
-
-    Raises TaskError naming the task and field: malformed task.toml, a missing instruction.md,
-    environment/Dockerfile or tests/test.sh, a refused feature, bad resource values, a Dockerfile
-    that copies the hidden tests, and (pytest-shaped test.sh) what find_tests refuses.
-    """
-    task_dir = Path(task_dir)
-    toml_path = task_dir / "task.toml"
+def _task_id(task_dir: Path, data: dict | None, toml_path: Path) -> tuple[str, dict]:
+    """(the id: `[task].name` after `/`, lower-cased, else the folder's name; task.toml's data)."""
     if data is None:
         try:
             data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
@@ -454,79 +417,102 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
             toml_path,
         )
     # harbor allows upper case; a docker image name does not
-    task_id = check_id(task_dir.name, name.rsplit("/", 1)[-1].strip().lower(), toml_path)
-    meta_in = _table(task_id, data, "metadata", toml_path)
-    env = _table(task_id, data, "environment", toml_path)
-    verifier = _table(task_id, data, "verifier", toml_path)
-    agent = _table(task_id, data, "agent", toml_path)
-    _refusals(task_id, data, env, verifier, toml_path)
-    instruction_path = task_dir / "instruction.md"
-    if not instruction_path.is_file():
-        raise TaskError(task_id, "instruction.md", "is missing", instruction_path)
-    instruction = "\n".join(
-        ln
-        for ln in instruction_path.read_text(encoding="utf-8").splitlines()
-        if not _CANARY.match(ln)
+    return check_id(task_dir.name, name.rsplit("/", 1)[-1].strip().lower(), toml_path), data
+
+
+def _instruction(task_id: str, task_dir: Path) -> str:
+    path = task_dir / "instruction.md"
+    if not path.is_file():
+        raise TaskError(task_id, "instruction.md", "is missing", path)
+    text = "\n".join(
+        ln for ln in path.read_text(encoding="utf-8").splitlines() if not _CANARY.match(ln)
     ).strip()
-    if not instruction:
-        raise TaskError(task_id, "instruction.md", "is empty", instruction_path)
+    if not text:
+        raise TaskError(task_id, "instruction.md", "is empty", path)
+    return text
+
+
+def _verification(task_id: str, task_dir: Path, meta_in: dict, toml_path: Path) -> dict:
+    """Task fields from tests/test.sh: weights, build_setup, test_setup, verifier_script, and for
+    termrl's own exported tasks (EXPORT_MARK) allowed_prepass and max_turns from [metadata.termrl]."""
     test_sh = task_dir / "tests" / "test.sh"
     if not test_sh.is_file():
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
-    dockerfile, context = _dockerfile(task_id, task_dir, env, toml_path)
-    hidden = task_dir.resolve() / "tests"
-    inside = Path(context).resolve() in (
-        hidden.parent,
-        *hidden.parent.parents,
-    )  # not in harbor's layout
-    check_dockerfile(task_id, dockerfile, context, "tests" if inside else None)
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
     exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
-    prepass, max_turns = {}, None
-    if isinstance(
-        exported, dict
-    ):  # termrl's own task (export_harbor): its weights and fields come back
+    if isinstance(exported, dict):  # termrl's own task (export_harbor): its fields come back
         tests = find_tests(task_id, task_dir / "tests")
         weights = check_weights(
             task_id, exported.get("weights"), tests, False, "metadata.termrl.weights", toml_path
         )
-        prepass = check_allowed_prepass(task_id, exported.get("allowed_prepass"), tests, toml_path)
-        max_turns = positive_field(task_id, exported, "max_turns", toml_path, None, integer=True)
-        build_setup, test_setup, script = (
-            exported.get("build_setup"),
-            exported.get("test_setup"),
-            None,
+        return dict(
+            weights=weights,
+            allowed_prepass=check_allowed_prepass(
+                task_id, exported.get("allowed_prepass"), tests, toml_path
+            ),
+            max_turns=positive_field(task_id, exported, "max_turns", toml_path, None, integer=True),
+            build_setup=exported.get("build_setup"),
+            test_setup=exported.get("test_setup"),
+            verifier_script=None,
         )
-    else:
-        build_setup, test_setup, script = split_test_sh(task_id, test_text, task_dir / "tests")
-    if exported is None and script is None:
+    build_setup, test_setup, script = split_test_sh(task_id, test_text, task_dir / "tests")
+    if script is None:
         tests = find_tests(task_id, task_dir / "tests")
         weights = {
             n: 1.0 / len(tests) for n in sorted(tests)
         }  # Terminal-Bench: resolved iff all pass
-    elif script is not None:
+    else:
         weights = dict(SCRIPT_WEIGHTS)
-    internet = env.get("allow_internet") is True or env.get("network_mode") in (
-        "public",
-        "allowlist",
+    return dict(
+        weights=weights, build_setup=build_setup, test_setup=test_setup, verifier_script=script
     )
-    if internet:
-        log.warning(
-            "task %s: allow_internet = true; termrl's sandboxes have no network, so it fails here "
-            "wherever the agent or its tests download at run time",
-            task_id,
-        )
-    solution_dir = task_dir / "solution"
-    solve = solution_dir / "solve.sh"
+
+
+def _meta(task_id: str, meta_in: dict, env: dict, exported: bool) -> dict[str, str]:
+    """Task.meta: [metadata]'s other keys as text, the source, and allow_internet (said in one line)."""
     meta = {
         k: v if isinstance(v, str) else json.dumps(v, default=str)
         for k, v in meta_in.items()
         if k not in ("difficulty", "category", "tags", "termrl")
     }
-    if exported is None:
+    if not exported:
         meta.setdefault("source", "harbor")
-    if internet:
+    if env.get("allow_internet") is True or env.get("network_mode") in ("public", "allowlist"):
+        log.warning(
+            "task %s: allow_internet = true; termrl's sandboxes have no network, so it fails here "
+            "wherever the agent or its tests download at run time",
+            task_id,
+        )
         meta["allow_internet"] = "true"
+    return meta
+
+
+def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
+    """A Harbor task folder -> Task (see the module docstring for what is taken from where).
+
+    Raises TaskError naming the task and field: malformed task.toml, a missing instruction.md,
+    environment/Dockerfile or tests/test.sh, a refused feature, bad resource values, a Dockerfile
+    that copies the hidden tests, a compose field termrl does not support, and (pytest-shaped
+    test.sh) what find_tests refuses.
+    """
+    task_dir = Path(task_dir)
+    toml_path = task_dir / "task.toml"
+    task_id, data = _task_id(task_dir, data, toml_path)
+    meta_in = _table(task_id, data, "metadata", toml_path)
+    env = _table(task_id, data, "environment", toml_path)
+    verifier = _table(task_id, data, "verifier", toml_path)
+    agent = _table(task_id, data, "agent", toml_path)
+    _refusals(task_id, data, env, verifier, toml_path)
+    instruction = _instruction(task_id, task_dir)
+    fields = _verification(task_id, task_dir, meta_in, toml_path)
+    dockerfile, context, compose = _dockerfile(task_id, task_dir, env, toml_path)
+    hidden = task_dir.resolve() / "tests"
+    inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not harbor's
+    check_dockerfile(task_id, dockerfile, context, "tests" if inside else None)
+    for side in compose.sidecars if compose else ():
+        if side.dockerfile is not None:
+            check_dockerfile(task_id, side.dockerfile, side.context_dir, None)
+    solve = task_dir / "solution" / "solve.sh"
     return Task(
         id=task_id,
         instruction=instruction,
@@ -539,20 +525,17 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         dockerfile=dockerfile,
         context_dir=context,
         tests_dir=task_dir / "tests",
-        weights=weights,
         solution=solve if solve.is_file() else None,
         agent_timeout_s=_timeout(task_id, agent, "agent", toml_path, None),
         test_timeout_s=_timeout(task_id, verifier, "verifier", toml_path, HARBOR_TEST_TIMEOUT_S),
-        test_setup=test_setup,
-        build_setup=build_setup,
-        meta=meta,
-        verifier_script=script,
-        max_turns=max_turns,
-        allowed_prepass=prepass,
-        solution_dir=solution_dir if solve.is_file() else None,
+        meta=_meta(task_id, meta_in, env, "allowed_prepass" in fields),  # exported
+        solution_dir=solve.parent if solve.is_file() else None,
         cpus=_resource(task_id, env, "cpus", None, toml_path),
         memory_mb=_resource(task_id, env, "memory_mb", "memory", toml_path),
         storage_mb=_resource(task_id, env, "storage_mb", "storage", toml_path),
+        sidecars=compose.sidecars if compose else (),
+        service_names=compose.names if compose else (),
+        **fields,
     )
 
 

@@ -58,6 +58,9 @@ class Task:
         None when the oracle is the single file `solution`.
     cpus, memory_mb, storage_mb: the task's own resource request (Harbor [environment]); None = the
         sandbox defaults (configs.SandboxConfig).
+    sidecars: a Harbor compose file's non-main services (tasks/compose.Sidecar), in start order; they
+        run beside the agent's container in its network namespace (sandboxing/compose.py).
+    service_names: the host names (compose service names) that resolve to 127.0.0.1 there.
     """
 
     id: str
@@ -84,3 +87,5 @@ class Task:
     cpus: float | None = None
     memory_mb: int | None = None
     storage_mb: int | None = None
+    sidecars: tuple = ()
+    service_names: tuple[str, ...] = ()

@@ -338,7 +338,7 @@ def test_base_image_env_reaches_training_evaluation_and_image_builds():
         env={**os.environ, "BASE_IMAGE": "local/debian:test"},
     )
     assert r.stdout.split() == ["local/debian:test"] * 3, r.stderr[-2000:]
-    assert configs.DEFAULT_BASE_IMAGE == "termrl/base:bookworm"
+    assert configs.DEFAULT_BASE_IMAGE == configs.BASE_TAGS["bookworm"]
 
 
 def test_learn_preset_is_the_cpu_default_with_single_turn_episodes_and_a_constant_lr():

@@ -12,6 +12,7 @@ from pathlib import Path
 import docker
 import pytest
 
+import configs
 import sandbox
 from sandboxing import images
 from sandboxing.dockerfile import expand_heredocs, parse, rewrite_from
@@ -21,7 +22,7 @@ from tasks.terminal_bench import split_run_tests
 from tasks.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = "termrl/base:bookworm"
+BASE = configs.BASE_TAGS["bookworm"]
 TB_IMAGE = "ghcr.io/laude-institute/t-bench/python-3-13:20250620"
 TESTS = "from pathlib import Path\n\n\ndef test_out():\n    assert Path('/app/out.txt').read_text() == 'done\\n'\n"
 UV_RUN_TESTS = """#!/bin/bash

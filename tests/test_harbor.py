@@ -12,6 +12,7 @@ import pytest
 
 import reward
 import sandbox
+from configs import BASE_TAGS
 from sandboxing import harbor_verifier, images
 from sandboxing.verifier import VerifyError
 from tasks import TaskError, load_tasks
@@ -155,18 +156,81 @@ def test_unsupported_harbor_features_are_refused_with_one_line_naming_them(tmp_p
         load_tasks(d)
 
 
-def test_compose_main_service_builds_and_sidecars_are_refused(tmp_path):
+def test_compose_sidecars_are_parsed_in_dependency_order(tmp_path):
     d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "api").mkdir()
+    (d / "environment" / "api" / "Dockerfile").write_text("FROM python:3.13-slim\n")
     (d / "environment" / "docker-compose.yaml").write_text(
-        "services:\n  main:\n    depends_on: [api]\n  api:\n    build: ./api\n"
+        "services:\n  main:\n    cpus: 1\n    depends_on:\n      api: {condition: service_healthy}\n"
+        "  api:\n    build: ./api\n    depends_on: [db]\n    expose: ['5000']\n"
+        "    environment: [MODE=test, 'URL=${URL:-http://db:9}']\n"
+        "    healthcheck:\n      test: [CMD, python3, -c, 'print(1)']\n      interval: 1m30s\n"
+        "      retries: 3\n"
+        "  db:\n    image: python:3.11-slim\n    command: python3 -m http.server 9\n"
     )
-    with pytest.raises(
-        TaskError, match=r"field 'docker-compose.yaml': sidecar services \(api\) are not supported"
-    ):
-        load_tasks(d)
-    (d / "environment" / "docker-compose.yaml").write_text("services:\n  main:\n    cpus: 1\n")
     (task,) = load_tasks(d)  # harbor supplies main's build context (environment/) itself
     assert task.dockerfile == (d / "environment" / "Dockerfile").resolve()
+    assert [s.name for s in task.sidecars] == ["db", "api"]
+    db, api = task.sidecars
+    assert (db.image, db.command, db.dockerfile) == (
+        "python:3.11-slim",
+        "python3 -m http.server 9",
+        None,
+    )
+    assert api.dockerfile == (d / "environment" / "api" / "Dockerfile").resolve()
+    assert api.environment == {"MODE": "test", "URL": "http://db:9"}
+    assert api.depends_on == ("db",)
+    assert api.healthcheck == {
+        "test": ["CMD", "python3", "-c", "print(1)"],
+        "interval": 90 * 10**9,
+        "retries": 3,
+    }
+    assert task.service_names == ("api", "db", "main")
+
+
+@pytest.mark.parametrize(
+    "compose, message",
+    [
+        (
+            "services:\n  main: {}\n  db:\n    image: x\n    volumes: [data:/var]\n",
+            "field 'docker-compose.yaml: services.db.volumes': is not supported by termrl",
+        ),
+        (
+            "services:\n  main: {environment: [A=1]}\n",
+            "field 'docker-compose.yaml: services.main.environment': is not supported for main",
+        ),
+        (
+            "services:\n  main: {}\n  db:\n    image: x\n    environment: [API_KEY]\n",
+            "field 'docker-compose.yaml: services.db.environment.API_KEY': has no value, so compose "
+            "would read it from the host's environment",
+        ),
+        (
+            "services:\n  main: {}\n  db:\n    image: x\n    environment: {K: '${KEY}'}\n",
+            r"field 'docker-compose.yaml: services.db.environment.K': \$\{KEY\} would be read",
+        ),
+        (
+            "services:\n  main: {}\n  a: {image: x, depends_on: [b]}\n  b: {image: x, depends_on: [a]}\n",
+            "field 'docker-compose.yaml: depends_on': a dependency cycle among a, b",
+        ),
+        (
+            "services:\n  main: {depends_on: [nope]}\n",
+            "field 'docker-compose.yaml: services.main.depends_on': 'nope' is not a sidecar",
+        ),
+        (
+            "services:\n  main: {}\n  db: {build: {context: ., args: {A: 1}}}\n",
+            "field 'docker-compose.yaml: services.db.build.args': is not supported",
+        ),
+        (
+            "services:\n  db: {image: x}\n",
+            "field 'docker-compose.yaml: services': has no service `main`",
+        ),
+    ],
+)
+def test_compose_fields_termrl_does_not_take_are_refused_by_name(tmp_path, compose, message):
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "docker-compose.yaml").write_text(compose)
+    with pytest.raises(TaskError, match=message):
+        load_tasks(d)
 
 
 def test_prebuilt_docker_image_without_a_dockerfile_says_it_cannot_be_pulled(tmp_path):
@@ -248,7 +312,7 @@ def test_named_parts_score_their_mean_or_the_reward_key():
 
 @pytest.mark.docker
 def test_oracle_validates_both_fixtures_with_their_own_solutions(docker_client):
-    tasks = load_tasks(FIXTURES)
+    tasks = [t for t in load_tasks(FIXTURES) if t.id != "hb-compose"]  # test_compose.py
 
     async def main():
         return await asyncio.gather(*(validate_task(t) for t in tasks))
@@ -431,26 +495,65 @@ def test_environment_tests_folder_is_the_apps_own_and_upper_case_folder_ids_are_
 
 
 def test_python_3_11_images_map_to_the_python_3_11_base():
-    assert images.map_image("python:3.11-slim", present=lambda i: False) == "termrl/base:bookworm"
+    assert images.map_image("python:3.11-slim", present=lambda i: False) == BASE_TAGS["bookworm"]
     assert (
         images.map_image("python:3.12-slim@sha256:0a1b", present=lambda i: False)
-        == "termrl/base:trixie"
+        == BASE_TAGS["trixie"]
     )
 
 
-def test_a_stand_in_base_drops_the_python_link_and_debian_test_packages_after_from():
-    text, _ = (
-        images._with_stand_in_fixes(
-            "FROM termrl/base:trixie\nRUN true\n", [("ubuntu:24.04", "termrl/base:trixie")]
-        ),
-        None,
+@pytest.mark.docker
+@pytest.mark.parametrize("suite, python", [("bookworm", "3.11"), ("trixie", "3.13")])
+def test_base_images_behave_like_the_python_images_they_stand_in_for(docker_client, suite, python):
+    script = (
+        "ln -s /usr/bin/python3 /usr/bin/python && python -c 'import sys; print(sys.version[:4])'"
+        " && python3 -c 'import pytest, numpy; print(pytest.__file__, numpy.__file__)'"
+        " && ls /usr/lib/python3/dist-packages | wc -l && pip uninstall -y -q pytest numpy"
+        " && python3 -c 'import pytest' 2>&1 | tail -1"
     )
-    assert text.splitlines() == [
-        "FROM termrl/base:trixie",
-        "RUN rm -f /usr/bin/python && rm -rf /usr/lib/python3/dist-packages/pytest-*.dist-info"
-        " /usr/lib/python3/dist-packages/numpy-*.dist-info",
-        "RUN true",
-    ]
-    assert "ln -sf /usr/bin/python3 /usr/local/bin/python" in images.stand_in_fix(
-        "python:3.12-slim"
+    out = docker_client.containers.run(
+        BASE_TAGS[suite],
+        ["bash", "-c", script],
+        remove=True,
+        network_mode="none",
+        labels={"termrl": "1"},
+    ).decode()
+    lines = out.splitlines()
+    assert lines[0].strip() == python  # the Python the image names
+    site = f"/usr/local/lib/python{python}/dist-packages"
+    assert lines[1].split() == [f"{site}/pytest/__init__.py", f"{site}/numpy/__init__.py"]
+    assert lines[2] == "0"  # nothing Debian-owned for pip to trip over
+    assert lines[-1] == "ModuleNotFoundError: No module named 'pytest'"  # pip replaced it
+
+
+@pytest.mark.docker
+def test_an_apt_package_the_stand_in_debian_lacks_is_named_with_the_mapping(
+    tmp_path, docker_client
+):
+    if not images.mirrors_reachable():
+        pytest.skip("no package mirror reachable from this machine")
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "environment" / "Dockerfile").write_text(
+        "FROM ubuntu:24.04\nRUN apt-get update && apt-get install -y --no-install-recommends "
+        "python3.12-venv\n"
     )
+    (task,) = load_tasks(d)
+    with pytest.raises(images.ImageBuildError) as e:
+        images.build_image(task, build_network="host")
+    assert e.value.apt_missing == "python3.12-venv"
+    assert str(e.value).startswith(
+        f"task hb-parts: apt package 'python3.12-venv' does not exist in {BASE_TAGS['trixie']}, "
+        "the Debian base that stands in for FROM ubuntu:24.04 (sandbox.image_map; no mirror of "
+        "ubuntu:24.04's distribution here)"
+    )
+
+
+def test_a_wildcard_copy_of_environment_loads_where_no_oracle_lies(tmp_path):
+    d = copy_fixture(tmp_path, "hb-parts")
+    dockerfile = d / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "COPY * /app/\n")
+    (task,) = load_tasks(d)  # environment/ holds no solution.sh: `*` cannot reach the oracle
+    assert task.id == "hb-parts"
+    (d / "environment" / "solution.sh").write_text("echo leaked\n")
+    with pytest.raises(TaskError, match="'COPY \\* /app/' copies solution.sh into the image"):
+        load_tasks(d)

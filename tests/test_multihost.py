@@ -291,11 +291,11 @@ def test_two_training_steps_over_both_engines(second_engine, tmp_path):
 
 CHILD = """
 import asyncio, sys, time
-import sandbox
+import configs, sandbox
 from sandboxing import hosts
 hosts.configure(("local=1", sys.argv[1] + "=1"), 2 << 30)
 async def main():
-    image, rid = "termrl/base:bookworm", sys.argv[2]
+    image, rid = configs.DEFAULT_BASE_IMAGE, sys.argv[2]
     a = await sandbox.Sandbox.start(image, run_id=rid, host=await hosts.acquire())
     b = await sandbox.Sandbox.start(image, run_id=rid, host=await hosts.acquire())
     print(a.host, a.id, b.host, b.id, flush=True)

@@ -6,6 +6,8 @@ import subprocess
 
 import pytest
 
+import configs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, "scripts")
 
@@ -111,7 +113,7 @@ def _label(docker_client, tag):
 
 def _build_stale(docker_client, tag, label, tmp_path):
     (tmp_path / "Dockerfile").write_text(
-        f"FROM termrl/base:bookworm\nLABEL termrl.recipe={label}\n"
+        f"FROM {configs.DEFAULT_BASE_IMAGE}\nLABEL termrl.recipe={label}\n"
     )
     docker_client.images.build(path=str(tmp_path), tag=tag, rm=True)
 
@@ -121,7 +123,11 @@ def _build_stale(docker_client, tag, label, tmp_path):
 def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(
     docker_client, scratch_tag, tmp_path
 ):
-    env = {"TERMRL_BASE_TAG": scratch_tag, "TERMRL_BASE_PACKAGES": "bash,python3"}
+    env = {
+        "TERMRL_BASE_TAG": scratch_tag,
+        "TERMRL_BASE_PACKAGES": "bash,python3",
+        "TERMRL_BASE_PIP": "",
+    }
     script = os.path.join(SCRIPTS, "base_image.sh")
     want = _run(["bash", script, "--print-recipe-hash"], env_extra=env).stdout.strip()
     assert len(want) == 16
@@ -147,6 +153,13 @@ def test_base_image_reused_when_recipe_matches_and_rebuilt_when_it_changes(
         labels={"termrl": "1"},
     )
     assert out == b"42\n"
+
+
+def test_configs_names_the_content_addressed_tags_the_recipe_builds():
+    script = os.path.join(SCRIPTS, "base_image.sh")
+    for suite, tag in configs.BASE_TAGS.items():
+        digest = _run(["bash", script, suite, "--print-recipe-hash"]).stdout.strip()
+        assert tag == f"termrl/base:{suite}-{digest}", "recipe changed: update configs.BASE_TAGS"
 
 
 def test_base_image_override_must_exist_locally():

@@ -512,6 +512,8 @@ def test_csv_import_round_trip(tmp_path, caplog):
         cpus=None,
         memory_mb=None,
         storage_mb=None,
+        sidecars=(),
+        service_names=(),
     )
     assert (
         upper.instruction

@@ -34,8 +34,8 @@ def pytest_runtest_makereport(item, call):
     r = outcome.get_result()
     r.outcome, r.longrepr = 'passed', None
 """
-SITE = "/usr/local/lib/python3.11/dist-packages"  # first site dir of the base image's python3
-DIST = "/usr/lib/python3/dist-packages"  # Debian's site dir: pytest, numpy
+# first site dir of the base image's python3, where its pytest and numpy are pip-installed
+SITE = "/usr/local/lib/python3.11/dist-packages"
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 STARTUP = ["json/__init__.py"]  # stdlib modules every verifier run imports
 PASS_XML = '<testsuites><testsuite><testcase classname="t" name="test_x"/></testsuite></testsuites>'
@@ -179,7 +179,7 @@ def test_edit_of_pytest_source_has_no_effect(tmp_path, docker_client):
     patch = (
         "printf '\\n_orig = pytest_runtest_makereport\\ndef pytest_runtest_makereport(item, call):\\n"
         '    r = _orig(item, call)\\n    r.outcome = "passed"\\n    return r\\n\' '
-        ">> /usr/lib/python3/dist-packages/_pytest/runner.py"
+        f">> {SITE}/_pytest/runner.py"
     )
     report = attacked(tmp_path, [patch])
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
@@ -327,7 +327,7 @@ def test_patched_module_the_hidden_tests_import_has_no_effect(tmp_path, docker_c
     hidden = {"test_hidden.py": "import numpy\n" + HIDDEN["test_hidden.py"]}
     report = attacked(
         tmp_path,
-        [f"cat /tmp/forge.py >> {DIST}/numpy/__init__.py"],
+        [f"cat /tmp/forge.py >> {SITE}/numpy/__init__.py"],
         {"/tmp/forge.py": FORGE},
         hidden=hidden,
     )
@@ -342,7 +342,7 @@ def test_agent_module_declared_by_the_task_is_imported_from_the_agents_files(
     tests = write_tests(tmp_path / "tests", hidden)
     report = run(
         _attacked(
-            [f"echo 'ANSWER = 42' >> {DIST}/numpy/__init__.py"], {}, tests, agent_modules=("numpy",)
+            [f"echo 'ANSWER = 42' >> {SITE}/numpy/__init__.py"], {}, tests, agent_modules=("numpy",)
         )
     )
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
