@@ -312,9 +312,10 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
 
 
 def host_config(api, limits, mounts=None, logs: bool = True, network_mode: str = "none"):
-    """The isolation of the sandbox and of every verifier-side container: limits (sandbox.Limits), no
-    network (network_mode "none", or "container:<id>": a compose pod's namespace with only `lo`), capabilities dropped but limits.cap_add, no-new-privileges, docker-init; logs False keeps
-    no container log (the sandbox's command output), else 1 MB of json-file."""
+    """The isolation of the sandbox and of every verifier-side container: limits (sandbox.Limits),
+    no network (network_mode "none", or "container:<id>": a compose pod's namespace with only `lo`),
+    capabilities dropped but limits.cap_add, no-new-privileges, docker-init; logs False keeps no
+    container log (the sandbox's command output), else 1 MB of json-file."""
     return api.create_host_config(
         network_mode=network_mode,
         mem_limit=limits.memory_bytes,
