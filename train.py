@@ -300,6 +300,8 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
             )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
+        if run.stop.requested:  # the signal came before the rollout (e.g. during the sync)
+            episodes.cancel()
         try:
             groups = run.loop.run_until_complete(episodes)
         except asyncio.CancelledError:

@@ -12,14 +12,14 @@ What it works around (measured, torch 2.13, GNU make 4.3):
 So here:
 - torchrun runs in a session of its own with SIGINT ignored and left out of its signals to
   handle: nothing reaches it from the terminal, its shutdown never starts (the workers install
-  their own handler, bookkeeping/stop.py);
+  their own handler, bookkeeping/stop.py; they inherit the ignored SIGINT until then);
 - on a terminal, this process's group becomes the terminal's foreground group while torchrun
   runs (restored after): Ctrl-C reaches this launcher only, not make, so make exits with this
   launcher's status;
 - SIGINT, SIGTERM or SIGHUP here: the stop file ($TERMRL_STOP_FILE) is created and SIGINT sent
-  to torchrun's group (the workers: the step in flight cut short, a checkpoint of the last
-  completed step, exit 0); a second signal is sent on likewise (a hard stop in the workers); a
-  third SIGKILLs the group.
+  to torchrun's workers (each in a session of its own, torchrun's SubprocessHandler): the step
+  in flight is cut short, the last completed step checkpointed, exit 0; a second signal is sent
+  on likewise (a hard stop in the workers); a third SIGKILLs the workers and torchrun.
 Exit status: torchrun's (0 after all steps and after a clean stop).
 """
 
@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+
+import psutil
 
 from bookkeeping.stop import STOP_FILE_ENV
 
@@ -84,6 +86,21 @@ def terminal_foreground() -> Iterator[None]:
         os.close(tty)
 
 
+def send(torchrun_pid: int, signum: int) -> None:
+    """`signum` to torchrun's workers (its children; each leads a session of its own, so nothing
+    sent to torchrun's group reaches them); SIGKILL also to torchrun's group."""
+    try:
+        workers = psutil.Process(torchrun_pid).children()
+    except psutil.NoSuchProcess:
+        return
+    for w in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w.pid, signum)
+    if signum == signal.SIGKILL:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(torchrun_pid, signum)
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by torchrun and, through exec, workers
 
@@ -107,8 +124,7 @@ def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int
         if len(signals) == 1:
             open(stop_file, "w").close()  # before the signal: a worker not yet listening sees it
         for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL if len(signals) >= 3 else signal.SIGINT)
+            send(proc.pid, signal.SIGKILL if len(signals) >= 3 else signal.SIGINT)
 
     previous = {s: signal.signal(s, forward) for s in FORWARDED}
     try:
