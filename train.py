@@ -426,8 +426,11 @@ def stop_line(run: Run) -> str:
         return (
             f"[train] stopped ({after}): no checkpoint of run {run.run_id} kept, nothing to resume"
         )
-    argv = [a for a in sys.argv if a != "--resume"]
-    resume = os.environ.get(RESUME_CMD_ENV) or " ".join(["python", *argv, "--resume"])
+    launcher = ["python"]
+    if "TORCHELASTIC_RUN_ID" in os.environ:  # a plain torchrun (bookkeeping/launch.py sets the env)
+        launcher = ["torchrun", f"--nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', 1)}"]
+    again = [*launcher, *(a for a in sys.argv if a != "--resume"), "--resume"]
+    resume = os.environ.get(RESUME_CMD_ENV) or " ".join(again)
     lost = "" if run.saved_step == run.step else f" (steps {run.saved_step + 1}-{run.step} lost)"
     return (
         f"[train] stopped ({after}): kept step {run.saved_step} of run {run.run_id} in "
