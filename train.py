@@ -1,6 +1,7 @@
 """GRPO training of terminal agents: the torchrun entry point, and the recipe in one story (`main`).
 
     torchrun --standalone --nproc_per_node=2 train.py --preset cpu-smollm2     # CPU, gloo
+    python -m bookkeeping.launch --nproc 2 train.py --preset cpu-smollm2   # Ctrl-C: a clean stop
     torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 \\
         train.py --preset qwen3-32b-16xh100
     python train.py --help                                                     # every knob

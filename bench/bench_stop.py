@@ -2,7 +2,7 @@
 against torchrun's shutdown grace period (30 s: TORCH_ELASTIC_SHUTDOWN_TIMEOUT's default, after which it
 SIGKILLs the workers when it is the one signalled; bookkeeping/launch.py keeps it from being signalled).
 
-    flock /work/heavy.lock python bench/bench_stop.py --repeats 3 [-- make-train ARGS]
+    flock /work/heavy.lock python bench/bench_stop.py --repeats 3 [--nproc 2] [-- make-train ARGS]
 
 Each repeat: `make -o setup train` in a new pseudo-terminal (the CPU default unless ARGS say otherwise)
 into a fresh out dir, ^C typed once step 2's rollout has begun (its trajectory file exists), the
@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 GRACE_S = 30.0
 
 
-def one(out: Path, args: list[str]) -> dict:
+def one(out: Path, args: list[str], nproc: int) -> dict:
     """One stop: seconds from ^C to 'checkpoint ... written' and to the exit; make's exit status."""
     shutil.rmtree(out, ignore_errors=True)
     argv = " ".join(["--out-dir", str(out), "--steps", "8", "--save-every", "10", *args])
-    cmd = ["make", "--no-print-directory", "-o", "setup", "train", f"ARGS={argv}"]
+    cmd = ["make", "--no-print-directory", "-o", "setup", "train", f"NPROC={nproc}", f"ARGS={argv}"]
     pid, fd = pty.fork()
     if pid == 0:
         os.chdir(ROOT)
@@ -63,13 +63,14 @@ def one(out: Path, args: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--nproc", type=int, default=2, help="ranks (make train's NPROC)")
     parser.add_argument("--out", default="/tmp/bench_stop")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="after --: more make-train ARGS")
     a = parser.parse_args()
     extra = [x for x in a.args if x != "--"]
     runs = []
     for i in range(a.repeats):
-        r = one(Path(a.out) / f"run{i}", extra)
+        r = one(Path(a.out) / f"run{i}", extra, a.nproc)
         runs.append(r)
         print(f"[bench_stop] repeat {i + 1}: {r}", flush=True)
         shutil.rmtree(Path(a.out) / f"run{i}", ignore_errors=True)  # ~2 GB each; the log stays

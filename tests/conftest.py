@@ -111,7 +111,14 @@ def isolated_cache(tmp_path, monkeypatch):
 
 # ----------------------------------------------------------------------------- tiers, enforced
 
-_MODEL_RUNS = ("torch.distributed.run", "torchrun", "train.py", "evaluate.py", "experiments.learn")
+_MODEL_RUNS = (
+    "torch.distributed.run",
+    "torchrun",
+    "train.py",
+    "evaluate.py",
+    "experiments.learn",
+    "bookkeeping.launch",
+)
 
 
 def _refuse(what: str, marker: str):
