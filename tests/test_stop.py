@@ -178,10 +178,10 @@ def test_ctrl_c_mid_rollout_stops_make_train_cleanly_and_its_resume_command_cont
     (out / "checkpoints" / "step_000002.tmp-deadbeef").mkdir()
     resume = kept.group(3).strip().replace("make train", "make --no-print-directory -o setup train")
     refused = subprocess.run(
-        resume.replace("--resume", "--lr 2e-6 --resume"),
+        resume.replace("--resume", "--lr 3e-6 --resume"),
         shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
-    assert refused.returncode != 0 and "in lr (1e-06 -> 2e-06); resume" in refused.stderr
+    assert refused.returncode != 0 and "in lr (2e-06 -> 3e-06); resume" in refused.stderr
     r = subprocess.run(
         resume, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
     )
