@@ -25,6 +25,7 @@ GRACE_S = 30.0
 def one(out: Path, args: list[str], nproc: int) -> dict:
     """One stop: seconds from ^C to 'checkpoint ... written' and to the exit; make's exit status."""
     shutil.rmtree(out, ignore_errors=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     argv = " ".join(["--out-dir", str(out), "--steps", "8", "--save-every", "10", *args])
     cmd = ["make", "--no-print-directory", "-o", "setup", "train", f"NPROC={nproc}", f"ARGS={argv}"]
     pid, fd = pty.fork()
