@@ -13,11 +13,14 @@ ARGS ?=
 setup:
 	@bash scripts/setup.sh
 
-# the config and the task set checked once first: a bad knob is one line, not one per rank under torchrun's
-# traceback; learner.launch is torchrun that names a rank killed for memory
+# the config, the task set and what the start continues checked once first: a bad knob is one line, not one per
+# rank under torchrun's traceback. torchrun runs under bookkeeping/launch.py, which owns Ctrl-C: the step in flight
+# is cut short, the last completed step checkpointed, and make exits 0 after such a clean stop; inside it
+# learner/launch.py is torchrun that names a rank the kernel killed for memory
 train: setup
 	@$(PYTHON) train.py --check-config --preset $(PRESET) $(ARGS)
-	$(PYTHON) -m learner.launch --standalone --nproc_per_node=$(NPROC) train.py --preset $(PRESET) $(ARGS)
+	TERMRL_RESUME_CMD='make train PRESET=$(PRESET) NPROC=$(NPROC) ARGS="$(strip $(filter-out --resume,$(ARGS)) --resume)"' \
+	  $(PYTHON) -m bookkeeping.launch --nproc $(NPROC) train.py --preset $(PRESET) $(ARGS)
 
 # train the CPU default (preset cpu-learn), evaluate base vs trained: runs/learn/learning.json, learning.png, a verdict
 learn: setup

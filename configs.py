@@ -221,6 +221,7 @@ class TrainConfig:
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
     resume: bool = False  # continue from the latest checkpoint in out_dir
+    overwrite: bool = False  # a new run deletes another run's checkpoints in out_dir (else refused)
     checkpoint_on_signal: bool = True  # write a checkpoint when stopped by SIGINT/SIGTERM
     logger: Literal["none", "wandb", "tensorboard"] = "none"  # extra metrics sink when installed
     # ranks per node this preset is meant for (documentation; torchrun decides)

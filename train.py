@@ -1,6 +1,7 @@
 """GRPO training of terminal agents: the torchrun entry point, and the recipe in one story (`main`).
 
     torchrun --standalone --nproc_per_node=2 train.py --preset cpu-smollm2     # CPU, gloo
+    python -m bookkeeping.launch --nproc 2 train.py --preset cpu-smollm2   # Ctrl-C: a clean stop
     torchrun --nnodes=2 --nproc_per_node=8 --rdzv_endpoint=$MASTER_ADDR:29500 \\
         train.py --preset qwen3-32b-16xh100
     python train.py --help                                                     # every knob
@@ -27,9 +28,11 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import signal
 import sys
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,10 +47,13 @@ import rollout
 import sandbox
 from bookkeeping.checkpoints import (
     checkpoint_dir,
-    latest_checkpoint,
     load_checkpoint,
+    partial_checkpoints,
+    plan_start,
+    read_meta,
     save_checkpoint,
 )
+from bookkeeping.launch import RESUME_CMD_ENV
 from bookkeeping.logs import (
     append_jsonl,
     format_step_line,
@@ -121,6 +127,9 @@ class Run:
     memory: RssRecorder | None = None  # <out_dir>/memory/rank<R>.json, for the launcher
     step: int = 0  # optimizer steps done (the resumed one included)
     saved_step: int = 0  # step of the newest checkpoint of this run
+    start: Path | None = None  # the checkpoint this start continues (checkpoints.plan_start)
+    run_id: str = ""  # kept by every resume (meta.json of its checkpoints)
+    cfg_dict: dict = dataclasses.field(default_factory=dict)  # cfg as given, before setup's changes
     stale: bool = False  # the engine's weights differ from the policy's
 
     @property
@@ -132,16 +141,17 @@ class Run:
             print(msg, flush=True)
 
 
-def setup(cfg: configs.TrainConfig, tasks: list) -> Run:
+def setup(cfg: configs.TrainConfig, tasks: list, start: Path | None) -> Run:
     """Process group, seeds, signal handling, then out_dir, sampler, policy, optimizer,
-    checkpoint, engine and judge for `tasks` (load_task_set); torn down again if any of them
-    fails. Collective."""
+    checkpoint `start` (plan_start; None: a new run), engine and judge for `tasks`
+    (load_task_set); torn down again if any of them fails. Collective."""
     rank, world, local_rank, device = init_distributed()
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)
     np.random.seed(cfg.seed + rank)
-    stop = StopFlag("[train]", "stopping at the end of this step").install()
+    stop = StopFlag("[train]", "cutting this step short, keeping the last completed one").install()
     run = Run(cfg, rank, world, device, Path(cfg.out_dir), stop, asyncio.new_event_loop(), tasks)
+    run.start, run.cfg_dict = start, dataclasses.asdict(cfg)
     try:
         _build(run, local_rank)
     except BaseException:
@@ -226,18 +236,30 @@ def _build(run: Run, local_rank: int) -> None:
 
 
 def resume(run: Run) -> None:
-    """With cfg.resume, restore the newest complete checkpoint (policy, optimizer, schedule,
-    sampler, RNG); metrics.jsonl keeps only the steps up to it. Raises configs.ConfigError if
-    the task set changed."""
-    ckpt = latest_checkpoint(run.out_dir) if run.cfg.resume else None
-    if run.cfg.resume and ckpt is None:
-        run.say(
-            f"[train] --resume: no complete checkpoint under {run.out_dir / 'checkpoints'}; "
-            "starting at step 0"
-        )
+    """Start the run planned by plan_start: restore run.start (policy, optimizer, schedule,
+    sampler, RNG) and keep its run id, or give a new run a new id (and with cfg.overwrite delete
+    the checkpoints of the run before). Partial checkpoints (a write cut off by a kill) are
+    removed; metrics.jsonl keeps only the steps up to the start. Collective; one line either way.
+    Raises configs.ConfigError if the task set changed."""
+    ckpt, root = run.start, run.out_dir / "checkpoints"
+    ids = [read_meta(ckpt)["run_id"] if ckpt else uuid.uuid4().hex[:8]]
+    dist.broadcast_object_list(ids, src=0)  # a new run's id is rank 0's
+    run.run_id = ids[0]
+    if run.rank == 0:
+        if ckpt is None and run.cfg.overwrite and root.exists():
+            shutil.rmtree(root)
+            print(f"[train] --overwrite: deleted the checkpoints of the run before ({root})")
+        for p in partial_checkpoints(run.out_dir):
+            shutil.rmtree(p, ignore_errors=True)
+            print(f"[train] removed {p}: a partial checkpoint (no completion marker)", flush=True)
+    dist.barrier()
     if ckpt is not None:
         run.step = load_checkpoint(ckpt, run.policy, run.optimizer, run.scheduler, run.sampler)
-        run.say(f"[train] resumed from {ckpt} at step {run.step}")
+        run.say(f"[train] resuming run {run.run_id} from step {run.step} ({ckpt})")
+    elif run.cfg.resume:
+        run.say(f"[train] --resume: no complete checkpoint under {root}; new run {run.run_id}")
+    else:
+        run.say(f"[train] new run {run.run_id} in {run.out_dir}")
     run.saved_step = run.step
     run.stale = run.step > 0  # the engine will hold the weights from disk; a resumed policy differs
     if run.rank == 0:
@@ -284,6 +306,8 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
             )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
+        if run.stop.requested:  # the signal came before the rollout (e.g. during the sync)
+            episodes.cancel()
         try:
             groups = run.loop.run_until_complete(episodes)
         except asyncio.CancelledError:
@@ -358,7 +382,16 @@ def checkpoint(run: Run, due: bool = True) -> bool:
         return False
     t0 = time.perf_counter()
     path = checkpoint_dir(run.out_dir, run.step)
-    save_checkpoint(path, run.policy, run.optimizer, run.scheduler, run.sampler, run.step)
+    save_checkpoint(
+        path,
+        run.policy,
+        run.optimizer,
+        run.scheduler,
+        run.sampler,
+        run.step,
+        run.run_id,
+        run.cfg_dict,
+    )
     run.saved_step = run.step
     run.say(f"[train] checkpoint {path} written ({time.perf_counter() - t0:.1f}s)")
     return True
@@ -370,10 +403,11 @@ def checkpoint(run: Run, due: bool = True) -> bool:
 
 def finish(run: Run) -> int:
     """After the loop: a checkpoint when stopped by a signal (cfg.checkpoint_on_signal), the HF
-    export, the reward curve. Returns the exit code: 0, or 128 + the signal's number."""
-    cfg, exit_code = run.cfg, 0
-    if run.step < cfg.steps:  # stopped by a signal
-        exit_code = 128 + (run.stop.signum or signal.SIGTERM)
+    export, the reward curve; after a stop, one line saying what was kept and how to resume.
+    Returns the exit code: 0 (all steps, or a clean stop)."""
+    cfg = run.cfg
+    stopped = run.step < cfg.steps
+    if stopped:
         checkpoint(run, due=cfg.checkpoint_on_signal)
     # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates it.
     weights.save_hf(
@@ -386,9 +420,32 @@ def finish(run: Run) -> int:
     if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
         curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
         run.say(f"[train] reward curve: {curve}")
+    if stopped:
+        run.say(stop_line(run))
     if dist.is_initialized():
         dist.barrier()  # no rank tears gloo down while rank 0 still writes (an abort at exit)
-    return exit_code
+    return 0
+
+
+def stop_line(run: Run) -> str:
+    """What a clean stop kept and the command that resumes it ($TERMRL_RESUME_CMD, set by
+    bookkeeping/launch.py and the Makefile; else this process's command with --resume)."""
+    sig = signal.Signals(run.stop.signum or signal.SIGTERM).name
+    after = f"{time.monotonic() - run.stop.requested_at:.1f}s after the {sig}"
+    if run.saved_step == 0:
+        return (
+            f"[train] stopped ({after}): no checkpoint of run {run.run_id} kept, nothing to resume"
+        )
+    launcher = ["python"]
+    if "TORCHELASTIC_RUN_ID" in os.environ:  # a plain torchrun (bookkeeping/launch.py sets the env)
+        launcher = ["torchrun", f"--nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', 1)}"]
+    again = [*launcher, *(a for a in sys.argv if a != "--resume"), "--resume"]
+    resume = os.environ.get(RESUME_CMD_ENV) or " ".join(again)
+    lost = "" if run.saved_step == run.step else f" (steps {run.saved_step + 1}-{run.step} lost)"
+    return (
+        f"[train] stopped ({after}): kept step {run.saved_step} of run {run.run_id} in "
+        f"{checkpoint_dir(run.out_dir, run.saved_step)}{lost}; resume: {resume}"
+    )
 
 
 def teardown(run: Run) -> None:
@@ -409,17 +466,21 @@ def teardown(run: Run) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Validate the config and the task set, set up, train, export. Returns the exit code: 0
-    when all steps ran, 128 + signal number when stopped by SIGINT/SIGTERM (after the optional
-    checkpoint). `--check-config` only validates: exit 0, nothing written or started (the
-    Makefile runs it before torchrun). Raises configs.ConfigError naming a bad field or the
-    task folder, before anything is written to out_dir or any model, container or API is used."""
+    """Validate the config, the task set and what the start continues (checkpoints.plan_start),
+    set up, train, export. Returns the exit code: 0 when all steps ran and after a clean stop by
+    SIGINT/SIGTERM (the step in flight cut short, the last completed step checkpointed, one line
+    saying so; torchrun would report any other status as a failure). `--check-config` only
+    validates: exit 0, nothing written or started (the Makefile runs it before torchrun). Raises
+    configs.ConfigError naming a bad field, the task folder, or the run and fields a start is
+    refused for, before anything is written to out_dir or any model, container or API is used."""
     argv = sys.argv[1:] if argv is None else list(argv)
     cfg = configs.parse_cli([a for a in argv if a != "--check-config"], description=__doc__)
     tasks = load_task_set(cfg)
+    world = int(os.environ["WORLD_SIZE"]) if "WORLD_SIZE" in os.environ else None
+    start = plan_start(cfg.out_dir, dataclasses.asdict(cfg), cfg.resume, cfg.overwrite, world)
     if "--check-config" in argv:
         return 0
-    run = setup(cfg, tasks)
+    run = setup(cfg, tasks, start)
     try:
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
             t_step = time.perf_counter()
@@ -441,8 +502,18 @@ def main(argv: list[str] | None = None) -> int:
             # 5. the GRPO update over every rank's samples
             t0 = time.perf_counter()
             metrics = update(
-                run.policy, run.optimizer, run.scheduler, samples, cfg, run.device, run.ref_model
+                run.policy,
+                run.optimizer,
+                run.scheduler,
+                samples,
+                cfg,
+                run.device,
+                run.ref_model,
+                stop=lambda: agreed_stop(run.stop, run.device),
             )
+            if metrics is None:  # a signal during the update: no optimizer step was taken
+                run.say(f"[train] stopped during the update of step {run.step + 1}; not trained on")
+                break
             train_s = time.perf_counter() - t0
             run.step, run.stale = run.step + 1, True
             # 6. log one line; 7. checkpoint
@@ -463,6 +534,13 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except KeyboardInterrupt as e:  # a second signal (stop.StopFlag): the containers are reaped
+        if os.environ.get("RANK", "0") == "0":
+            print(
+                f"[train] {e}: stopped at once; nothing since the last checkpoint kept",
+                file=sys.stderr,
+            )
+        sys.exit(130)
     except configs.ConfigError as e:  # a bad flag, value or task folder: one line, no traceback
         # under torchrun every rank fails alike: one says why
         if os.environ.get("RANK", "0") == "0":

@@ -1,10 +1,25 @@
-"""Resumable training checkpoints (torch.distributed.checkpoint) and RNG state, for train.py.
+"""Resumable training checkpoints (torch.distributed.checkpoint), RNG state, and which run a start continues.
 
 Layout of out_dir/checkpoints/step_NNNNNN: the sharded DCP checkpoint of {"model", "optim"}; rankR.pt per
-rank with the step, lr schedule, TaskSampler and RNG state; COMPLETE, written last by rank 0.
+rank with the step, lr schedule, TaskSampler and RNG state; config.json (the run's whole config);
+meta.json (run id, step, world size, config hash); COMPLETE (the step), written last. All of it is
+written into step_NNNNNN.tmp-RUNID and renamed into place, so a checkpoint is complete or absent: a
+write cut off by a kill leaves only a .tmp- folder, which resume ignores and the next start removes.
+
+A run has an id (8 hex digits, kept by every resume). `plan_start` decides what a start continues:
+- no complete checkpoint in out_dir: a new run at step 0 (--resume says so);
+- --resume: the newest complete checkpoint, refused (one line naming the fields) when the config
+  differs in a field outside RESUME_MAY_DIFFER or the number of ranks differs;
+- no --resume but a complete checkpoint there: refused (the old run is never resumed into, nor
+  silently overwritten); --overwrite deletes its checkpoints and starts a new run.
 """
 
+import hashlib
+import json
+import os
 import random
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +27,36 @@ import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+import configs
+
+# Knobs a resume may change: how long, how often saved, where logged, how fast episodes run (engine
+# and Docker capacity). Any other field of TrainConfig, dotted, must equal the checkpoint's.
+# `steps` may grow: the lr schedule is then that of the new length from the resumed step on.
+RESUME_MAY_DIFFER = (
+    "steps",
+    "save_every",
+    "resume",
+    "overwrite",
+    "checkpoint_on_signal",
+    "logger",
+    "out_dir",
+    "nproc_per_node",
+    "nnodes",
+    "policy.engine_max_batch",
+    "policy.engine_fast_cpu",
+    "policy.engine_speculate_max_batch",
+    "policy.engine_speculate_tokens",
+    "policy.vllm_gpu_memory_utilization",
+    "policy.vllm_kv_cache_mib",
+    "policy.vllm_kv_fill",
+    "sandbox.docker_hosts",
+    "sandbox.max_concurrent",
+    "sandbox.build_network",
+    "rollout.max_concurrent_episodes",
+    "reward.judge_cache_dir",
+)
+_STEP_DIR = re.compile(r"step_\d{6,}")
 
 
 def rng_state() -> dict:
@@ -37,32 +82,148 @@ def checkpoint_dir(out_dir: Path, step: int) -> Path:
     return Path(out_dir) / "checkpoints" / f"step_{step:06d}"
 
 
+def complete_checkpoints(out_dir: Path) -> list[Path]:
+    """The complete checkpoints under out_dir/checkpoints (named step_N, COMPLETE inside), by step."""
+    root = Path(out_dir) / "checkpoints"
+    if not root.is_dir():
+        return []
+    done = [p for p in root.iterdir() if _STEP_DIR.fullmatch(p.name) and (p / "COMPLETE").exists()]
+    return sorted(done, key=lambda p: int(p.name[5:]))
+
+
 def latest_checkpoint(out_dir: Path) -> Path | None:
     """The complete checkpoint with the highest step under out_dir/checkpoints, or None."""
-    root = Path(out_dir) / "checkpoints"
-    done = (
-        sorted(p for p in root.glob("step_*") if (p / "COMPLETE").exists()) if root.is_dir() else []
-    )
+    done = complete_checkpoints(out_dir)
     return done[-1] if done else None
 
 
-def save_checkpoint(path: Path, model, optimizer, scheduler, sampler, step: int) -> None:
-    """Save a resumable checkpoint (collective).
+def partial_checkpoints(out_dir: Path) -> list[Path]:
+    """Folders under out_dir/checkpoints that are no complete checkpoint: .tmp- writes cut off by a
+    kill, .old- ones a kill left beside their replacement, step_N folders without COMPLETE."""
+    root = Path(out_dir) / "checkpoints"
+    if not root.is_dir():
+        return []
+    done = set(complete_checkpoints(out_dir))
+    return sorted(p for p in root.iterdir() if p.is_dir() and p not in done)
 
-    Layout of `path`: the DCP checkpoint of {"model", "optim"} (sharded, every rank writes its
-    shards); rank{r}.pt per rank with step (completed steps), scheduler, sampler and RNG state;
-    COMPLETE written by rank 0 last, so a checkpoint cut off by a crash is never resumed from."""
-    path = Path(path)
-    rank = dist.get_rank() if dist.is_initialized() else 0
-    if rank == 0:
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "COMPLETE").unlink(
-            missing_ok=True
-        )  # an older run's marker must not vouch for this write
+
+def read_meta(path: Path) -> dict:
+    """meta.json of a checkpoint ({} for one written before run ids)."""
+    meta = Path(path) / "meta.json"
+    return json.loads(meta.read_text()) if meta.exists() else {}
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def config_diff(saved: dict, current: dict) -> list[str]:
+    """'field (saved -> current)' for every dotted field outside RESUME_MAY_DIFFER that differs
+    between two TrainConfig dicts (dataclasses.asdict, as JSON reads it back), sorted."""
+    a, b = _flat(json.loads(json.dumps(saved))), _flat(json.loads(json.dumps(current)))
+    keys = sorted((set(a) | set(b)) - set(RESUME_MAY_DIFFER))
+    return [f"{k} ({a.get(k)!r} -> {b.get(k)!r})" for k in keys if a.get(k) != b.get(k)]
+
+
+def config_hash(cfg: dict) -> str:
+    """sha256 (first 16 hex digits) of the fields a resume must keep (all but RESUME_MAY_DIFFER)."""
+    flat = _flat(json.loads(json.dumps(cfg)))
+    kept = {k: v for k, v in sorted(flat.items()) if k not in RESUME_MAY_DIFFER}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def plan_start(out_dir: Path, cfg: dict, resume: bool, overwrite: bool, world: int | None):
+    """The complete checkpoint this start continues, or None for a new run at step 0 (module
+    docstring). `cfg` is dataclasses.asdict of the TrainConfig; `world` the number of ranks (None:
+    not known yet, e.g. --check-config). Reads files only. Raises configs.ConfigError, one line
+    naming the run, checkpoint and fields, when the start is refused."""
+    if resume and overwrite:
+        raise configs.ConfigError(
+            "resume and overwrite: --overwrite deletes what --resume continues"
+        )
+    ckpt = latest_checkpoint(out_dir)
+    if ckpt is None or (overwrite and not resume):
+        return None
+    meta = read_meta(ckpt)
+    run = f"run {meta.get('run_id', '(no id)')}, checkpoint of step {meta.get('step', '?')}"
+    if not resume:
+        raise configs.ConfigError(
+            f"out_dir = {str(out_dir)!r} holds {run} ({ckpt}): --resume continues it, "
+            "--overwrite deletes its checkpoints and starts a new run, or use another --out-dir"
+        )
+    if not meta:
+        raise configs.ConfigError(
+            f"resume: {ckpt} has no meta.json (written before run ids); its run cannot be checked"
+        )
+    if world is not None and meta["world_size"] != world:
+        raise configs.ConfigError(
+            f"resume: {run} was written by {meta['world_size']} ranks, this start has {world}"
+        )
+    diff = config_diff(json.loads((ckpt / "config.json").read_text()), cfg)
+    if diff:
+        raise configs.ConfigError(
+            f"resume: the config differs from {run} ({ckpt}) in {', '.join(diff)}; "
+            "resume with the same values, or start a new run in another --out-dir"
+        )
+    return ckpt
+
+
+def _rank() -> int:
+    return dist.get_rank() if dist.is_initialized() else 0
+
+
+def _barrier() -> None:
     if dist.is_initialized():
         dist.barrier()
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _publish(tmp: Path, path: Path, step: int, meta: dict, cfg: dict) -> None:
+    """Rank 0: config.json, meta.json, COMPLETE into tmp, then tmp renamed to path (a previous
+    folder of that name is moved aside first and deleted after)."""
+    _write_synced(tmp / "config.json", json.dumps(cfg, indent=2))
+    _write_synced(tmp / "meta.json", json.dumps(meta, indent=2))
+    _write_synced(tmp / "COMPLETE", f"{step}\n")
+    old = path.with_name(f"{path.name}.old-{meta['run_id']}")
+    if path.exists():
+        path.rename(old)
+    tmp.rename(path)
+    fd = os.open(path.parent, os.O_RDONLY)  # the rename itself reaches the disk
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def save_checkpoint(
+    path: Path, model, optimizer, scheduler, sampler, step: int, run_id: str, cfg: dict
+) -> None:
+    """Save a resumable checkpoint atomically (collective; layout in the module docstring).
+
+    Every rank writes its DCP shards and rank{r}.pt into path.tmp-RUN_ID; rank 0 adds config.json
+    (`cfg`, dataclasses.asdict of the TrainConfig), meta.json (run_id, step = completed steps,
+    world_size, config_hash) and COMPLETE, and renames the folder to `path`."""
+    path, rank = Path(path), _rank()
+    tmp = path.with_name(f"{path.name}.tmp-{run_id}")
+    if rank == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    _barrier()
     model_sd, optim_sd = get_state_dict(model, optimizer)
-    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(path))
+    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(tmp))
     torch.save(
         {
             "step": step,
@@ -70,12 +231,14 @@ def save_checkpoint(path: Path, model, optimizer, scheduler, sampler, step: int)
             "sampler": sampler.state_dict(),
             "rng": rng_state(),
         },
-        path / f"rank{rank}.pt",
+        tmp / f"rank{rank}.pt",
     )
-    if dist.is_initialized():
-        dist.barrier()
+    _barrier()
     if rank == 0:
-        (path / "COMPLETE").write_text(f"{step}\n")
+        world = dist.get_world_size() if dist.is_initialized() else 1
+        meta = dict(run_id=run_id, step=step, world_size=world, config_hash=config_hash(cfg))
+        _publish(tmp, path, step, meta, cfg)
+    _barrier()  # no rank reads or lists checkpoints before the rename
 
 
 def load_checkpoint(path: Path, model, optimizer, scheduler, sampler) -> int:
@@ -83,8 +246,7 @@ def load_checkpoint(path: Path, model, optimizer, scheduler, sampler) -> int:
     Raises FileNotFoundError if the checkpoint or this rank's state file is missing (e.g. a
     different number of ranks than when it was saved)."""
     path = Path(path)
-    rank = dist.get_rank() if dist.is_initialized() else 0
-    state_file = path / f"rank{rank}.pt"
+    state_file = path / f"rank{_rank()}.pt"
     if not (path / "COMPLETE").exists() or not state_file.exists():
         raise FileNotFoundError(
             f"checkpoint {path}: missing COMPLETE or {state_file.name} (saved with other ranks?)"

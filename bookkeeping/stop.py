@@ -3,35 +3,48 @@
 The first signal is a request, not an exception: `requested` turns True, `signum` remembers which,
 one line goes to stderr, and `on_signal` (if set) runs inside the handler; the entry points cancel
 the running episodes there (`cancel_on_signal`), so their sandboxes close at once. Training then
-stops at the step boundary (all ranks agree), evaluation exits 130 without a summary.
+cuts the step in flight short (all ranks agree) and keeps the last completed step; evaluation
+exits 130 without a summary.
 
-A repeat within `grace_s` seconds counts as the same request: Ctrl-C reaches torchrun's workers
-from the terminal and again from torchrun, which forwards it. A later repeat raises KeyboardInterrupt
-(hard stop). Either way the entry point's `finally` removes this run's containers (sandbox.reap).
+A repeat within `grace_s` seconds counts as the same request (a terminal's Ctrl-C and a launcher's
+copy of it). A later repeat raises KeyboardInterrupt (hard stop). Either way the entry point's
+`finally` removes this run's containers (sandbox.reap).
+
+Under torchrun the signal comes from bookkeeping/launch.py, which owns Ctrl-C for the whole job:
+it creates the file named by $TERMRL_STOP_FILE before signalling, and `install` treats an existing
+file as a request already made (a signal that came before the handler was installed is not lost).
 """
 
 import asyncio
+import os
 import signal
 import sys
 import time
 from collections.abc import Callable
 
+STOP_FILE_ENV = "TERMRL_STOP_FILE"
+
 
 class StopFlag:
     """SIGINT/SIGTERM -> a stop request (see the module docstring). `what` ends the stderr line,
-    e.g. "stopping at the end of this step"; `prefix` starts it, e.g. "[train]"."""
+    e.g. "stopping at the end of this step"; `prefix` starts it, e.g. "[train]".
+    `requested_at` is the request's time.monotonic() (seconds)."""
 
     def __init__(self, prefix: str, what: str, grace_s: float = 2.0):
         self.prefix, self.what, self.grace_s = prefix, what, grace_s
         self.requested = False
         self.signum: int | None = None
         self.on_signal: Callable[[], None] | None = None
-        self._first = 0.0
+        self.requested_at = 0.0
 
     def install(self) -> "StopFlag":
-        """Handle SIGINT and SIGTERM in this process (call from the main thread). Returns self."""
+        """Handle SIGINT and SIGTERM in this process (call from the main thread); a stop file the
+        launcher already created ($TERMRL_STOP_FILE) is a SIGINT received. Returns self."""
         signal.signal(signal.SIGINT, self._handle)
         signal.signal(signal.SIGTERM, self._handle)
+        stop_file = os.environ.get(STOP_FILE_ENV)
+        if stop_file and os.path.exists(stop_file) and not self.requested:
+            self._handle(signal.SIGINT, None)
         return self
 
     def cancel_on_signal(
@@ -43,10 +56,10 @@ class StopFlag:
     def _handle(self, signum, frame):
         name = signal.Signals(signum).name
         if self.requested:
-            if time.monotonic() - self._first < self.grace_s:
+            if time.monotonic() - self.requested_at < self.grace_s:
                 return
             raise KeyboardInterrupt(f"second {name}")
-        self.requested, self.signum, self._first = True, signum, time.monotonic()
+        self.requested, self.signum, self.requested_at = True, signum, time.monotonic()
         print(
             f"{self.prefix} {name}: {self.what} (again to stop at once)",
             file=sys.stderr,

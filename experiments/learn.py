@@ -4,7 +4,9 @@
     python -m experiments.learn --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
     python -m experiments.learn --no-train                   # evaluate <out>/train/hf again
 
-1. train: torchrun --nproc_per_node=NPROC train.py --preset PRESET --out-dir OUT/train [train.py flags]
+1. train: torchrun --nproc_per_node=NPROC train.py --preset PRESET --out-dir OUT/train [train.py flags], under
+   bookkeeping/launch.py (Ctrl-C: a clean stop, exit 0, nothing evaluated); a new run replaces OUT/train's
+   checkpoints (--overwrite) unless the train.py flags hold --resume;
 2. evaluate (evaluate.evaluate) the base policy (the preset's policy.path) and the trained one (OUT/train/hf),
    sampling exactly as training did (its policy, rollout, sandbox and reward sections) with a seed training
    never used: k episodes of each trained task, heldout_k of each easy task not trained on;
@@ -22,7 +24,8 @@ import dataclasses
 import json
 import math
 import os
-import subprocess
+import shlex
+import signal
 import sys
 import textwrap
 import time
@@ -33,6 +36,7 @@ import numpy as np
 import configs
 import evaluate
 import sandbox
+from bookkeeping import launch
 from tasks import select_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,18 +194,15 @@ def plot(learning: dict, png: Path) -> Path:
 
 
 def parse_args(argv: list[str]) -> tuple[configs.LearnConfig, configs.TrainConfig, list[str]]:
-    """Split argv at `--`: LearnConfig flags before it, train.py flags after. Returns (learn config, the
+    """Split argv at `--`: LearnConfig flags before it, train.py flags after (with --overwrite: a new
+    training run replaces OUT/train's, unless they hold --resume). Returns (learn config, the
     training config those flags give (configs.parse_cli, as train.py will see it), the train.py argv).
     Raises configs.ConfigError naming a bad field, or when a held-out task is also a training task."""
     cut = argv.index("--") if "--" in argv else len(argv)
     cfg = configs.parse_learn_cli(argv[:cut], description=__doc__)
-    train_argv = [
-        "--preset",
-        cfg.preset,
-        "--out-dir",
-        str(Path(cfg.out) / "train"),
-        *argv[cut + 1 :],
-    ]
+    rest = argv[cut + 1 :]
+    fresh = [] if "--resume" in rest else ["--overwrite"]  # an experiment trains from scratch
+    train_argv = ["--preset", cfg.preset, "--out-dir", str(Path(cfg.out) / "train"), *fresh, *rest]
     train_cfg = configs.parse_cli(train_argv)
     trained = {
         t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)
@@ -222,23 +223,27 @@ class TrainFailed(Exception):
     """train.py exited with a non-zero status (its own output says why)."""
 
 
+class TrainStopped(Exception):
+    """train.py was stopped by a signal (cleanly: its last line says what was kept)."""
+
+
 def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
-    """Run train.py under torchrun (cfg.nproc ranks) in the repository root; returns seconds.
-    Raises TrainFailed with train.py's exit code when it fails."""
+    """Run train.py under torchrun (cfg.nproc ranks, bookkeeping/launch.py: Ctrl-C stops it
+    cleanly) in the repository root; returns seconds. Raises TrainFailed with train.py's exit
+    code when it fails, TrainStopped when a signal stopped it."""
     t0 = time.perf_counter()
-    cmd = [
-        sys.executable,
-        "-m",
-        "learner.launch",  # torchrun, naming a rank the kernel killed (learner/launch.py)
-        "--standalone",
-        f"--nproc_per_node={cfg.nproc}",
-        "train.py",
-        *train_argv,
-    ]
-    print(f"[learn] {' '.join(cmd)}", flush=True)
-    code = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1")).returncode
+    cmd = ["train.py", *train_argv]
+    print(f"[learn] {shlex.join(launch.torchrun_cmd(cfg.nproc, cmd))}", flush=True)
+    again = [a for a in sys.argv[1:] if a != "--resume"]
+    again += [*([] if "--" in again else ["--"]), "--resume"]
+    os.environ.setdefault(
+        launch.RESUME_CMD_ENV, shlex.join(["python", "-m", "experiments.learn", *again])
+    )
+    code, signum = launch.run(cfg.nproc, cmd, cwd=str(ROOT))
     if code != 0:
         raise TrainFailed(f"train.py exited with {code}; nothing evaluated")
+    if signum is not None:
+        raise TrainStopped(f"training stopped by {signal.Signals(signum).name}; nothing evaluated")
     return time.perf_counter() - t0
 
 
@@ -319,7 +324,8 @@ def learn(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, train_argv: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry. Returns 0 when the run completed (whatever the verdict), 1 when training failed.
+    """CLI entry. Returns 0 when the run completed (whatever the verdict) or training was stopped
+    cleanly by a signal (nothing evaluated), 1 when training failed.
     Raises configs.ConfigError naming a bad field (before anything runs)."""
     cfg, train_cfg, train_argv = parse_args(sys.argv[1:] if argv is None else argv)
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
@@ -328,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     except TrainFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except TrainStopped as e:
+        print(f"[learn] {e}", flush=True)
     finally:
         sandbox.reap(run_id=sandbox.RUN_ID)  # the evaluations' containers; train.py reaps its own
     return 0

@@ -8,6 +8,7 @@ the update equals that of one batch holding every trajectory of the step.
 
 import math
 import warnings
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
@@ -89,7 +90,8 @@ def accumulate_gradients(
     cfg: configs.TrainConfig,
     device: torch.device,
     ref_model: torch.nn.Module | None = None,
-) -> dict[str, float]:
+    stop: Callable[[], bool] | None = None,
+) -> dict[str, float] | None:
     """Forward and backward every micro-batch of this rank; gradients add up in `.grad`.
 
     The loss of each micro-batch is divided by the global denominator D = sum over all ranks and
@@ -97,7 +99,8 @@ def accumulate_gradients(
     over micro-batches (accumulation) and ranks (FSDP2 reduce with divide factor 1, see
     `set_gradient_sum`) the result equals the gradient of one batch holding every trajectory.
     Ranks with fewer micro-batches run empty ones: FSDP2 needs the same collectives everywhere.
-    Returns reduce_metrics over all ranks (see grpo.policy_loss for the names).
+    Returns reduce_metrics over all ranks (see grpo.policy_loss for the names), or None when
+    `stop` (collective, asked before each micro-batch) said so: the gradients are then dropped.
     """
     max_tokens = cfg.rollout.max_context_tokens  # Dr.GRPO's constant: the generation budget
     denom = sum(
@@ -113,6 +116,9 @@ def accumulate_gradients(
     temperature = cfg.rollout.temperature
     metrics = []
     for mb in micro_batches:
+        if stop is not None and stop():
+            model.zero_grad(set_to_none=True)
+            return None
         mb = mb.to(device)
         logprobs, entropy = forward_logprobs(model, mb, temperature)
         ref = None
@@ -177,12 +183,15 @@ def update(
     cfg: configs.TrainConfig,
     device: torch.device,
     ref_model=None,
-) -> dict[str, float]:
+    stop: Callable[[], bool] | None = None,
+) -> dict[str, float] | None:
     """The GRPO update of one training step on this rank's samples: grpo.num_minibatches optimizer
     steps, each over an equal share of the samples. Collective: every rank calls it each step.
     Returns grpo.mean_over_minibatches of its optimizer steps' metrics with `grad_norm`, `lr`
     (before each step), `skipped_update` (1.0 when no rank had a loss token: no optimizer step,
-    the lr schedule advances)."""
+    the lr schedule advances). `stop` (collective, e.g. learner.distributed.agreed_stop) is asked
+    before each micro-batch until the first optimizer step: True there returns None, nothing
+    changed (after a first step the update completes: a half-trained step is never kept)."""
     k = cfg.grpo.num_minibatches
     chunks = [samples[i * len(samples) // k : (i + 1) * len(samples) // k] for i in range(k)]
     batches = [make_micro_batches(c, cfg.micro_batch_tokens) for c in chunks]
@@ -192,7 +201,11 @@ def update(
     per_step = []
     for mbs in batches:
         lr = optimizer.param_groups[0]["lr"]
-        metrics = accumulate_gradients(model, mbs, cfg, device, ref_model)
+        metrics = accumulate_gradients(
+            model, mbs, cfg, device, ref_model, None if per_step else stop
+        )
+        if metrics is None:
+            return None
         metrics["lr"] = lr
         per_step.append(metrics)
         if metrics["num_tokens"] == 0:

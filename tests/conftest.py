@@ -118,6 +118,7 @@ _MODEL_RUNS = (
     "train.py",
     "evaluate.py",
     "experiments.learn",
+    "bookkeeping.launch",
 )
 
 

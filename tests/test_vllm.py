@@ -447,6 +447,6 @@ def test_train_with_the_vllm_engine_on_two_cpu_ranks_checkpoints_and_resumes(tmp
     assert records[1]["sync_s"] > 0  # step 2's rollout ran on the weights of step 1's update
     assert (out / "checkpoints" / "step_000002" / "COMPLETE").read_text() == "2\n"
     resumed = torchrun(3, "--resume")
-    assert "resumed from" in resumed and "step 3/3 | reward" in resumed
+    assert "resuming run " in resumed and "step 3/3 | reward" in resumed
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [1, 2, 3] and records[2]["sync_s"] > 0

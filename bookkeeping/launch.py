@@ -1,0 +1,164 @@
+"""torchrun under a launcher that owns Ctrl-C and the exit status (`make train`, experiments/learn.py).
+
+    python -m bookkeeping.launch --nproc 2 train.py --preset cpu-smollm2 [train.py flags]
+
+What it works around (measured, torch 2.13, GNU make 4.3):
+- torchrun (elastic/agent/server/api.py) answers SIGINT/SIGTERM with SignalException: it sends the
+  signal on to the workers, SIGKILLs them after its shutdown timeout (30 s), prints the exception's
+  traceback and exits 1, however cleanly the workers were stopping;
+- a terminal's Ctrl-C reaches the whole foreground process group; GNU make waits for its recipe
+  and then kills itself with the same signal, so `make train` ends by SIGINT (130) whatever the
+  recipe returned.
+So here:
+- torchrun runs in a session of its own with SIGINT ignored and left out of its signals to
+  handle: nothing reaches it from the terminal, its shutdown never starts (the workers install
+  their own handler, bookkeeping/stop.py; they inherit the ignored SIGINT until then);
+- on a terminal, this process's group becomes the terminal's foreground group while torchrun
+  runs (restored after): Ctrl-C reaches this launcher only, not make, so make exits with this
+  launcher's status;
+- SIGINT, SIGTERM or SIGHUP here: the stop file ($TERMRL_STOP_FILE) is created and SIGINT sent
+  to torchrun's workers (each in a session of its own, torchrun's SubprocessHandler): the step
+  in flight is cut short, the last completed step checkpointed, exit 0; a second signal is sent
+  on likewise (a hard stop in the workers); a third SIGKILLs the workers and torchrun.
+Exit status: torchrun's (0 after all steps and after a clean stop).
+"""
+
+import argparse
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+
+import psutil
+
+from bookkeeping.stop import STOP_FILE_ENV
+
+RESUME_CMD_ENV = "TERMRL_RESUME_CMD"  # train.py prints it after a clean stop
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Only when torchrun itself is signalled (by someone else: its session has no terminal): time the
+# workers get to write their checkpoint before torchrun SIGKILLs them (its default is 30 s).
+SHUTDOWN_TIMEOUT_S = 300
+
+
+def torchrun_cmd(nproc: int, script_args: list[str]) -> list[str]:
+    """The torchrun command line: --standalone, nproc ranks, SIGINT left to the workers. torchrun
+    runs as learner/launch.py (torchrun's own `run` in-process), which names a rank killed by a
+    signal with its last peak RSS and budget."""
+    return [
+        sys.executable,
+        "-m",
+        "learner.launch",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        "--signals-to-handle=SIGTERM,SIGHUP,SIGQUIT",
+        f"--shutdown-timeout={SHUTDOWN_TIMEOUT_S}",
+        *script_args,
+    ]
+
+
+@contextlib.contextmanager
+def terminal_foreground() -> Iterator[None]:
+    """While inside: this process leads a process group of its own, and that group is the
+    controlling terminal's foreground group (a terminal's Ctrl-C reaches it alone); on exit the
+    process rejoins its group and that group is the foreground again. Nothing changes without a
+    controlling terminal or when this process is not in the foreground (a background job)."""
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR)
+    except OSError:  # no controlling terminal
+        yield
+        return
+    before, taken = os.getpgrp(), False
+    ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may then set it
+    try:
+        taken = os.tcgetpgrp(tty) == before and os.getsid(0) != os.getpid()
+        if taken:
+            os.setpgid(0, 0)
+            os.tcsetpgrp(tty, os.getpgrp())
+        yield
+    finally:
+        if taken:
+            with contextlib.suppress(OSError):
+                os.tcsetpgrp(tty, before)
+                os.setpgid(0, before)
+        signal.signal(signal.SIGTTOU, ttou)
+        os.close(tty)
+
+
+def send(torchrun_pid: int, signum: int) -> None:
+    """`signum` to torchrun's workers (its children; each leads a session of its own, so nothing
+    sent to torchrun's group reaches them); SIGKILL also to torchrun's group."""
+    try:
+        workers = psutil.Process(torchrun_pid).children()
+    except psutil.NoSuchProcess:
+        return
+    for w in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(w.pid, signum)
+    if signum == signal.SIGKILL:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(torchrun_pid, signum)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by torchrun and, through exec, workers
+
+
+def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int, int | None]:
+    """Run torchrun_cmd(nproc, script_args) as described in the module docstring and wait.
+    Returns (torchrun's exit status, the first signal this process got or None). The workers'
+    environment gets $TERMRL_STOP_FILE and, unless set, $TERMRL_RESUME_CMD (this command with
+    --resume)."""
+    signals: list[int] = []
+    procs: list[subprocess.Popen] = []
+    stop_file = os.path.join(tempfile.gettempdir(), f"termrl-stop-{os.getpid()}")
+    resume = [*script_args, *([] if "--resume" in script_args else ["--resume"])]
+    resume_cmd = shlex.join(["python", "-m", "bookkeeping.launch", f"--nproc={nproc}", *resume])
+    env = dict(os.environ, **{STOP_FILE_ENV: stop_file})
+    env.setdefault(RESUME_CMD_ENV, resume_cmd)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+
+    def forward(signum, frame):
+        signals.append(signum)
+        if len(signals) == 1:
+            open(stop_file, "w").close()  # before the signal: a worker not yet listening sees it
+        for proc in procs:
+            send(proc.pid, signal.SIGKILL if len(signals) >= 3 else signal.SIGINT)
+
+    previous = {s: signal.signal(s, forward) for s in FORWARDED}
+    try:
+        with terminal_foreground():
+            procs.append(
+                subprocess.Popen(
+                    torchrun_cmd(nproc, script_args),
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                    preexec_fn=_ignore_sigint,
+                )
+            )
+            code = procs[0].wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(stop_file)
+    return code, (signals[0] if signals else None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: --nproc N, then the script and its arguments. Returns torchrun's exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nproc", type=int, default=1, help="ranks on this node")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="train.py and its flags")
+    args = parser.parse_args(argv)
+    if not args.script_args:
+        parser.error("name the script to run under torchrun, e.g. train.py")
+    return run(args.nproc, args.script_args)[0]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""Stopping and resuming training (issue 28): the stop request (bookkeeping/stop.py), torchrun under the
+launcher that owns Ctrl-C (bookkeeping/launch.py), atomic checkpoints and what a start continues
+(bookkeeping/checkpoints.py)."""
+
+import dataclasses
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_train import E2E_ARGS, ROOT, _containers_of, _run_ids
+
+import configs
+import train
+from bookkeeping import checkpoints
+from bookkeeping.stop import STOP_FILE_ENV, StopFlag
+
+# -----------------------------------------------------------------------------
+# what a start continues (checkpoints.plan_start): folders laid out as save_checkpoint lays them out
+
+
+def _cfg(**changes) -> dict:
+    return dataclasses.asdict(dataclasses.replace(configs.TrainConfig(), **changes))
+
+
+def _checkpoint(out: Path, step: int, cfg: dict, run_id="a1b2c3d4", world=2, name=None) -> Path:
+    """The metadata save_checkpoint publishes (plan_start reads nothing else)."""
+    path = out / "checkpoints" / (name or f"step_{step:06d}")
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps(cfg))
+    meta = dict(
+        run_id=run_id, step=step, world_size=world, config_hash=checkpoints.config_hash(cfg)
+    )
+    (path / "meta.json").write_text(json.dumps(meta))
+    (path / "COMPLETE").write_text(f"{step}\n")
+    return path
+
+
+def test_resume_picks_the_newest_complete_checkpoint_never_a_partial_one(tmp_path):
+    cfg = _cfg()
+    two = _checkpoint(tmp_path, 2, cfg)
+    cut = tmp_path / "checkpoints" / "step_000004.tmp-a1b2c3d4"  # a write a kill cut off
+    cut.mkdir()
+    (cut / "__0_0.distcp").write_bytes(b"\0" * 64)
+    unmarked = tmp_path / "checkpoints" / "step_000003"  # written before writes were atomic
+    unmarked.mkdir()
+    assert checkpoints.latest_checkpoint(tmp_path) == two
+    assert checkpoints.partial_checkpoints(tmp_path) == [unmarked, cut]
+    assert checkpoints.plan_start(tmp_path, cfg, resume=True, overwrite=False, world=2) == two
+
+
+def test_a_resume_whose_config_differs_is_refused_naming_the_fields(tmp_path):
+    _checkpoint(tmp_path, 2, _cfg())
+    changed = _cfg(lr=2e-6, grpo=dataclasses.replace(configs.GRPOConfig(), group_size=4))
+    with pytest.raises(configs.ConfigError) as e:
+        checkpoints.plan_start(tmp_path, changed, resume=True, overwrite=False, world=2)
+    assert str(e.value) == (
+        f"resume: the config differs from run a1b2c3d4, checkpoint of step 2 "
+        f"({tmp_path}/checkpoints/step_000002) in grpo.group_size (8 -> 4), lr (1e-06 -> 2e-06); "
+        "resume with the same values, or start a new run in another --out-dir"
+    )
+    longer = _cfg(steps=200, save_every=5, out_dir="elsewhere")  # RESUME_MAY_DIFFER
+    assert checkpoints.plan_start(tmp_path, longer, resume=True, overwrite=False, world=2)
+
+
+def test_a_resume_on_another_number_of_ranks_is_refused(tmp_path):
+    _checkpoint(tmp_path, 2, _cfg(), world=2)
+    with pytest.raises(configs.ConfigError, match="written by 2 ranks, this start has 4"):
+        checkpoints.plan_start(tmp_path, _cfg(), resume=True, overwrite=False, world=4)
+
+
+def test_a_new_run_into_an_out_dir_holding_a_run_is_refused_unless_overwrite(tmp_path):
+    _checkpoint(tmp_path, 6, _cfg())
+    with pytest.raises(configs.ConfigError) as e:
+        checkpoints.plan_start(tmp_path, _cfg(), resume=False, overwrite=False, world=2)
+    assert str(e.value).startswith(
+        f"out_dir = '{tmp_path}' holds run a1b2c3d4, checkpoint of step 6 "
+        f"({tmp_path}/checkpoints/step_000006): --resume continues it, --overwrite deletes"
+    )
+    assert checkpoints.plan_start(tmp_path, _cfg(), resume=False, overwrite=True, world=2) is None
+    with pytest.raises(configs.ConfigError, match="--overwrite deletes what --resume continues"):
+        checkpoints.plan_start(tmp_path, _cfg(), resume=True, overwrite=True, world=2)
+    assert checkpoints.plan_start(tmp_path / "empty", _cfg(), False, False, 2) is None
+
+
+def test_check_config_refuses_a_resume_with_a_changed_knob_before_anything_starts(tmp_path):
+    cfg = configs.parse_cli(["--out-dir", str(tmp_path)])
+    _checkpoint(tmp_path, 4, dataclasses.asdict(cfg))
+    argv = ["--out-dir", str(tmp_path), "--resume", "--check-config"]
+    assert train.main(argv) == 0
+    with pytest.raises(configs.ConfigError, match=r"in rollout\.temperature \(0\.7 -> 0\.5\);"):
+        train.main([*argv, "--rollout.temperature", "0.5"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints"]  # nothing written
+
+
+def test_a_stop_file_made_before_the_handler_counts_as_a_sigint(tmp_path, monkeypatch, capsys):
+    (tmp_path / "stop").touch()  # the launcher makes it before signalling the workers
+    monkeypatch.setenv(STOP_FILE_ENV, str(tmp_path / "stop"))
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        flag = StopFlag("[train]", "cutting this step short").install()
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+    assert flag.requested and flag.signum == signal.SIGINT
+    assert (
+        "[train] SIGINT: cutting this step short (again to stop at once)" in capsys.readouterr().err
+    )
+
+
+# -----------------------------------------------------------------------------
+# end to end: make train in a terminal, 2 gloo ranks, the tiny model, real containers
+
+TINY = ["--policy.path", "tiny-random-qwen3", *E2E_ARGS, "--steps", "3", "--save-every", "10"]
+
+
+def _terminal(cmd: list[str], log: Path, stop_when, env: dict) -> tuple[int, float | None]:
+    """Run cmd in a new pseudo-terminal (its own session, as a shell's foreground job); type ^C
+    once stop_when() is true. Returns (exit status, time.monotonic() of the ^C or None); the
+    terminal's output goes to log."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execvpe(cmd[0], cmd, env)
+    sent = None
+    with open(log, "wb") as out:
+        while True:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:  # EIO: every process of the terminal is gone
+                    break
+                if not data:
+                    break
+                out.write(data)
+                out.flush()
+            if sent is None and stop_when():
+                os.write(fd, b"\x03")  # the line discipline sends SIGINT to the foreground group
+                sent = time.monotonic()
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), sent
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_ctrl_c_mid_rollout_stops_make_train_cleanly_and_its_resume_command_continues(tmp_path):
+    out = tmp_path / "run"
+    args = " ".join([*TINY, "--out-dir", str(out)])
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    rollout_2 = (
+        out / "trajectories" / "step_000002_rank0.jsonl"
+    )  # opened as step 2's rollout starts
+    # setup is what the run before this one did; -o keeps make from redoing it
+    make = ["make", "--no-print-directory", "-o", "setup", "train", f"ARGS={args}"]
+    code, sent = _terminal(make, tmp_path / "stop.log", rollout_2.exists, env)
+    log = (tmp_path / "stop.log").read_text(errors="replace")
+    assert sent is not None and code == 0, log[-4000:]
+    assert "Traceback" not in log and "SignalException" not in log and "forcefully" not in log
+    assert log.count("SIGINT: cutting this step short") == 2  # one line per rank
+    assert "stopped during the rollout of step 2; it is not trained on" in log
+    run_id = re.search(r"new run ([0-9a-f]{8}) in ", log).group(1)
+    kept = re.search(r"kept step 1 of run (\w+) in (\S+); resume: (.+)", log)
+    assert kept and kept.group(1) == run_id, log[-4000:]
+    ckpt = out / "checkpoints" / "step_000001"
+    assert Path(kept.group(2)) == ckpt and (ckpt / "COMPLETE").read_text() == "1\n"
+    assert checkpoints.read_meta(ckpt)["run_id"] == run_id
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_000001"]
+    assert _containers_of(_run_ids(log)) == []
+    # a write a kill cut off is ignored and removed; a changed knob is refused by name
+    (out / "checkpoints" / "step_000002.tmp-deadbeef").mkdir()
+    resume = kept.group(3).strip().replace("make train", "make --no-print-directory -o setup train")
+    refused = subprocess.run(
+        resume.replace("--resume", "--lr 3e-6 --resume"),
+        shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "in lr (2e-06 -> 3e-06); resume" in refused.stderr
+    r = subprocess.run(
+        resume, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert f"resuming run {run_id} from step 1 ({ckpt})" in r.stdout
+    assert "step_000002.tmp-deadbeef: a partial checkpoint" in r.stdout
+    assert "step 2/3 | reward" in r.stdout and "step 3/3 | reward" in r.stdout
+    assert "step 1/3" not in r.stdout
+    steps = [json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3]
+    assert checkpoints.read_meta(out / "checkpoints" / "step_000003")["run_id"] == run_id
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_sigterm_to_the_launcher_keeps_the_last_step_and_exits_0_with_no_container_left(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "bookkeeping.launch", "--nproc", "2", "train.py"]
+    cmd += ["--preset", "cpu-smollm2", *TINY, "--out-dir", str(out)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
+    with open(tmp_path / "run.log", "w") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 300
+        while "step 1/3 | reward" not in (tmp_path / "run.log").read_text():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=300) == 0, (tmp_path / "run.log").read_text()[-4000:]
+    text = (tmp_path / "run.log").read_text()
+    assert "Traceback" not in text and text.count("SIGINT: cutting this step short") == 2
+    done = text.count("/3 | reward")  # the signal may land in step 2's rollout or update
+    assert done in (1, 2) and f"kept step {done} of run" in text
+    assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
+    assert (out / "hf" / "config.json").exists()  # a clean stop exports the policy trained so far
+    assert _containers_of(_run_ids(text)) == []
