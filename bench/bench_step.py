@@ -87,6 +87,57 @@ def union_length(intervals: list[tuple[float, float]], lo: float, hi: float) -> 
     return total
 
 
+def step_row(step: int, t_step: float, sync_s: float, marks: tuple, trajs: list) -> dict:
+    """One step's seconds by part (perf_counter marks: rollout start/end, train start, end)."""
+    t_roll, t_roll_end, t_train, t_end = marks
+    eng = union_length(INTERVALS["engine"], t_roll, t_roll_end)
+    cont = union_length(INTERVALS["container"], t_roll, t_roll_end)
+    either = union_length(INTERVALS["engine"] + INTERVALS["container"], t_roll, t_roll_end)
+    r = dict(
+        step=step,
+        wall=t_end - t_step,
+        sync=sync_s,
+        rollout=t_roll_end - t_roll,
+        engine=eng,
+        container=cont,
+        overlap=eng + cont - either,
+        verify=union_length(INTERVALS["verify"], t_roll, t_roll_end),
+        idle=(t_roll_end - t_roll) - either,
+        train=t_end - t_train,
+        other=(t_end - t_step) - (t_roll_end - t_roll) - (t_end - t_train) - sync_s,
+        episodes=len(trajs),
+        tokens=sum(len(t.token_ids) for t in trajs),
+        generated=sum(sum(t.loss_mask) for t in trajs),
+        failed=sum(t.reward is None for t in trajs),
+    )
+    r["busy"] = either + r["train"]
+    r["overhead"] = r["wall"] - r["busy"]
+    return r
+
+
+def print_rows(rows: list[dict]) -> None:
+    """The measured steps' breakdown and overhead ratio."""
+    for r in rows:
+        w = r["wall"]
+        print(f"\nstep {r['step']} ({w:.1f} s wall)")
+        for key, label in (
+            ("rollout", "rollout (wall)"),
+            ("engine", "  engine compute"),
+            ("container", "  container work"),
+            ("overlap", "  engine and containers at once"),
+            ("verify", "  of which verify (run_tests)"),
+            ("idle", "  idle (neither)"),
+            ("train", "train (fwd+bwd+optim)"),
+            ("sync", "sync"),
+            ("other", "other (advantages, packing)"),
+        ):
+            print(f"  {label:34s} {r[key]:8.2f} s  {r[key] / w:6.1%}")
+        print(f"  baseline: busy = engine U containers + train = {r['busy']:.2f} s")
+        print(
+            f"  overhead ratio (wall - busy) / wall = {r['overhead'] / w:.3f}   (idle + sync + other; goal <= 0.10)"
+        )
+
+
 def main() -> None:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--measure-steps", type=int, default=1)
@@ -145,29 +196,7 @@ def main() -> None:
             t_train = time.perf_counter()
             update(policy, optimizer, scheduler, samples, cfg, device)
             t_end = time.perf_counter()
-            eng = union_length(INTERVALS["engine"], t_roll, t_roll_end)
-            cont = union_length(INTERVALS["container"], t_roll, t_roll_end)
-            either = union_length(INTERVALS["engine"] + INTERVALS["container"], t_roll, t_roll_end)
-            verify = union_length(INTERVALS["verify"], t_roll, t_roll_end)
-            r = dict(
-                step=step,
-                wall=t_end - t_step,
-                sync=sync_s,
-                rollout=t_roll_end - t_roll,
-                engine=eng,
-                container=cont,
-                overlap=eng + cont - either,
-                verify=verify,
-                idle=(t_roll_end - t_roll) - either,
-                train=t_end - t_train,
-                other=(t_end - t_step) - (t_roll_end - t_roll) - (t_end - t_train) - sync_s,
-                episodes=len(trajs),
-                tokens=sum(len(t.token_ids) for t in trajs),
-                generated=sum(sum(t.loss_mask) for t in trajs),
-                failed=sum(t.reward is None for t in trajs),
-            )
-            r["busy"] = either + r["train"]
-            r["overhead"] = r["wall"] - r["busy"]
+            r = step_row(step, t_step, sync_s, (t_roll, t_roll_end, t_train, t_end), trajs)
             rows.append(r)
             print(
                 f"{'warm-up' if step == 0 else 'measured'} step {step}: {r['wall']:.1f}s wall, "
@@ -183,25 +212,7 @@ def main() -> None:
         sandbox.reap(run_id=sandbox.RUN_ID)
         torch.distributed.destroy_process_group()
 
-    for r in rows[1:]:
-        w = r["wall"]
-        print(f"\nstep {r['step']} ({w:.1f} s wall)")
-        for key, label in (
-            ("rollout", "rollout (wall)"),
-            ("engine", "  engine compute"),
-            ("container", "  container work"),
-            ("overlap", "  engine and containers at once"),
-            ("verify", "  of which verify (run_tests)"),
-            ("idle", "  idle (neither)"),
-            ("train", "train (fwd+bwd+optim)"),
-            ("sync", "sync"),
-            ("other", "other (advantages, packing)"),
-        ):
-            print(f"  {label:34s} {r[key]:8.2f} s  {r[key] / w:6.1%}")
-        print(f"  baseline: busy = engine U containers + train = {r['busy']:.2f} s")
-        print(
-            f"  overhead ratio (wall - busy) / wall = {r['overhead'] / w:.3f}   (idle + sync + other; goal <= 0.10)"
-        )
+    print_rows(rows[1:])
 
 
 if __name__ == "__main__":

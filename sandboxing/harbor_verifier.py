@@ -126,18 +126,8 @@ def run_script_blocking(
     """
     t0 = time.monotonic()
     reward_dir = docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
-    with verifier_container(
-        api,
-        container_id,
-        name,
-        labels,
-        limits,
-        "volume",
-        [reward_dir],
-        disk_budget,
-        cleanup,
-        network_mode,
-    ) as box:
+    box_args = ("volume", [reward_dir], disk_budget, cleanup, network_mode)
+    with verifier_container(api, container_id, name, labels, limits, *box_args) as box:
         tc = box.tc
         if tc.shell is None:
             raise VerifyError(
