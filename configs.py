@@ -534,20 +534,15 @@ def _check_sandbox(sb: SandboxConfig) -> None:
     _ge(sb, "sandbox.max_concurrent", 0, " (0 = auto)")
     _ge(sb, "sandbox.output_limit_bytes", 256)
     need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
-    _field(
-        sb,
-        "sandbox.build_network",
-        lambda v: v in ("auto", "host", "none"),
-        "must be 'auto', 'host' or 'none'",
-    )
+    why = "must be 'auto', 'host' or 'none'"
+    _field(sb, "sandbox.build_network", lambda v: v in ("auto", "host", "none"), why)
     for entry in sb.image_map:
         pattern, sep, target = entry.partition("=")
-        need(
+        ok, why = (
             bool(sep and pattern.strip() and target.strip()),
-            "sandbox.image_map",
-            entry,
             "each entry must be 'pattern=image'",
         )
+        need(ok, "sandbox.image_map", entry, why)
     from sandboxing.hosts import parse_entry  # lazily: docker-py is not needed to read a config
 
     for entry in sb.docker_hosts:
@@ -556,12 +551,8 @@ def _check_sandbox(sb: SandboxConfig) -> None:
         except ValueError as e:
             raise ConfigError(str(e)) from None
     urls = [parse_entry(e)[0] for e in sb.docker_hosts]
-    need(
-        len(set(urls)) == len(urls),
-        "sandbox.docker_hosts",
-        sb.docker_hosts,
-        "an engine is listed twice",
-    )
+    why = "an engine is listed twice"
+    need(len(set(urls)) == len(urls), "sandbox.docker_hosts", sb.docker_hosts, why)
 
 
 def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
@@ -570,21 +561,13 @@ def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
     why = "must exceed rollout.max_tokens_per_turn"
     _field(ro, "rollout.max_context_tokens", lambda v: v > ro.max_tokens_per_turn, why)
     need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
-    need(
-        ro.max_format_errors >= 1, "rollout.max_format_errors", ro.max_format_errors, "must be >= 1"
-    )
+    _ge(ro, "rollout.max_format_errors", 1)
     _ge(ro, "rollout.max_tool_arg_bytes", 1)
     if greedy_ok:
-        need(
-            ro.temperature >= 0, "rollout.temperature", ro.temperature, "must be >= 0 (0 = greedy)"
-        )
+        _ge(ro, "rollout.temperature", 0, " (0 = greedy)")
     else:
-        _field(
-            ro,
-            "rollout.temperature",
-            lambda v: v > 0,
-            "must be > 0 (GRPO needs sampled, not greedy, rollouts)",
-        )
+        why = "must be > 0 (GRPO needs sampled, not greedy, rollouts)"
+        _field(ro, "rollout.temperature", lambda v: v > 0, why)
     need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
     need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0 (0 = off)")
     _ge(ro, "rollout.max_concurrent_episodes", 1)
@@ -593,28 +576,15 @@ def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
 def _check_reward(r: RewardConfig) -> None:
     need(r.w_tests >= 0, "reward.w_tests", r.w_tests, "must be >= 0")
     need(r.w_judge >= 0, "reward.w_judge", r.w_judge, "must be >= 0")
-    need(
-        r.w_tests + r.w_judge > 0,
-        "reward.w_tests + reward.w_judge",
-        r.w_tests + r.w_judge,
-        "must have a positive sum",
-    )
+    total = r.w_tests + r.w_judge
+    need(total > 0, "reward.w_tests + reward.w_judge", total, "must have a positive sum")
     for spec in r.judge_backends:
         kind = spec.split(":", 1)[0]
-        need(
-            kind in ("anthropic", "openai") and ":" in spec,
-            "reward.judge_backends",
-            spec,
-            "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'",
-        )
-        need(
-            kind != "openai" or "@" in spec,
-            "reward.judge_backends",
-            spec,
-            "an openai backend needs '@BASE_URL'",
-        )
-    for name in ("judge_timeout_s",):
-        need(getattr(r, name) > 0, f"reward.{name}", getattr(r, name), "must be > 0")
+        why = "each entry must be 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'"
+        need(kind in ("anthropic", "openai") and ":" in spec, "reward.judge_backends", spec, why)
+        why = "an openai backend needs '@BASE_URL'"
+        need(kind != "openai" or "@" in spec, "reward.judge_backends", spec, why)
+    need(r.judge_timeout_s > 0, "reward.judge_timeout_s", r.judge_timeout_s, "must be > 0")
     for (
         name
     ) in "judge_max_retries judge_cooldown_s judge_backoff_s judge_max_retry_after_s".split():
@@ -646,15 +616,9 @@ def _check_grpo(g: GRPOConfig) -> None:
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
-    bad = [
-        d for d in difficulties if d not in ("easy", "medium", "hard", "extremely_hard", "unknown")
-    ]
-    need(
-        not bad,
-        "difficulties",
-        difficulties,
-        "each must be one of easy, medium, hard, extremely_hard, unknown",
-    )
+    known = ("easy", "medium", "hard", "extremely_hard", "unknown")
+    why = "each must be one of " + ", ".join(known)
+    need(all(d in known for d in difficulties), "difficulties", difficulties, why)
     if check_paths:
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 
@@ -684,9 +648,7 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
         _ge(cfg, name, 0)
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
-    need(
-        cfg.micro_batch_tokens >= 64, "micro_batch_tokens", cfg.micro_batch_tokens, "must be >= 64"
-    )
+    _ge(cfg, "micro_batch_tokens", 64)
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
