@@ -226,6 +226,9 @@ class TrainConfig:
     curriculum: bool = False  # skip tasks whose recent groups were all 0 or all 1
     curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
+    # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; >= 1 trains on a
+    # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py)
+    max_off_policy_steps: int = 0
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
     resume: bool = False  # continue from the latest checkpoint in out_dir
@@ -770,7 +773,14 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
         "nnodes",
     ):
         need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
-    for name in ("warmup_steps", "weight_decay", "seed"):
+    need(
+        cfg.max_off_policy_steps == 0 or cfg.policy.vllm_tensor_parallel_size == 1,
+        "max_off_policy_steps",
+        cfg.max_off_policy_steps,
+        "must be 0 with policy.vllm_tensor_parallel_size > 1 (the followers' collectives "
+        "would interleave with the learner's)",
+    )
+    for name in ("warmup_steps", "weight_decay", "seed", "max_off_policy_steps"):
         need(getattr(cfg, name) >= 0, name, getattr(cfg, name), "must be >= 0")
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")

@@ -128,6 +128,7 @@ class Trajectory:
     error: str | None = None
     exact: bool = True
     docker_host: str = ""  # the Docker engine the episode ran on (sandboxing/hosts.py)
+    policy_version: int = 0  # optimizer steps of the policy that generated it (set by train.py)
 
     def append(self, ids: list[int], mask: int, logprobs: list[float] | None = None) -> None:
         self.token_ids += ids
