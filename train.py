@@ -62,7 +62,7 @@ from hf import weights
 from judging import judge as judge_lib
 from learner.distributed import agreed_stop, init_distributed, load_policy, resolve_model_dir
 from learner.packing import samples_from_groups
-from learner.pipeline import loss_config, staleness
+from learner.pipeline import Rollout, loss_config, staleness
 from learner.sync import sync_weights
 from learner.update import build_optimizer, update
 from sandboxing import hosts
@@ -296,19 +296,6 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
     return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
 
 
-@dataclass
-class Rollout:
-    """One step's rollout on this rank, as the learner takes it: the tasks' indices (this rank's
-    groups'), their groups (rollout.Group), seconds of the rollout and of the weight sync before
-    it, and the policy version the engine held."""
-
-    indices: list[int]
-    groups: list[rollout.Group]
-    rollout_s: float
-    sync_s: float
-    version: int
-
-
 def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float]:
     """Steps 4-5 on one rollout: group advantages -> learner samples -> the GRPO update over every
     rank's samples, TIS on when the rollout's policy is older than the learner's
@@ -332,13 +319,8 @@ def record(run: Run, ro: Rollout, counts: dict, metrics: dict, train_s: float) -
     run.step, run.stale = run.step + 1, True
     episodes, counts, judge_metrics = gather_episodes(run, ro.indices, ro.groups, counts)
     now = time.perf_counter()
-    times = {
-        "rollout_s": ro.rollout_s,
-        "train_s": train_s,
-        "sync_s": ro.sync_s,
-        "step_s": now - run.t_logged,
-    }
-    run.t_logged = now
+    times = dict(rollout_s=ro.rollout_s, train_s=train_s, sync_s=ro.sync_s)
+    times["step_s"], run.t_logged = now - run.t_logged, now
     log_step(run, episodes, counts, judge_metrics, metrics, times)
     checkpoint(run, due=run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps)
 
@@ -471,7 +453,9 @@ def main(argv: list[str] | None = None) -> int:
                 # 1. this rank's tasks of the step
                 indices = run.sampler.next_batch()
                 # 2. the engine gets the policy's weights (after every update)
-                sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0
+                sync_s = (
+                    sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
+                )
                 run.stale = False
             # 5 (overlap). the update on the previous rollout, in the learner thread beside this one
             training = learner.submit(train_on, run, pending) if pending else None

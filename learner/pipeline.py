@@ -26,11 +26,25 @@ checkpoint run in the main thread after the update is joined, in the same order 
 """
 
 import dataclasses
+from dataclasses import dataclass
 
 import configs
 from learner.packing import Sample
 
 STALE_TIS_CAP = 2.0  # TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
+
+
+@dataclass
+class Rollout:
+    """One step's rollout on this rank as the learner takes it: the indices of this rank's tasks,
+    their groups (rollout.Group), seconds of the rollout and of the weight sync before it, and
+    the policy version the engine held (optimizer steps done)."""
+
+    indices: list[int]
+    groups: list
+    rollout_s: float
+    sync_s: float
+    version: int
 
 
 def staleness(samples: list[Sample], version: int, max_off_policy_steps: int) -> dict[str, float]:
