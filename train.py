@@ -17,6 +17,8 @@ One step on each rank (DESIGN.md):
      number of loss tokens (or sequences) summed over all micro-batches of all ranks, gradients
      summed over ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping;
   6. log one line, metrics.jsonl, trajectories; checkpoint every save_every steps.
+With max_off_policy_steps >= 1, steps 4-5 on one rollout run in a worker thread beside step 3 of
+the next (learner/pipeline.py: samples one optimizer step old, TIS on them).
 
 The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
 rank also owns one generation engine with a full copy of the weights.
@@ -297,11 +299,10 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
 
 
 def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float]:
-    """Steps 4-5 on one rollout: group advantages -> learner samples -> the GRPO update over every
-    rank's samples, TIS on when the rollout's policy is older than the learner's
-    (learner/pipeline.py). Touches only policy, optimizer and scheduler, so it may run in the
-    learner's worker thread beside the next rollout. Collective. Returns (group counts, update
-    metrics with staleness_mean/max, seconds of the update)."""
+    """Steps 4-5 on one rollout: advantages -> samples -> the GRPO update over every rank's, TIS
+    on when the rollout's policy is older than the learner's. Touches only policy, optimizer and
+    scheduler: it may run in the learner thread beside the next rollout. Collective. Returns
+    (group counts, update metrics with staleness_mean/max, seconds of the update)."""
     samples, counts = samples_from_groups(ro.groups, run.cfg.grpo)
     ages = staleness(samples, run.step, run.cfg.max_off_policy_steps)
     t0 = time.perf_counter()

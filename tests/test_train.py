@@ -897,3 +897,37 @@ def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every
             ] * 2
     assert (out / "checkpoints" / "step_000003" / "COMPLETE").read_text() == "3\n"
     assert _containers_of(_run_ids(log_path.read_text())) == []
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoints_it(
+    tiny_model, tmp_path
+):
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "run"
+    proc, log_path = _torchrun(
+        out, tiny_model, "--steps", "3", "--save-every", "10", "--max-off-policy-steps", "1"
+    )
+    deadline = time.monotonic() + 300
+    while "step 1/3 | reward" not in log_path.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
+        time.sleep(0.5)
+    # to the workers themselves: torchrun's own forwarding kills them 30 s later, and an update
+    # in flight plus closing sandboxes may take longer on a loaded machine
+    workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
+    for pid in workers.stdout.split():
+        os.kill(int(pid), signal.SIGTERM)
+    assert proc.wait(timeout=600) != 0
+    log = log_path.read_text()
+    assert log.count("SIGTERM: stopping at the end of this step") == 2
+    done = log.count("/3 | reward")  # 2 when the signal landed beside step 2's update
+    assert done in (1, 2) and "step 3/3" not in log
+    assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == list(range(1, done + 1))
+    assert (out / "hf" / "config.json").exists()
+    assert _containers_of(_run_ids(log)) == []
