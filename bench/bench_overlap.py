@@ -1,9 +1,10 @@
 """`make train` seconds per step: synchronous (max_off_policy_steps 0) against overlapped (1).
 
     python bench/bench_overlap.py                          # 3 interleaved pairs, 4 steps each
-    python bench/bench_overlap.py --pairs 3 --steps 4 -- --tasks-per-step 2   # after --: train.py flags
+    python bench/bench_overlap.py --pairs 3 --steps 3 --preset cpu-learn     # make learn's episodes
+    python bench/bench_overlap.py -- --tasks-per-step 2                      # after --: train.py flags
 
-Each run is `make train`'s command (torchrun, 2 gloo ranks, preset cpu-smollm2, the same seeds),
+Each run is `make train`'s command (torchrun, 2 gloo ranks, preset cpu-smollm2 or --preset, the same seeds),
 alternating A B A B ... (A = synchronous, the baseline, B = overlapped). Seconds per step = wall
 from the line that ends set-up ("[train] N tasks ...") to the line of the last step, over steps:
 set-up and the HF export are left out, and the overlapped run's extra first rollout (trained in
@@ -24,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_once(k: int, steps: int, out_dir: Path, extra: list[str]) -> dict:
+def run_once(k: int, preset: str, steps: int, out_dir: Path, extra: list[str]) -> dict:
     """One torchrun training; returns seconds per step, mean rollout_s and train_s, load."""
     cmd = [
         sys.executable,
@@ -34,7 +35,7 @@ def run_once(k: int, steps: int, out_dir: Path, extra: list[str]) -> dict:
         "--nproc_per_node=2",
         "train.py",
         "--preset",
-        "cpu-smollm2",
+        preset,
         "--steps",
         str(steps),
         "--out-dir",
@@ -73,6 +74,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--preset", default="cpu-smollm2")
     ap.add_argument("--out", default="runs/bench_overlap")
     ap.add_argument("extra", nargs="*", help="train.py flags (after --)")
     args = ap.parse_args()
@@ -80,7 +82,7 @@ def main() -> None:
     for i in range(args.pairs):
         pair = {}
         for k in (0, 1):
-            r = run_once(k, args.steps, Path(args.out) / f"pair{i}_k{k}", args.extra)
+            r = run_once(k, args.preset, args.steps, Path(args.out) / f"pair{i}_k{k}", args.extra)
             pair[k] = r
             print(
                 f"pair {i} k={k}: {r['step_s']:.1f} s/step (rollout {r['rollout_s']:.1f} s, "
@@ -89,11 +91,12 @@ def main() -> None:
                 flush=True,
             )
         ratios.append(pair[0]["step_s"] / pair[1]["step_s"])
-    print(
-        f"overlapped vs synchronous, seconds per step: median {statistics.median(ratios):.2f}x "
-        f"faster over {len(ratios)} pairs (spread {min(ratios):.2f}-{max(ratios):.2f}), "
-        f"ratios {', '.join(f'{x:.2f}' for x in ratios)}"
-    )
+        print(  # after every pair: a run cut short by a time limit still leaves its figure
+            f"overlapped vs synchronous, seconds per step: median {statistics.median(ratios):.2f}x "
+            f"faster over {len(ratios)} pairs (spread {min(ratios):.2f}-{max(ratios):.2f}), "
+            f"ratios {', '.join(f'{x:.2f}' for x in ratios)}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
