@@ -16,6 +16,7 @@ pairs with its spread (min-max). Nothing asserted (bench/ prints, tests/ assert)
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,12 +52,17 @@ def run_once(k: int, preset: str, steps: int, out_dir: Path, extra: list[str]) -
     )
     t_setup = t_last = None
     log = []
-    for line in proc.stdout:
-        log.append(line)
-        if line.startswith("[train]") and " tasks, " in line and t_setup is None:
-            t_setup = time.monotonic()
-        if line.startswith(f"step {steps}/{steps} |"):
-            t_last = time.monotonic()
+    try:
+        for line in proc.stdout:
+            log.append(line)
+            if line.startswith("[train]") and " tasks, " in line and t_setup is None:
+                t_setup = time.monotonic()
+            if line.startswith(f"step {steps}/{steps} |"):
+                t_last = time.monotonic()
+    finally:  # a bench stopped by `timeout` leaves no training behind
+        if proc.poll() is None:
+            proc.terminate()  # torchrun forwards it to its workers
+            proc.wait()
     if proc.wait() != 0 or t_setup is None or t_last is None:
         sys.exit(f"bench_overlap: run k={k} failed:\n{''.join(log[-40:])}")
     records = [json.loads(x) for x in (out_dir / "metrics.jsonl").read_text().splitlines()]
@@ -71,6 +77,7 @@ def run_once(k: int, preset: str, steps: int, out_dir: Path, extra: list[str]) -
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: the finally above runs
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4)
