@@ -304,7 +304,7 @@ def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float]:
     scheduler: it may run in the learner thread beside the next rollout. Collective. Returns
     (group counts, update metrics with staleness_mean/max, seconds of the update)."""
     samples, counts = samples_from_groups(ro.groups, run.cfg.grpo)
-    ages = staleness(samples, run.step, run.cfg.max_off_policy_steps)
+    ages = staleness(samples, run.step, run.cfg.max_off_policy_steps, run.device)
     t0 = time.perf_counter()
     cfg = loss_config(run.cfg, stale=run.step > ro.version)  # alike on every rank
     metrics = update(

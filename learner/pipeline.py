@@ -28,7 +28,11 @@ checkpoint run in the main thread after the update is joined, in the same order 
 import dataclasses
 from dataclasses import dataclass
 
+import torch
+import torch.distributed as dist
+
 import configs
+from learner.distributed import all_reduce
 from learner.packing import Sample
 
 STALE_TIS_CAP = 2.0  # TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
@@ -47,19 +51,27 @@ class Rollout:
     version: int
 
 
-def staleness(samples: list[Sample], version: int, max_off_policy_steps: int) -> dict[str, float]:
-    """staleness_mean and staleness_max of `samples` trained at policy `version` (optimizer steps
-    done): version - sample.policy_version; 0.0 each with no sample. Raises RuntimeError when a
-    sample is older than max_off_policy_steps (a pipeline bug, never silently trained on)."""
+def staleness(
+    samples: list[Sample], version: int, max_off_policy_steps: int, device=None
+) -> dict[str, float]:
+    """staleness_mean and staleness_max over every rank's `samples` trained at policy `version`
+    (optimizer steps done): version - sample.policy_version; 0.0 each with no sample anywhere.
+    Collective (two all_reduce on `device`), so rank 0 logs every rank's even with no sample.
+    Raises RuntimeError when a sample is older than max_off_policy_steps (a pipeline bug, never
+    silently trained on)."""
     ages = [version - s.policy_version for s in samples]
     if any(a < 0 or a > max_off_policy_steps for a in ages):
         raise RuntimeError(
             f"sample staleness {max(ages)} (policy version {version}): outside "
             f"[0, max_off_policy_steps = {max_off_policy_steps}]"
         )
+    sums = torch.tensor([float(sum(ages)), float(len(ages))], dtype=torch.float64, device=device)
+    worst = torch.tensor([float(max(ages, default=0))], device=device)
+    all_reduce(sums)
+    all_reduce(worst, dist.ReduceOp.MAX)
     return {
-        "staleness_mean": sum(ages) / len(ages) if ages else 0.0,
-        "staleness_max": float(max(ages, default=0)),
+        "staleness_mean": float(sums[0] / sums[1]) if sums[1] > 0 else 0.0,
+        "staleness_max": float(worst[0]),
     }
 
 
