@@ -227,7 +227,8 @@ class TrainConfig:
     curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
     # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; >= 1 trains on a
-    # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py)
+    # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
+    # 0 in every preset: on 2 CPU cores the overlap was slower (BENCHMARKS.md, issue 28)
     max_off_policy_steps: int = 0
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
