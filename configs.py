@@ -218,6 +218,10 @@ class TrainConfig:
     curriculum: bool = False  # skip tasks whose recent groups were all 0 or all 1
     curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
+    # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; >= 1 trains on a
+    # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
+    # 0 in every preset: on 2 CPU cores the overlap was slower (BENCHMARKS.md, issue 28)
+    max_off_policy_steps: int = 0
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
     resume: bool = False  # continue from the latest checkpoint in out_dir
@@ -644,8 +648,12 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     _check_context(cfg)
     for name in "steps tasks_per_step save_every curriculum_window nproc_per_node nnodes".split():
         _ge(cfg, name, 1)
-    for name in ("warmup_steps", "weight_decay", "seed", "rank_memory_mb"):
+    for name in ("warmup_steps", "weight_decay", "seed", "rank_memory_mb", "max_off_policy_steps"):
         _ge(cfg, name, 0)
+    why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (the followers' collectives would "
+    why += "interleave with the learner's)"
+    tp1 = cfg.policy.vllm_tensor_parallel_size == 1
+    need(cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why)
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
     _ge(cfg, "micro_batch_tokens", 64)

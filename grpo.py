@@ -330,66 +330,58 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
-    logprobs, old_logprobs, advantages, loss_mask = (
-        inputs.logprobs,
-        inputs.old_logprobs,
-        inputs.advantages,
-        inputs.loss_mask,
-    )
-    ref_logprobs, engine_logprobs = inputs.ref_logprobs, inputs.engine_logprobs
-    entropy, denominator, max_tokens = inputs.entropy, inputs.denominator, inputs.max_tokens
-    clip_low, clip_high, dual_clip = cfg.clip_low, cfg.clip_high, cfg.dual_clip
-    aggregation, kl_coef, kl_estimator = cfg.aggregation, cfg.kl_coef, cfg.kl_estimator
-    tis_cap = cfg.tis_cap
-    _check_shapes(
-        logprobs,
-        advantages,
-        old_logprobs=old_logprobs,
-        loss_mask=loss_mask,
-        ref_logprobs=ref_logprobs,
-        engine_logprobs=engine_logprobs,
-        entropy=entropy,
-    )
-    if kl_estimator not in KL_ESTIMATORS:
-        raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {kl_estimator!r}")
-    if kl_coef != 0.0 and ref_logprobs is None:
-        raise ValueError(f"ref_logprobs: required when kl_coef != 0 (kl_coef={kl_coef})")
-
-    m = loss_mask.to(logprobs.dtype)
+    x = inputs
+    token_tensors = ("old_logprobs", "loss_mask", "ref_logprobs", "engine_logprobs", "entropy")
+    _check_shapes(x.logprobs, x.advantages, **{k: getattr(x, k) for k in token_tensors})
+    if cfg.kl_estimator not in KL_ESTIMATORS:
+        raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {cfg.kl_estimator!r}")
+    if cfg.kl_coef != 0.0 and x.ref_logprobs is None:
+        raise ValueError(f"ref_logprobs: required when kl_coef != 0 (kl_coef={cfg.kl_coef})")
+    loss_mask, agg = x.loss_mask, (cfg.aggregation, x.denominator, x.max_tokens)
+    m = loss_mask.to(x.logprobs.dtype)
     n = m.sum().detach()
-    old_logprobs = old_logprobs.detach()
-    A = advantages.detach().to(logprobs.dtype).unsqueeze(1)  # [B, 1]
+    old_logprobs = x.old_logprobs.detach()
+    A = x.advantages.detach().to(x.logprobs.dtype).unsqueeze(1)  # [B, 1]
 
-    log_ratio = logprobs - old_logprobs
-    ratio = torch.exp(log_ratio)
+    log_ratio = x.logprobs - old_logprobs
+    pg = _clipped_surrogate(torch.exp(log_ratio), A, cfg.clip_low, cfg.clip_high, cfg.dual_clip)
+    metrics: dict[str, Tensor] = {}
+    if x.engine_logprobs is not None:
+        w, metrics = _tis_weights(old_logprobs, x.engine_logprobs.detach(), loss_mask, cfg.tis_cap)
+        pg = pg * w
+
+    pg_loss = aggregate(pg, loss_mask, *agg)
+    loss = pg_loss
+    kl_loss = torch.zeros((), dtype=x.logprobs.dtype, device=x.logprobs.device)
+    if x.ref_logprobs is not None:
+        ref_logprobs = x.ref_logprobs.detach()
+        kl = kl_penalty(x.logprobs, ref_logprobs, cfg.kl_estimator)
+        metrics["kl_ref"] = _masked_mean(kl_penalty(x.logprobs.detach(), ref_logprobs, "k3"), m, n)
+        if cfg.kl_coef != 0.0:
+            kl_loss = aggregate(kl, loss_mask, *agg)
+            loss = loss + cfg.kl_coef * kl_loss
+
+    metrics.update(num_tokens=n, pg_loss=pg_loss.detach(), kl_loss=kl_loss.detach())
+    clips = (cfg.clip_low, cfg.clip_high, cfg.dual_clip)
+    metrics.update(_ratio_metrics(log_ratio.detach(), A, m, n, *clips))
+    if x.entropy is not None:
+        metrics["entropy"] = _masked_mean(x.entropy.detach(), m, n)
+    return loss, {k: v.detach().float() for k, v in metrics.items()}
+
+
+def _clipped_surrogate(
+    ratio: Tensor, A: Tensor, clip_low: float, clip_high: float, dual_clip: float
+) -> Tensor:
+    """Per-token PPO loss [B, T] from ratio [B, T] and advantages A [B, 1] (see policy_loss):
+    max(-A rho, -A clip(rho, 1 - clip_low, 1 + clip_high)), then min(., -A dual_clip) where A < 0
+    when dual_clip > 0."""
     pg1 = -A * ratio
     pg2 = -A * torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)
     pg = torch.maximum(pg1, pg2)
     if dual_clip > 0.0:
         # Only for A < 0: an unbounded ratio would give an unbounded loss there.
         pg = torch.where(A < 0, torch.minimum(pg, -A * dual_clip), pg)
-
-    metrics: dict[str, Tensor] = {}
-    if engine_logprobs is not None:
-        w, metrics = _tis_weights(old_logprobs, engine_logprobs.detach(), loss_mask, tis_cap)
-        pg = pg * w
-
-    pg_loss = aggregate(pg, loss_mask, aggregation, denominator, max_tokens)
-    loss = pg_loss
-    kl_loss = torch.zeros((), dtype=logprobs.dtype, device=logprobs.device)
-    if ref_logprobs is not None:
-        ref_logprobs = ref_logprobs.detach()
-        kl = kl_penalty(logprobs, ref_logprobs, kl_estimator)
-        metrics["kl_ref"] = _masked_mean(kl_penalty(logprobs.detach(), ref_logprobs, "k3"), m, n)
-        if kl_coef != 0.0:
-            kl_loss = aggregate(kl, loss_mask, aggregation, denominator, max_tokens)
-            loss = loss + kl_coef * kl_loss
-
-    metrics.update(num_tokens=n, pg_loss=pg_loss.detach(), kl_loss=kl_loss.detach())
-    metrics.update(_ratio_metrics(log_ratio.detach(), A, m, n, clip_low, clip_high, dual_clip))
-    if entropy is not None:
-        metrics["entropy"] = _masked_mean(entropy.detach(), m, n)
-    return loss, {k: v.detach().float() for k, v in metrics.items()}
+    return pg
 
 
 def _tis_weights(

@@ -129,6 +129,7 @@ class Trajectory:
     error: str | None = None
     exact: bool = True
     docker_host: str = ""  # the Docker engine the episode ran on (sandboxing/hosts.py)
+    policy_version: int = 0  # optimizer steps of the policy that generated it (set by train.py)
 
     def append(self, ids: list[int], mask: int, logprobs: list[float] | None = None) -> None:
         self.token_ids += ids
@@ -232,6 +233,81 @@ def _markdown_observation(results: list[tuple[ToolCall, str]]) -> str:
     return "\n\n".join(blocks)
 
 
+async def _generate(
+    traj: Trajectory,
+    engine: Engine,
+    sampling: SamplingParams,
+    turn: int,
+    max_tokens: int,
+    remaining: float,
+    stop_check,
+) -> Completion | None:
+    """One turn's completion (cut at stop_check, as sampled), or None when the episode's wall clock
+    ran out while it was generating. Raises ValueError when tokens and log-probs differ in length."""
+    t0 = time.monotonic()
+    try:
+        # Each turn its own seed: the same seed every turn would reuse the same uniforms.
+        seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
+        turn_sampling = dataclasses.replace(
+            sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check
+        )
+        c = await asyncio.wait_for(
+            engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining
+        )
+    except TimeoutError:
+        return None
+    traj.timings["generate_s"] = traj.timings.get("generate_s", 0.0) + time.monotonic() - t0
+    if len(c.token_ids) != len(c.logprobs):
+        raise ValueError(
+            f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
+            f"{len(c.logprobs)} logprobs"
+        )
+    return cut_at_stop(
+        c, stop_check
+    )  # engines that ignore stop_check: the same cut, after the fact
+
+
+async def _run_calls(
+    traj: Trajectory, ep: _Episode, msg: dict, calls: list[ToolCall]
+) -> tuple[list, bool] | None:
+    """Run one turn's calls in order up to a finish call, each listed in msg["tool_calls"] (the
+    ones after it in msg["not_run"]). Returns (results [(call, observation, metadata)], finished),
+    or None when the sandbox went over its disk limit (a message in traj says so)."""
+    t0 = time.monotonic()
+    results, finished = [], False
+    for call in calls:
+        msg["tool_calls"].append({"name": call.name, "arguments": call.arguments})
+        if call.name == "finish":
+            finished = True
+            break
+        try:
+            out, meta = await run_tool(ep, call)
+        except sandbox_lib.DiskLimitError as e:  # the sandbox was killed: nothing more can run
+            traj.messages.append(
+                {"role": ep.chat.observation_role, "content": f"[termrl: {e}]", "in_tokens": False}
+            )
+            return None
+        results.append((call, out, meta))
+    skipped = calls[len(msg["tool_calls"]) :]
+    if skipped:
+        msg["not_run"] = [{"name": s.name, "arguments": s.arguments} for s in skipped]
+    traj.timings["tools_s"] = traj.timings.get("tools_s", 0.0) + time.monotonic() - t0
+    return results, finished
+
+
+def _observations(chat: ChatFormat, results: list) -> list[dict]:
+    """The observation messages of a turn's results: one `tool` message per call (Hermes), or
+    one `user` message of all of them (markdown; none when nothing ran)."""
+    if chat.observation_role == "tool":
+        return [
+            {"role": "tool", "content": out, "tool_name": call.name, **meta}
+            for call, out, meta in results
+        ]
+    if not results:
+        return []
+    return [{"role": "user", "content": _markdown_observation([(c, out) for c, out, _ in results])}]
+
+
 async def agent_loop(
     traj: Trajectory, ep: _Episode, engine: Engine, sampling: SamplingParams
 ) -> str:
@@ -253,38 +329,15 @@ async def agent_loop(
         if remaining <= 0:
             return "timeout"
         max_tokens = min(cfg.max_tokens_per_turn, room)
-        t0 = time.monotonic()
-        try:
-            # Each turn its own seed: the same seed every turn would reuse the same uniforms.
-            seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
-            turn_sampling = dataclasses.replace(
-                sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check
-            )
-            c = await asyncio.wait_for(
-                engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining
-            )
-        except TimeoutError:
+        c = await _generate(traj, engine, sampling, turn, max_tokens, remaining, stop_check)
+        if c is None:
             return "timeout"
-        traj.timings["generate_s"] = traj.timings.get("generate_s", 0.0) + time.monotonic() - t0
-        if len(c.token_ids) != len(c.logprobs):
-            raise ValueError(
-                f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
-                f"{len(c.logprobs)} logprobs"
-            )
-        c = cut_at_stop(
-            c, stop_check
-        )  # engines that ignore stop_check: the same cut, after the fact
         traj.exact &= c.exact
         traj.append(c.token_ids, 1, c.logprobs)
         traj.num_turns = turn + 1
         text = chat.decode(c.token_ids)
-        msg = {
-            "role": "assistant",
-            "content": text,
-            "finish_reason": c.finish_reason,
-            "tool_calls": [],
-            "format_error": None,
-        }
+        msg = {"role": "assistant", "content": text, "finish_reason": c.finish_reason}
+        msg.update(tool_calls=[], format_error=None)
         traj.messages.append(msg)
         try:
             calls = parse_actions(
@@ -292,8 +345,9 @@ async def agent_loop(
             )
         except FormatError as e:
             calls, msg["format_error"] = [], str(e)
+        cut = "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
         if c.finish_reason == "length" and not calls:
-            return "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
+            return cut
         if msg["format_error"]:
             traj.format_errors += 1
             consecutive_errors += 1
@@ -303,59 +357,14 @@ async def agent_loop(
                 return "format_errors"
         else:
             consecutive_errors = 0
-            t0 = time.monotonic()
-            results, finished = [], False
-            for call in calls:
-                msg["tool_calls"].append({"name": call.name, "arguments": call.arguments})
-                if call.name == "finish":
-                    finished = True
-                    break
-                try:
-                    out, meta = await run_tool(ep, call)
-                except (
-                    sandbox_lib.DiskLimitError
-                ) as e:  # the sandbox was killed: nothing more can run
-                    traj.messages.append(
-                        {
-                            "role": chat.observation_role,
-                            "content": f"[termrl: {e}]",
-                            "in_tokens": False,
-                        }
-                    )
-                    return "disk_limit"
-                results.append((call, out, meta))
-            skipped = calls[len(msg["tool_calls"]) :]
-            if skipped:
-                msg["not_run"] = [{"name": s.name, "arguments": s.arguments} for s in skipped]
-            traj.timings["tools_s"] = traj.timings.get("tools_s", 0.0) + time.monotonic() - t0
-            if chat.observation_role == "tool":
-                obs = [
-                    {"role": "tool", "content": out, "tool_name": call.name, **meta}
-                    for call, out, meta in results
-                ]
-            else:
-                obs = (
-                    [
-                        {
-                            "role": "user",
-                            "content": _markdown_observation(
-                                [(call, out) for call, out, _ in results]
-                            ),
-                        }
-                    ]
-                    if results
-                    else []
-                )
-            if finished:
+            ran = await _run_calls(traj, ep, msg, calls)
+            if ran is None:
+                return "disk_limit"
+            results, finished = ran
+            obs = _observations(chat, results)
+            if finished or c.finish_reason == "length":  # a cut turn: its complete calls ran
                 traj.messages.extend({**o, "in_tokens": False} for o in obs)
-                return "finish"
-            if (
-                c.finish_reason == "length"
-            ):  # the turn was cut: its complete calls ran, the episode stops
-                traj.messages.extend({**o, "in_tokens": False} for o in obs)
-                return (
-                    "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
-                )
+                return "finish" if finished else cut
         closed = bool(c.token_ids) and c.token_ids[-1] == chat.eot_id
         obs_ids = chat.observation_ids(obs, closed=closed)
         if len(traj.token_ids) + len(obs_ids) >= cfg.max_context_tokens:
@@ -364,6 +373,96 @@ async def agent_loop(
         traj.messages.extend(obs)
         traj.append(obs_ids, 0)
     return "max_turns"
+
+
+async def _start(task, host: str, image, sandbox_cfg: SandboxConfig, run_id, traj: Trajectory):
+    """The episode's sandbox on Docker engine `host` from `image` (built here when it is None or
+    its build failed on this engine alone); its seconds in traj.timings["start_s"]."""
+    if image is None or isinstance(image, Exception):  # failed on this engine alone: try again here
+        image = await asyncio.to_thread(
+            images_lib.build_image,
+            task,
+            sandbox_cfg.base_image,
+            sandbox_cfg.image_map,
+            sandbox_cfg.build_network,
+            host,
+        )
+    t0 = time.monotonic()
+    limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
+    build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)
+    sb = await compose_lib.start_sandbox(task, image, limits, run_id, host, build)  # +sidecars
+    traj.timings["start_s"] = time.monotonic() - t0
+    return sb
+
+
+async def _act(
+    traj: Trajectory, ep: _Episode, engine, seed, oracle: bool, timeout_s: float
+) -> None:
+    """The episode's actions: the task's solution.sh (oracle) or the agent loop; sets traj's
+    messages, tokens, stop_reason and truncated."""
+    task, sb, cfg = ep.task, ep.sandbox, ep.cfg
+    if oracle:
+        r = await sb.exec(
+            await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s
+        )
+        out = {"role": "oracle", "content": r.output, "exit_code": r.exit_code}
+        traj.messages = [{**out, "timed_out": r.timed_out}]
+        traj.stop_reason = "oracle"
+        return
+    traj.messages, ids = ep.chat.prompt_ids(task.instruction)
+    traj.append(ids, 0)
+    traj.prompt_len = len(ids)
+    sampling = SamplingParams(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed)
+    traj.stop_reason = await agent_loop(traj, ep, engine, sampling)
+    traj.truncated = traj.stop_reason in LIMIT_REASONS
+
+
+async def _verify(traj: Trajectory, task, sb):
+    """The task's hidden tests on the sandbox (not when it already went over its disk limit):
+    the test report, or None when not verified (traj.stop_reason then "disk_limit")."""
+    t0 = time.monotonic()
+    report = None
+    if traj.stop_reason != "disk_limit":
+        try:
+            report = await sb.run_tests(
+                task.tests_dir,
+                timeout=task.test_timeout_s,
+                test_setup=getattr(task, "test_setup", None),
+                agent_modules=getattr(task, "agent_modules", ()),
+                script=getattr(task, "verifier_script", None),
+            )
+        except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
+            traj.stop_reason = "disk_limit"
+    traj.timings["verify_s"] = time.monotonic() - t0
+    return report
+
+
+async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> None:
+    """traj's verification from the report (a disk-limit verification when None), then the
+    judge's score unless the episode tampered with its tests (then stop_reason "tampered")."""
+    log = logging.getLogger("termrl.rollout")
+    if report is None:  # not verified: a snapshot would copy a layer already over the limit
+        error = f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"
+        v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=error)
+        traj.verification = v
+        # judged 0 when a judge is configured, as train.py scores tampering
+        traj.judge_score = 0.0 if judge is not None and not oracle else None
+        log.warning("task %s episode %d: %s", task.id, traj.group_index, v.error)
+    else:
+        v = reward_lib.verify(report, task.weights)
+        traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
+    if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
+        traj.stop_reason = "tampered"
+        log.warning("task %s episode %d: tampered: %s", task.id, traj.group_index, v.tampered)
+    elif judge is not None and not oracle and report is not None:
+        t0 = time.monotonic()
+        jr = await judge.score(
+            task.instruction,
+            [{"role": m["role"], "content": m["content"]} for m in traj.messages],
+            describe_outcome(v),
+        )
+        traj.judge_score = jr.score
+        traj.timings["judge_s"] = time.monotonic() - t0
 
 
 async def run_episode(
@@ -393,111 +492,21 @@ async def run_episode(
     """
 
     sandbox_cfg = sandbox_cfg or SandboxConfig()
-    reward_cfg = reward_cfg or RewardConfig()
     traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
     t_start = time.monotonic()
     sb, host, error = None, None, None
     try:
         traj.docker_host = host = await hosts.acquire()
         image = image.get(host) if isinstance(image, dict) else image
-        if image is None or isinstance(
-            image, Exception
-        ):  # failed on this engine alone: try it again here
-            image = await asyncio.to_thread(
-                images_lib.build_image,
-                task,
-                sandbox_cfg.base_image,
-                sandbox_cfg.image_map,
-                sandbox_cfg.build_network,
-                host,
-            )
-        t0 = time.monotonic()
-        limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
-        build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)
-        sb = await compose_lib.start_sandbox(task, image, limits, run_id, host, build)  # +sidecars
-        traj.timings["start_s"] = time.monotonic() - t0
+        sb = await _start(task, host, image, sandbox_cfg, run_id, traj)
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
-        ep = _Episode(
-            task,
-            sb,
-            cfg,
-            chat,
-            time.monotonic() + timeout_s,
-            sandbox_cfg.exec_timeout_s,
-            sandbox_cfg.output_limit_bytes,
-        )
-        if oracle:
-            r = await sb.exec(
-                await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s
-            )
-            traj.messages = [
-                {
-                    "role": "oracle",
-                    "content": r.output,
-                    "exit_code": r.exit_code,
-                    "timed_out": r.timed_out,
-                }
-            ]
-            traj.stop_reason = "oracle"
-        else:
-            traj.messages, ids = chat.prompt_ids(task.instruction)
-            traj.append(ids, 0)
-            traj.prompt_len = len(ids)
-            sampling = SamplingParams(
-                cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed
-            )
-            traj.stop_reason = await agent_loop(traj, ep, engine, sampling)
-            traj.truncated = traj.stop_reason in LIMIT_REASONS
+        deadline = time.monotonic() + timeout_s
+        limits = (sandbox_cfg.exec_timeout_s, sandbox_cfg.output_limit_bytes)
+        ep = _Episode(task, sb, cfg, chat, deadline, *limits)
+        await _act(traj, ep, engine, seed, oracle, timeout_s)
         traj.timings["agent_s"] = time.monotonic() - t_start
-        t0 = time.monotonic()
-        report = None
-        if traj.stop_reason != "disk_limit":
-            try:
-                report = await sb.run_tests(
-                    task.tests_dir,
-                    timeout=task.test_timeout_s,
-                    test_setup=getattr(task, "test_setup", None),
-                    agent_modules=getattr(task, "agent_modules", ()),
-                    script=getattr(task, "verifier_script", None),
-                )
-            except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
-                traj.stop_reason = "disk_limit"
-        traj.timings["verify_s"] = time.monotonic() - t0
-        if report is None:  # not verified: a snapshot would copy a layer already over the limit
-            v = reward_lib.Verification(
-                0.0,
-                False,
-                [],
-                list(task.weights),
-                [],
-                [],
-                error=(
-                    f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"
-                ),
-            )
-            traj.verification = v
-            # judged 0 when a judge is configured, as train.py scores tampering
-            traj.judge_score = 0.0 if judge is not None and not oracle else None
-            logging.getLogger("termrl.rollout").warning(
-                "task %s episode %d: %s", task.id, group_index, v.error
-            )
-        else:
-            v = reward_lib.verify(report, task.weights)
-            traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
-        if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
-            traj.stop_reason = "tampered"
-            logging.getLogger("termrl.rollout").warning(
-                "task %s episode %d: tampered: %s", task.id, group_index, v.tampered
-            )
-        elif judge is not None and not oracle and report is not None:
-            t0 = time.monotonic()
-            jr = await judge.score(
-                task.instruction,
-                [{"role": m["role"], "content": m["content"]} for m in traj.messages],
-                describe_outcome(v),
-            )
-            traj.judge_score = jr.score
-            traj.timings["judge_s"] = time.monotonic() - t0
+        report = await _verify(traj, task, sb)
+        await _score(traj, task, sb, report, judge, oracle)
     except Exception as e:
         error = e
         traj.error = f"{type(e).__name__}: {e}"
@@ -551,6 +560,70 @@ def score_group(
     return Group(task, list(trajectories), rewards, dropped)
 
 
+async def _build_images(tasks: list, sandbox_cfg: SandboxConfig) -> dict[str, dict]:
+    """Each task's image on every listed Docker engine, built at once: task id -> engine url ->
+    tag, or the Exception its build raised (reported per trajectory, never raised here)."""
+    images: dict[str, dict[str, str | Exception]] = {}
+
+    async def build(task, host: str):
+        try:
+            tag = await asyncio.to_thread(
+                images_lib.build_image,
+                task,
+                sandbox_cfg.base_image,
+                sandbox_cfg.image_map,
+                sandbox_cfg.build_network,
+                host,
+            )
+        except Exception as e:  # reported per trajectory
+            tag = e
+        images.setdefault(task.id, {})[host] = tag
+
+    unique = {t.id: t for t in tasks}.values()
+    await asyncio.gather(*(build(t, h) for t in unique for h in hosts.urls()))
+    return images
+
+
+def _build_failed(task, j: int, image: dict) -> Trajectory | None:
+    """Episode j's failed trajectory when task's image failed to build on every engine (one error
+    per episode), else None."""
+    if not all(isinstance(x, Exception) for x in image.values()):
+        return None
+    x = next(iter(image.values()))
+    return Trajectory(
+        task.id,
+        j,
+        difficulty=task.difficulty,
+        category=task.category,
+        stop_reason="error",
+        error=f"image build failed: {type(x).__name__}: {x}",
+    )
+
+
+class _Progress:
+    """The rollout's progress line on stderr: episodes done, mean reward of the scored groups,
+    generated tokens/s, errors."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.bar = tqdm(
+            total=total, desc="rollout", file=sys.stderr, disable=not enabled, dynamic_ncols=True
+        )
+        self.done: list[Trajectory] = []
+        self.rewards: list[float] = []
+        self.t_start = time.monotonic()
+
+    def episode_done(self, traj: Trajectory) -> None:
+        self.done.append(traj)
+        tokens = sum(sum(t.loss_mask) for t in self.done)
+        errors = sum(t.error is not None for t in self.done)
+        tokens_per_s = tokens / max(1e-9, time.monotonic() - self.t_start)
+        self.bar.set_postfix_str(
+            f"reward {sum(self.rewards) / max(1, len(self.rewards)):.3f} | "
+            f"{tokens_per_s:.1f} tok/s | errors {errors}"
+        )
+        self.bar.update(1)
+
+
 async def run_episodes(
     tasks: list,
     engine: Engine | None,
@@ -570,6 +643,7 @@ async def run_episodes(
 ) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
+    Each episode is verified (and judged) as soon as it ends, while the others still generate.
 
     Returns one Group per task, in the order of `tasks` (score_group: the rewards by the
     group's rule), its trajectories by group_index (0..n_per_task-1). seed: when given, episode j
@@ -586,85 +660,25 @@ async def run_episodes(
     sandbox_cfg = sandbox_cfg or SandboxConfig()
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
-    images: dict[
-        str, dict[str, str | Exception]
-    ] = {}  # task id -> engine url -> tag or its build error
-
-    async def build(task, host: str):
-        try:
-            tag = await asyncio.to_thread(
-                images_lib.build_image,
-                task,
-                sandbox_cfg.base_image,
-                sandbox_cfg.image_map,
-                sandbox_cfg.build_network,
-                host,
-            )
-        except Exception as e:  # reported per trajectory below
-            tag = e
-        images.setdefault(task.id, {})[host] = tag
-
-    await asyncio.gather(
-        *(build(t, h) for t in {t.id: t for t in tasks}.values() for h in hosts.urls())
-    )
+    images = await _build_images(tasks, sandbox_cfg)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
-    bar = tqdm(
-        total=len(tasks) * n_per_task,
-        desc="rollout",
-        file=sys.stderr,
-        disable=not progress,
-        dynamic_ncols=True,
-    )
-    done: list[Trajectory] = []
-    rewards: list[float] = []
-    t_start = time.monotonic()
+    bar = _Progress(len(tasks) * n_per_task, progress)
+    args = (sandbox_cfg, run_id, judge, reward_cfg)
 
     async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
-        if all(
-            isinstance(x, Exception) for x in image.values()
-        ):  # on every engine: one error per episode
-            x = next(iter(image.values()))
-            traj = Trajectory(
-                task.id,
-                j,
-                difficulty=task.difficulty,
-                category=task.category,
-                stop_reason="error",
-                error=f"image build failed: {type(x).__name__}: {x}",
-            )
-        else:
+        traj = _build_failed(task, j, image)
+        if traj is None:
             async with sem:
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                traj = await run_episode(
-                    task,
-                    engine,
-                    chat,
-                    cfg,
-                    j,
-                    image,
-                    sandbox_cfg,
-                    run_id,
-                    judge,
-                    reward_cfg,
-                    s,
-                    oracle,
-                )
-        done.append(traj)
-        tokens = sum(sum(t.loss_mask) for t in done)
-        errors = sum(t.error is not None for t in done)
-        tokens_per_s = tokens / max(1e-9, time.monotonic() - t_start)
-        bar.set_postfix_str(
-            f"reward {sum(rewards) / max(1, len(rewards)):.3f} | "
-            f"{tokens_per_s:.1f} tok/s | errors {errors}"
-        )
-        bar.update(1)
+                traj = await run_episode(task, engine, chat, cfg, j, image, *args, s, oracle)
+        bar.episode_done(traj)
         return traj
 
     async def group(i: int, task) -> Group:
         trajectories = await asyncio.gather(*(episode(i, task, j) for j in range(n_per_task)))
         g = score_group(task, trajectories, reward_cfg, judged=judge is not None and not oracle)
-        rewards.extend(r for r in g.rewards if r is not None)
+        bar.rewards.extend(r for r in g.rewards if r is not None)
         for t in g.trajectories if on_trajectory is not None else ():
             on_trajectory(t)
         return g
@@ -672,7 +686,7 @@ async def run_episodes(
     try:
         return list(await asyncio.gather(*(group(i, t) for i, t in enumerate(tasks))))
     finally:
-        bar.close()
+        bar.bar.close()
 
 
 # ----------------------------------------------------------------------------- metrics

@@ -18,12 +18,15 @@ One step on each rank (DESIGN.md):
      number of loss tokens (or sequences) summed over all micro-batches of all ranks, gradients
      summed over ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping;
   6. log one line, metrics.jsonl, trajectories; checkpoint every save_every steps.
+With max_off_policy_steps >= 1, steps 4-5 on one rollout run in a worker thread beside step 3 of
+the next (learner/pipeline.py: samples one optimizer step old, TIS on them).
 
 The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
 rank also owns one generation engine with a full copy of the weights.
 """
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -68,6 +71,7 @@ from hf import weights
 from judging import judge as judge_lib
 from learner.distributed import agreed_stop, init_distributed, load_policy, resolve_model_dir
 from learner.packing import samples_from_groups
+from learner.pipeline import Rollout, loss_config, staleness
 from learner.sync import sync_weights
 from learner.update import build_optimizer, update
 from sandboxing import admission, hosts
@@ -125,7 +129,9 @@ class Run:
     judge: object = None
     extra_log: object = None
     memory: RssRecorder | None = None  # <out_dir>/memory/rank<R>.json, for the launcher
-    step: int = 0  # optimizer steps done (the resumed one included)
+    step: int = 0  # optimizer steps done (the resumed one included): the policy's version
+    rollouts: int = 0  # rollouts started (the resumed steps' included)
+    t_logged: float = 0.0  # perf_counter() when the previous step was logged (or the loop began)
     saved_step: int = 0  # step of the newest checkpoint of this run
     start: Path | None = None  # the checkpoint this start continues (checkpoints.plan_start)
     run_id: str = ""  # kept by every resume (meta.json of its checkpoints)
@@ -260,7 +266,7 @@ def resume(run: Run) -> None:
         run.say(f"[train] --resume: no complete checkpoint under {root}; new run {run.run_id}")
     else:
         run.say(f"[train] new run {run.run_id} in {run.out_dir}")
-    run.saved_step = run.step
+    run.saved_step = run.rollouts = run.step
     run.stale = run.step > 0  # the engine will hold the weights from disk; a resumed policy differs
     if run.rank == 0:
         truncate_metrics(run.out_dir / "metrics.jsonl", run.step)
@@ -275,14 +281,16 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
     engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
     scored. A stop signal cancels the episodes (their sandboxes close; this run's leftovers are
     reaped): then None. Returns (this rank's groups, seconds); with tensor parallelism the
-    leader's groups are shared out (engines.split_for_tp)."""
-    cfg, step = run.cfg, run.step
+    leader's groups are shared out (engines.split_for_tp). Each trajectory records the policy
+    version the engine holds (run.step: the loop syncs before each rollout)."""
+    cfg, step, version = run.cfg, run.rollouts, run.step  # the engine holds policy `version`
     t0 = time.perf_counter()
     run.engine.wake_up()
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
 
         def write(t: rollout.Trajectory) -> None:
+            t.policy_version = version
             traj_file.write(json.dumps(t.to_json(), default=str) + "\n")
 
         seed = (cfg.seed * 1_000_003 + step) * 1_009 + run.rank // run.tp
@@ -318,6 +326,42 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
     run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
     release_free_memory()  # the KV cache and packed weights the engine freed
     return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
+
+
+def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float] | None:
+    """Steps 4-5 on one rollout: advantages -> samples -> the GRPO update over every rank's, TIS
+    on when the rollout's policy is older than the learner's. Touches only policy, optimizer and
+    scheduler: it may run in the learner thread beside the next rollout. Collective. Returns
+    (group counts, update metrics with staleness_mean/max, seconds of the update), or None when a
+    stop signal cut the synchronous update short (no optimizer step taken)."""
+    samples, counts = samples_from_groups(ro.groups, run.cfg.grpo)
+    ages = staleness(samples, run.step, run.cfg.max_off_policy_steps, run.device)
+    t0 = time.perf_counter()
+    cfg = loss_config(run.cfg, stale=run.step > ro.version)  # alike on every rank
+    # Synchronous: a stop cuts the update short (a collective check per micro-batch); overlapped,
+    # the update in the learner thread finishes and is checkpointed (the main thread is rolling out).
+    stop = (
+        (lambda: agreed_stop(run.stop, run.device)) if run.cfg.max_off_policy_steps == 0 else None
+    )
+    metrics = update(
+        run.policy, run.optimizer, run.scheduler, samples, cfg, run.device, run.ref_model, stop=stop
+    )
+    if metrics is None:
+        return None
+    return counts, {**metrics, **ages}, time.perf_counter() - t0
+
+
+def record(run: Run, ro: Rollout, counts: dict, metrics: dict, train_s: float) -> None:
+    """Steps 6-7 after the update on `ro`: the step counted, every rank's episodes gathered, one
+    line and metrics.jsonl record (step_s: seconds since the previous step was logged), a
+    checkpoint every save_every steps. Collective."""
+    run.step, run.stale = run.step + 1, True
+    episodes, counts, judge_metrics = gather_episodes(run, ro.indices, ro.groups, counts)
+    now = time.perf_counter()
+    times = dict(rollout_s=ro.rollout_s, train_s=train_s, sync_s=ro.sync_s)
+    times["step_s"], run.t_logged = now - run.t_logged, now
+    log_step(run, episodes, counts, judge_metrics, metrics, times)
+    checkpoint(run, due=run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps)
 
 
 def gather_episodes(
@@ -481,53 +525,52 @@ def main(argv: list[str] | None = None) -> int:
     if "--check-config" in argv:
         return 0
     run = setup(cfg, tasks, start)
+    learner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="learner")
+    pending = None  # max_off_policy_steps >= 1: the rollout the learner trains on beside the next
     try:
+        run.t_logged = time.perf_counter()
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
-            t_step = time.perf_counter()
-            # 1. this rank's tasks of the step
-            indices = run.sampler.next_batch()
-            # 2. the engine gets the policy's weights (after every update)
-            sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
-            # 3. group_size episodes per task in containers; tests, judge, group rewards
-            groups, rollout_s = roll_out(run, indices)
-            indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave this rank
+            if more := run.rollouts < cfg.steps:  # the last iteration of an overlap only trains
+                # 1. this rank's tasks of the step
+                indices = run.sampler.next_batch()
+                # 2. the engine gets the policy's weights (after every update)
+                sync_s = (
+                    sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
+                )
+                run.stale = False
+            # 5 (overlap). the update on the previous rollout, in the learner thread beside this one
+            training = learner.submit(train_on, run, pending) if pending else None
+            if more:
+                # 3. group_size episodes per task in containers; tests, judge, group rewards
+                version = run.step
+                groups, rollout_s = roll_out(run, indices)
+                run.rollouts += 1
+                indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave
+                ro = Rollout(indices, groups, rollout_s, sync_s, version)
+            if training is not None:  # 6. log one line; 7. checkpoint
+                record(run, pending, *training.result())
+                pending = None
             if agreed_stop(run.stop, run.device):
                 run.say(
-                    f"[train] stopped during the rollout of step {run.step + 1}; "
+                    f"[train] stopped during the rollout of step {run.rollouts}; "
                     "it is not trained on"
                 )
                 break
-            # 4. group advantages -> learner samples
-            samples, counts = samples_from_groups(groups, cfg.grpo)
-            # 5. the GRPO update over every rank's samples
-            t0 = time.perf_counter()
-            metrics = update(
-                run.policy,
-                run.optimizer,
-                run.scheduler,
-                samples,
-                cfg,
-                run.device,
-                run.ref_model,
-                stop=lambda: agreed_stop(run.stop, run.device),
-            )
-            if metrics is None:  # a signal during the update: no optimizer step was taken
-                run.say(f"[train] stopped during the update of step {run.step + 1}; not trained on")
-                break
-            train_s = time.perf_counter() - t0
-            run.step, run.stale = run.step + 1, True
-            # 6. log one line; 7. checkpoint
-            episodes, counts, judge_metrics = gather_episodes(run, indices, groups, counts)
-            times = {
-                "rollout_s": rollout_s,
-                "train_s": train_s,
-                "sync_s": sync_s,
-                "step_s": time.perf_counter() - t_step,
-            }
-            log_step(run, episodes, counts, judge_metrics, metrics, times)
-            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
+            if more and cfg.max_off_policy_steps == 0:
+                # 4. group advantages -> learner samples; 5. the GRPO update over every rank's
+                # samples; 6. log one line; 7. checkpoint
+                trained = train_on(run, ro)
+                if trained is None:  # a signal during the update: no optimizer step was taken
+                    run.say(
+                        f"[train] stopped during the update of step {run.step + 1}; not trained on"
+                    )
+                    break
+                record(run, ro, *trained)
+            elif more:
+                pending = ro  # trained on in the next iteration, beside the next rollout
         return finish(run)
     finally:
+        learner.shutdown(wait=True)  # an update in flight ends before the process group does
         teardown(run)
 
 

@@ -26,12 +26,14 @@ class Sample:
     loss_mask: 1 on tokens the policy generated, 0 on prompt and observations.
     logprobs:  the engine's log-prob of each token (0.0 where loss_mask is 0).
     advantage: the trajectory's advantage (grpo.compute_advantages).
+    policy_version: optimizer steps the policy that generated it had taken (learner/pipeline.py).
     """
 
     token_ids: list[int]
     loss_mask: list[int]
     logprobs: list[float]
     advantage: float
+    policy_version: int = 0
 
 
 @dataclass
@@ -184,5 +186,5 @@ def samples_from_groups(groups: list, cfg: configs.GRPOConfig) -> tuple[list[Sam
             if cfg.mask_truncated and t.truncated:
                 mask = grpo.mask_truncated(torch.tensor([mask]), torch.tensor([True]))[0].tolist()
                 counts["trajectories_masked"] += 1
-            samples.append(Sample(list(t.token_ids), mask, list(t.logprobs), a))
+            samples.append(Sample(list(t.token_ids), mask, list(t.logprobs), a, t.policy_version))
     return samples, counts

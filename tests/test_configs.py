@@ -98,6 +98,11 @@ def test_unknown_preset_is_named_with_the_choices():
             ["--sandbox.image-map", "nonsense"],
             "sandbox.image_map = 'nonsense': each entry must be 'pattern=image'",
         ),
+        (
+            ["--max-off-policy-steps", "1", "--policy.vllm-tensor-parallel-size", "2"],
+            "max_off_policy_steps = 1: must be 0 with policy.vllm_tensor_parallel_size > 1 (the "
+            "followers' collectives would interleave with the learner's)",
+        ),
     ],
 )
 def test_bad_value_error_names_the_field(args, message):
@@ -153,6 +158,7 @@ TRAIN_BOUNDS = [
     ("grpo.kl_coef", 0.0, -0.01, "must be >= 0"),
     ("grpo.tis_cap", 1.0, 0.99, "must be 0 (off) or >= 1"),
     ("grpo.num_minibatches", 1, 0, "must be >= 1"),
+    ("max_off_policy_steps", 0, -1, "must be >= 0"),
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("policy.engine_max_batch", 1, 0, "must be >= 1"),
     ("policy.engine_fast_cpu", False, 1, "must be true or false"),
