@@ -653,7 +653,9 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (the followers' collectives would "
     why += "interleave with the learner's)"
     tp1 = cfg.policy.vllm_tensor_parallel_size == 1
-    need(cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why)
+    need(
+        cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why
+    )
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
     _ge(cfg, "micro_batch_tokens", 64)
