@@ -60,6 +60,7 @@ from bookkeeping.launch import RESUME_CMD_ENV
 from bookkeeping.logs import (
     append_jsonl,
     format_step_line,
+    gather_episodes,
     open_logger,
     plot_reward_curve,
     step_record,
@@ -92,16 +93,6 @@ def load_task_set(cfg: configs.TrainConfig) -> list:
         folder_level = isinstance(e, TaskError) and e.field in ("tasks", "path")
         why = e.message if folder_level else e
         raise configs.ConfigError(f"tasks = {cfg.tasks!r}: {why}") from e
-
-
-def engine_memory_report(
-    cfg: configs.TrainConfig, model_dir: Path, world: int, device_bytes: int
-) -> str:
-    """admission.check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
-    from model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a
-    built-in name such as 'default' is no folder. Raises ConfigError when it cannot fit."""
-    hf = json.loads((Path(model_dir) / "config.json").read_text())
-    return admission.check_memory_budget(cfg, hf, world, device_bytes)
 
 
 @dataclass
@@ -192,18 +183,12 @@ def _build(run: Run, local_rank: int) -> None:
         run.tp = cfg.policy.vllm_tensor_parallel_size
         if device.type == "cuda":  # the GPU memory plan (vLLM on CPU has its own KV size)
             total = torch.cuda.get_device_properties(device).total_memory
-            run.say(engine_memory_report(cfg, run.model_dir, world, total))
-    # in flight per rank: its share of a step's episodes, at most max_concurrent_episodes
-    per_rank = -(-cfg.tasks_per_step // (world // run.tp)) * cfg.grpo.group_size
-    episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
+            run.say(admission.engine_memory_report(cfg, run.model_dir, world, total))
     local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    ram, disk = sandbox.host_resources()
-    sb = cfg.sandbox
-    fits, line = admission.host_budget(
-        episodes, sb.memory_mb, sb.storage_mb, local_ranks, ram, disk, cfg.rank_memory_mb
+    fits, line, run.memory.budget_bytes = admission.admit_rank(
+        cfg, world // run.tp, local_ranks, *sandbox.host_resources()
     )
     run.say(line)
-    run.memory.budget_bytes = admission.rank_budget_bytes(ram, local_ranks, fits, sb.memory_mb)
     cfg.rollout.max_concurrent_episodes = fits  # per rank; no collective depends on it
     # a torch engine's KV cache slots beyond the episodes in flight would only hold stale prefixes
     cfg.policy.engine_max_batch = min(cfg.policy.engine_max_batch, fits)
@@ -356,49 +341,15 @@ def record(run: Run, ro: Rollout, counts: dict, metrics: dict, train_s: float) -
     line and metrics.jsonl record (step_s: seconds since the previous step was logged), a
     checkpoint every save_every steps. Collective."""
     run.step, run.stale = run.step + 1, True
-    episodes, counts, judge_metrics = gather_episodes(run, ro.indices, ro.groups, counts)
+    judge = run.judge.metrics if run.judge is not None else {}
+    episodes, counts, judge_metrics = gather_episodes(
+        ro.indices, ro.groups, counts, judge, run.sampler, run.world
+    )
     now = time.perf_counter()
     times = dict(rollout_s=ro.rollout_s, train_s=train_s, sync_s=ro.sync_s)
     times["step_s"], run.t_logged = now - run.t_logged, now
     log_step(run, episodes, counts, judge_metrics, metrics, times)
     checkpoint(run, due=run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps)
-
-
-def gather_episodes(
-    run: Run, indices: list[int], groups: list[rollout.Group], counts: dict
-) -> tuple[list[dict], dict, dict]:
-    """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
-    collective); the sampler's curriculum records each group (task index, rewards).
-    Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls,
-    failures, cost)."""
-
-    def summary(i: int, t: rollout.Trajectory, r: float | None) -> dict:
-        return dict(
-            task_index=i,
-            reward=r,
-            resolved=bool(t.resolved),
-            truncated=bool(t.truncated),
-            tampered=t.stop_reason == "tampered",
-            tokens=len(t.token_ids),
-            generated=int(sum(t.loss_mask)),
-            timings=dict(t.timings),
-        )
-
-    mine = [
-        (i, [summary(i, t, r) for t, r in zip(g.trajectories, g.rewards)])
-        for i, g in zip(indices, groups)
-    ]
-    judge = dict(run.judge.metrics) if run.judge is not None else {}
-    gathered: list = [None] * run.world
-    dist.all_gather_object(gathered, (mine, counts, judge))
-    all_groups = [grp for per_rank, _, _ in gathered for grp in per_rank]
-    run.sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])
-    episodes = [e for _, eps in all_groups for e in eps]
-
-    def summed(dicts: list[dict]) -> dict:
-        return {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}
-
-    return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])
 
 
 def log_step(

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch.distributed as dist
 
 import configs
 
@@ -136,3 +137,41 @@ def step_record(
         rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
     rec.update(times)
     return rec
+
+
+def gather_episodes(
+    indices: list[int], groups: list, counts: dict, judge: dict, sampler, world: int
+) -> tuple[list[dict], dict, dict]:
+    """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
+    collective); the sampler's curriculum records each group (task index, rewards).
+    groups: this rank's rollout.Group values of the tasks `indices`; judge: this rank's judge
+    metrics (judging.judge.Judge.metrics) or {}; sampler: tasks.sampler.TaskSampler.
+    Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls,
+    failures, cost)."""
+
+    def summary(i: int, t, r: float | None) -> dict:
+        return dict(
+            task_index=i,
+            reward=r,
+            resolved=bool(t.resolved),
+            truncated=bool(t.truncated),
+            tampered=t.stop_reason == "tampered",
+            tokens=len(t.token_ids),
+            generated=int(sum(t.loss_mask)),
+            timings=dict(t.timings),
+        )
+
+    mine = [
+        (i, [summary(i, t, r) for t, r in zip(g.trajectories, g.rewards)])
+        for i, g in zip(indices, groups)
+    ]
+    gathered: list = [None] * world
+    dist.all_gather_object(gathered, (mine, counts, dict(judge)))
+    all_groups = [grp for per_rank, _, _ in gathered for grp in per_rank]
+    sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])
+    episodes = [e for _, eps in all_groups for e in eps]
+
+    def summed(dicts: list[dict]) -> dict:
+        return {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}
+
+    return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])

@@ -14,7 +14,9 @@ beside a colocated vLLM engine, and the three conditions they must meet.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 from configs import ConfigError, TrainConfig
 
@@ -296,3 +298,27 @@ def host_budget(
     if fits < episodes:
         return fits, f"{line}; rollout.max_concurrent_episodes lowered from {episodes} to {fits}"
     return fits, f"{line}; fits"
+
+
+def admit_rank(
+    cfg: TrainConfig, engines: int, local_ranks: int, ram: int, disk: int
+) -> tuple[int, str, int]:
+    """The episodes one training rank may run at once on this host: its share of a step's episodes
+    over `engines` generation engines, at most rollout.max_concurrent_episodes, fitted by
+    host_budget to `ram` / `disk` bytes (sandbox.host_resources) shared by `local_ranks` ranks.
+    Returns (episodes, the `[host]` line, the rank's own RAM budget in bytes: rank_budget_bytes)."""
+    per_rank = -(-cfg.tasks_per_step // engines) * cfg.grpo.group_size
+    episodes = min(cfg.rollout.max_concurrent_episodes, per_rank)
+    sb = cfg.sandbox
+    fits, line = host_budget(
+        episodes, sb.memory_mb, sb.storage_mb, local_ranks, ram, disk, cfg.rank_memory_mb
+    )
+    return fits, line, rank_budget_bytes(ram, local_ranks, fits, sb.memory_mb)
+
+
+def engine_memory_report(cfg: TrainConfig, model_dir: Path, world: int, device_bytes: int) -> str:
+    """check_memory_budget of this node's vLLM engines on devices of `device_bytes` bytes,
+    from model_dir's config.json: the resolved folder (weights.resolve_model_dir), since a
+    built-in name such as 'default' is no folder. Raises ConfigError when it cannot fit."""
+    hf = json.loads((Path(model_dir) / "config.json").read_text())
+    return check_memory_budget(cfg, hf, world, device_bytes)

@@ -94,6 +94,16 @@ def smol(smol_dir):
 
 
 @pytest.fixture(scope="module")
+def tasks():
+    """The starter tasks the rollout, engine and evaluation tests use (rollout_helpers.USED), by id."""
+    from rollout_helpers import TASKS, USED
+
+    from tasks import load_tasks
+
+    return {i: load_tasks(os.path.join(TASKS, i))[0] for i in USED}
+
+
+@pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
     """A tiny random Qwen3 HF folder (hf.weights.save_tiny_random, seed 0)."""
     from hf import weights

@@ -146,10 +146,18 @@ def test_template_check_catches_a_renamed_copy(tasks):
     assert _same_template(_template_words(first), _template_words(copy))
 
 
-def test_readme_lists_the_counts(tasks):
-    assert stats_table(tasks) in (ROOT / "README.md").read_text(), (
-        "update README's table: python -m tasks stats"
+def test_readme_states_the_dataset_counts(tasks):
+    by = Counter(t.difficulty for t in tasks)
+    said = (
+        f"{len(tasks)} tasks ({by['easy']} easy, {by['medium']} medium, {by['hard']} hard, "
+        f"{by['extremely_hard']} extremely hard, in the {len({t.category for t in tasks})} categories"
     )
+    assert (
+        said == "348 tasks (82 easy, 132 medium, 104 hard, 30 extremely hard, in the 11 categories"
+    )
+    readme = " ".join((ROOT / "README.md").read_text().split())  # the line wraps anywhere
+    assert said in readme, "update README's counts: python -m tasks stats"
+    assert "| **total** | **82** | **132** | **104** | **30** | **348** |" in stats_table(tasks)
 
 
 def _sample_seed() -> int:

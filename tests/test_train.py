@@ -24,6 +24,7 @@ import rollout
 import train
 from bookkeeping import checkpoints, logs
 from hf import weights
+from sandboxing import admission
 from tasks.sampler import TaskSampler
 
 # -----------------------------------------------------------------------------
@@ -775,134 +776,7 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
 
 def test_the_vllm_memory_report_reads_the_resolved_default_model_not_a_folder_named_default():
     cfg = configs.parse_cli(["--policy.path", "default"])
-    report = train.engine_memory_report(
+    report = admission.engine_memory_report(
         cfg, Path(weights.resolve_model_dir(cfg.policy.path)), 2, 80 * 2**30
     )
     assert "fp32 master weights 4P/W" in report and "engine weights 2P/tp (tp=1)" in report
-
-
-# -----------------------------------------------------------------------------
-# rollouts overlapped with training (max_off_policy_steps, learner/pipeline.py; issue 28)
-
-
-def test_staleness_is_the_version_gap_and_an_older_sample_is_refused():
-    s = [learner.packing.Sample([1, 2], [0, 1], [0.0, -1.0], 1.0, policy_version=v) for v in (3, 4)]
-    assert learner.pipeline.staleness(s, 4, 1) == {"staleness_mean": 0.5, "staleness_max": 1.0}
-    assert learner.pipeline.staleness([], 4, 0) == {"staleness_mean": 0.0, "staleness_max": 0.0}
-    with pytest.raises(RuntimeError, match="staleness 2 .* max_off_policy_steps = 1"):
-        learner.pipeline.staleness(s, 5, 1)
-
-
-def test_tis_is_switched_on_for_stale_samples_only_when_the_config_has_it_off():
-    off = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=0.0))
-    assert learner.pipeline.loss_config(off, stale=False) is off
-    assert learner.pipeline.loss_config(off, stale=True).grpo.tis_cap == 2.0
-    assert off.grpo.tis_cap == 0.0  # the run's config is left as it was
-    on = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=3.0))
-    assert learner.pipeline.loss_config(on, stale=True).grpo.tis_cap == 3.0
-
-
-def _stale_tis_worker(rank, world_size, store, model_dir, out_path):
-    mesh = _init(rank, world_size, store)
-    policy = _policy(model_dir, mesh)
-    cfg = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=0.0), lr=1e-4)
-    samples = _samples(policy.config.vocab_size)[:2]
-    # the engine's log-probs: the learner's own minus log 1.5, so pi_old / pi_engine = 1.5 exactly
-    for s in samples:
-        mb = learner.packing.collate([s])
-        with torch.no_grad():
-            lp, _ = learner.update.forward_logprobs(policy, mb, cfg.rollout.temperature)
-        row = lp[0].tolist()
-        s.logprobs = [0.0] + [(x - math.log(1.5)) * m for x, m in zip(row, s.loss_mask[1:])]
-    out = {}
-    for stale in (False, True):
-        optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
-        step_cfg = learner.pipeline.loss_config(cfg, stale)
-        out[stale] = learner.update.update(
-            policy, optimizer, scheduler, samples, step_cfg, torch.device("cpu")
-        )
-        if not stale:  # restore the weights the engine log-probs were taken from
-            policy = _policy(model_dir, mesh)
-    torch.save(out, out_path)
-    dist.destroy_process_group()
-
-
-@pytest.mark.model_run
-def test_a_stale_rollout_is_trained_with_tis_weights_at_the_default_cap(tiny_model, tmp_path):
-    _spawn(_stale_tis_worker, 1, str(tiny_model), tmp_path / "tis.pt")
-    out = torch.load(tmp_path / "tis.pt")
-    assert "tis_weight_mean" not in out[False]  # on-policy with tis_cap 0: no TIS
-    assert out[True]["tis_weight_mean"] == pytest.approx(1.5, rel=1e-4)
-    assert out[True]["tis_clip_frac"] == 0.0
-    assert out[True]["engine_kl"] == pytest.approx(0.5 - math.log(1.5), rel=1e-3)
-    # the weights scale the policy gradient: 1.5x the on-policy loss of the same samples
-    assert out[True]["pg_loss"] == pytest.approx(1.5 * out[False]["pg_loss"], rel=1e-4)
-
-
-@pytest.mark.model_run
-@pytest.mark.docker
-def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every_rollout(
-    tiny_model, tmp_path
-):
-    out = tmp_path / "run"
-    proc, log_path = _torchrun(
-        out, tiny_model, "--steps", "3", "--max-off-policy-steps", "1", "--grpo.tis-cap", "0"
-    )
-    assert proc.wait(timeout=400) == 0, log_path.read_text()[-4000:]
-    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in records] == [1, 2, 3]
-    # step 1 trains on the first rollout (version 0) before any update; later ones lag by one
-    assert [(r["staleness_mean"], r["staleness_max"]) for r in records] == [
-        (0.0, 0.0),
-        (1.0, 1.0),
-        (1.0, 1.0),
-    ]
-    # TIS (tis_cap 0 in the config) comes on at the default cap 2 exactly when versions differ
-    assert "tis_weight_mean" not in records[0]
-    for r in records[1:]:
-        assert 0.0 < r["tis_weight_mean"] <= 2.0 and r["engine_kl"] >= 0.0
-    for r in records:
-        assert r["episodes"] == 4 and r["episodes_failed"] == 0 and r["skipped_update"] == 0.0
-        assert r["num_tokens"] == r["generated_tokens"] > 0
-    for step, version in ((1, 0), (2, 0), (3, 1)):
-        for rank in (0, 1):
-            path = out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl"
-            assert [json.loads(x)["policy_version"] for x in path.read_text().splitlines()] == [
-                version
-            ] * 2
-    assert (out / "checkpoints" / "step_000003" / "COMPLETE").read_text() == "3\n"
-    assert _containers_of(_run_ids(log_path.read_text())) == []
-
-
-@pytest.mark.model_run
-@pytest.mark.docker
-def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoints_it(
-    tiny_model, tmp_path
-):
-    import signal
-    import subprocess
-    import time
-
-    out = tmp_path / "run"
-    proc, log_path = _torchrun(
-        out, tiny_model, "--steps", "3", "--save-every", "10", "--max-off-policy-steps", "1"
-    )
-    deadline = time.monotonic() + 300
-    while "step 1/3 | reward" not in log_path.read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
-        time.sleep(0.5)
-    # to the workers themselves: torchrun's own forwarding kills them 30 s later, and an update
-    # in flight plus closing sandboxes may take longer on a loaded machine
-    workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
-    for pid in workers.stdout.split():
-        os.kill(int(pid), signal.SIGTERM)
-    assert proc.wait(timeout=600) != 0
-    log = log_path.read_text()
-    assert log.count("SIGTERM: stopping at the end of this step") == 2
-    done = log.count("/3 | reward")  # 2 when the signal landed beside step 2's update
-    assert done in (1, 2) and "step 3/3" not in log
-    assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
-    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in records] == list(range(1, done + 1))
-    assert (out / "hf" / "config.json").exists()
-    assert _containers_of(_run_ids(log)) == []
