@@ -3,7 +3,7 @@
 The server is `transformers serve` (pip transformers[serving]) on 127.0.0.1, serving the embedded SmolLM2-135M
 on the CPU: chat completions work; /v1/completions takes text prompts only (no token ids, no log-probs), and
 any field outside the OpenAI API (top_k, stop_token_ids, ...) is refused with HTTP 422. The scripted
-server in test_rollout.py covers the vLLM-style replies (token ids, log-probs) and malformed ones.
+server in test_evaluate.py covers the vLLM-style replies (token ids, log-probs) and malformed ones.
 """
 
 import asyncio
