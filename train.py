@@ -215,6 +215,8 @@ def _build(run: Run, local_rank: int) -> None:
     run.engine = engines.build_engine(
         cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank // run.tp, run.tp_group
     )
+    if cfg.max_off_policy_steps and hasattr(run.engine, "drop_weights_on_sleep"):
+        run.engine.drop_weights_on_sleep = False  # overlapped, a rollout may start before a sync
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world

@@ -55,6 +55,7 @@ RESUME_MAY_DIFFER = (
     "sandbox.build_network",
     "rollout.max_concurrent_episodes",
     "reward.judge_cache_dir",
+    "reward.judge_backends",  # endpoints move (a restarted server has a new port)
 )
 _STEP_DIR = re.compile(r"step_\d{6,}")
 

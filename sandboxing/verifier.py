@@ -463,6 +463,9 @@ def run_tests_blocking(
         name,
         labels,
         limits,
+        # a volume, not a tmpfs: a report too big for the boot's output is read from the stopped
+        # container, and the engine's archive API does not see into a tmpfs
+        private="volume",
         disk_budget=disk_budget,
         cleanup=cleanup,
         network_mode=network_mode,
@@ -557,7 +560,7 @@ def _take_report(api, vid: str, out: str, rc: int) -> tuple[bytes, str]:
         )
     out, block = out[: m.start()], m.group(1)
     if block == "missing":
-        raise VerifyError(f"pytest wrote no JUnit report at {REPORT}")
+        raise VerifyError(f"pytest wrote no JUnit report at {REPORT}; output tail:\n{out[-2000:]}")
     if block == "file":
         api.kill(vid)  # nothing may touch the report while it is read
         return read_report(api, vid), out

@@ -488,7 +488,7 @@ class _SyntheticTraj:
     torch RNG, so resuming is exact only if the RNG state is restored too."""
 
     def __init__(self, task_index, ids, reward):
-        self.reward, self.truncated = reward, False
+        self.reward, self.truncated, self.policy_version = reward, False, 0
         n = len(ids)
         self.token_ids, self.loss_mask = ids, [0, 0] + [1] * (n - 2)
         self.logprobs = [0.0, 0.0] + [-10.8 - 0.1 * task_index] * (n - 2)
