@@ -578,8 +578,8 @@ def test_reap_removes_what_a_harness_killed_mid_verification_left(docker_client,
     p, run_id, cid = start_child("verify", str(tmp_path / "tests"))
     try:
         deadline = time.monotonic() + 120
-        # the sandbox, the verifier container with its tests volume (its own dir: a tmpfs), the snapshot
-        while things_of(docker_client, run_id) != {"containers": 2, "volumes": 1, "images": 1}:
+        # the sandbox, the verifier container with its tests and private volumes, the snapshot
+        while things_of(docker_client, run_id) != {"containers": 2, "volumes": 2, "images": 1}:
             assert time.monotonic() < deadline, things_of(docker_client, run_id)
             time.sleep(0.5)
     finally:

@@ -1,6 +1,7 @@
 """train.py and learner/: sampler, schedule, packing, global loss normalisation over micro-batches and ranks (real
 FSDP2 on gloo, spawned processes on 127.0.0.1), exact resume from a DCP checkpoint, and logs."""
 
+import dataclasses
 import json
 import math
 import os
@@ -544,6 +545,8 @@ def _resume_worker(
             scheduler,
             sampler,
             step,
+            "resume-test",
+            dataclasses.asdict(cfg),
         )
     params = {n: p.full_tensor().detach().clone() for n, p in policy.named_parameters()}
     if rank == 0:
