@@ -478,9 +478,12 @@ async def run_episode(
     reward_cfg: RewardConfig | None = None,
     seed: int | None = None,
     oracle: bool = False,
+    on_acted=None,
 ) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
     it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
+    on_acted: optional callback, called once when the agent stops acting (its last generate call
+    is over), before verification; also when the episode failed or was cancelled earlier.
 
     Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
     Never raises for a failed episode: the trajectory's error is set (docker errors, image build
@@ -495,6 +498,13 @@ async def run_episode(
     traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
     t_start = time.monotonic()
     sb, host, error = None, None, None
+    once = [on_acted]
+
+    def acted() -> None:  # once per episode, whichever way it stops acting
+        callback, once[0] = once[0], None
+        if callback is not None:
+            callback()
+
     try:
         traj.docker_host = host = await hosts.acquire()
         image = image.get(host) if isinstance(image, dict) else image
@@ -503,7 +513,10 @@ async def run_episode(
         deadline = time.monotonic() + timeout_s
         limits = (sandbox_cfg.exec_timeout_s, sandbox_cfg.output_limit_bytes)
         ep = _Episode(task, sb, cfg, chat, deadline, *limits)
-        await _act(traj, ep, engine, seed, oracle, timeout_s)
+        try:
+            await _act(traj, ep, engine, seed, oracle, timeout_s)
+        finally:  # acted, failed or cancelled: this episode asks the engine for nothing more
+            acted()
         traj.timings["agent_s"] = time.monotonic() - t_start
         report = await _verify(traj, task, sb)
         await _score(traj, task, sb, report, judge, oracle)
@@ -513,6 +526,7 @@ async def run_episode(
         traj.stop_reason = traj.stop_reason or "error"
         traj.reward = None
     finally:
+        acted()  # the sandbox never started: the episode never acted
         if sb is not None:
             await asyncio.shield(sb.close())
         if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
@@ -640,6 +654,7 @@ async def run_episodes(
     oracle: bool = False,
     progress: bool = True,
     on_trajectory=None,
+    on_generation_end=None,
 ) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
@@ -650,7 +665,11 @@ async def run_episodes(
     of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
     on_trajectory: optional callback per trajectory (e.g. to stream JSONL), called when its group
     is scored. Progress line on stderr: episodes done, mean reward of the scored groups,
-    generated tokens/s.
+    generated tokens/s. on_generation_end: optional callback, called once in the event loop when
+    every episode has stopped acting (the engine gets no more generate calls from this rollout)
+    while verifications and the judge may still run; train.py puts the engine to sleep and starts
+    an overlapped update there (learner/pipeline.py). Not called when the rollout is cancelled
+    before every episode acted.
     """
 
     if n_per_task < 1:
@@ -664,6 +683,12 @@ async def run_episodes(
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
     args = (sandbox_cfg, run_id, judge, reward_cfg)
+    acting = [len(tasks) * n_per_task]  # episodes that may still call the engine
+
+    def acted() -> None:
+        acting[0] -= 1
+        if acting[0] == 0 and on_generation_end is not None:
+            on_generation_end()
 
     async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
@@ -671,7 +696,11 @@ async def run_episodes(
         if traj is None:
             async with sem:
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                traj = await run_episode(task, engine, chat, cfg, j, image, *args, s, oracle)
+                traj = await run_episode(
+                    task, engine, chat, cfg, j, image, *args, s, oracle, on_acted=acted
+                )
+        else:  # its image failed to build: it never acts
+            acted()
         bar.episode_done(traj)
         return traj
 

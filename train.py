@@ -18,8 +18,9 @@ One step on each rank (DESIGN.md):
      number of loss tokens (or sequences) summed over all micro-batches of all ranks, gradients
      summed over ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping;
   6. log one line, metrics.jsonl, trajectories; checkpoint every save_every steps.
-With max_off_policy_steps >= 1, steps 4-5 on one rollout run in a worker thread beside step 3 of
-the next (learner/pipeline.py: samples one optimizer step old, TIS on them).
+With max_off_policy_steps >= 1, steps 4-5 on one rollout run in a worker thread from the end of
+the next rollout's generation, beside its verifications and judge calls (learner/pipeline.py:
+samples one optimizer step old, TIS on them).
 
 The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
 rank also owns one generation engine with a full copy of the weights.
@@ -215,8 +216,6 @@ def _build(run: Run, local_rank: int) -> None:
     run.engine = engines.build_engine(
         cfg.policy, run.model_dir, run.tokenizer, device, cfg.seed + rank // run.tp, run.tp_group
     )
-    if cfg.max_off_policy_steps and hasattr(run.engine, "drop_weights_on_sleep"):
-        run.engine.drop_weights_on_sleep = False  # overlapped, a rollout may start before a sync
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
@@ -263,16 +262,29 @@ def resume(run: Run) -> None:
 # the parts of one step
 
 
-def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, float]:
+def roll_out(
+    run: Run, indices: list[int], on_generation_end=None
+) -> tuple[list[rollout.Group] | None, float]:
     """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes),
     engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
     scored. A stop signal cancels the episodes (their sandboxes close; this run's leftovers are
     reaped): then None. Returns (this rank's groups, seconds); with tensor parallelism the
     leader's groups are shared out (engines.split_for_tp). Each trajectory records the policy
-    version the engine holds (run.step: the loop syncs before each rollout)."""
+    version the engine holds (run.step: the loop syncs before each rollout).
+    on_generation_end: called (in the event loop) once every episode stopped acting, after the
+    engine went to sleep: the overlapped loop starts the update there, beside the rollout's
+    verifications and judge calls, so engine and learner never compute at once."""
     cfg, step, version = run.cfg, run.rollouts, run.step  # the engine holds policy `version`
     t0 = time.perf_counter()
     run.engine.wake_up()
+    asleep = []
+
+    def generation_end() -> None:
+        run.engine.sleep()
+        release_free_memory()  # the KV cache and packed weights the engine freed
+        asleep.append(True)
+        on_generation_end()
+
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
 
@@ -298,6 +310,7 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
                 seed=seed,
                 progress=run.rank == 0,
                 on_trajectory=write,
+                on_generation_end=generation_end if on_generation_end else None,
             )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
@@ -310,8 +323,9 @@ def roll_out(run: Run, indices: list[int]) -> tuple[list[rollout.Group] | None, 
             sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
         finally:
             run.stop.cancel_on_signal(run.loop, None)
-    run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
-    release_free_memory()  # the KV cache and packed weights the engine freed
+    if not asleep:
+        run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
+        release_free_memory()
     return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
 
 
@@ -480,26 +494,35 @@ def main(argv: list[str] | None = None) -> int:
     run = setup(cfg, tasks, start)
     learner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="learner")
     pending = None  # max_off_policy_steps >= 1: the rollout the learner trains on beside the next
+    training = None
+
+    def start_update() -> None:  # 5 (overlap). the update on the previous rollout, once
+        nonlocal training
+        if pending is not None and training is None:
+            training = learner.submit(train_on, run, pending)
+
     try:
         run.t_logged = time.perf_counter()
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
+            training = None
             if more := run.rollouts < cfg.steps:  # the last iteration of an overlap only trains
                 # 1. this rank's tasks of the step
                 indices = run.sampler.next_batch()
-                # 2. the engine gets the policy's weights (after every update)
-                sync_s = (
-                    sync_weights(run.policy, run.engine, run.engine_dtype) if run.stale else 0.0
-                )
+                # 2. the engine gets the policy's weights (after every update; after a sleep
+                # that dropped them)
+                sync = run.stale or run.engine.weights_dropped
+                sync_s = sync_weights(run.policy, run.engine, run.engine_dtype) if sync else 0.0
                 run.stale = False
-            # 5 (overlap). the update on the previous rollout, in the learner thread beside this one
-            training = learner.submit(train_on, run, pending) if pending else None
-            if more:
-                # 3. group_size episodes per task in containers; tests, judge, group rewards
+                # 3. group_size episodes per task in containers; tests, judge, group rewards;
+                # overlapped, the update on the previous rollout starts once this one's
+                # generation ended, beside its verifications and judge calls
                 version = run.step
-                groups, rollout_s = roll_out(run, indices)
+                hook = start_update if cfg.max_off_policy_steps else None
+                groups, rollout_s = roll_out(run, indices, hook)
                 run.rollouts += 1
                 indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave
                 ro = Rollout(indices, groups, rollout_s, sync_s, version)
+            start_update()  # the last iteration only trains; a cancelled rollout never ended
             if training is not None:  # 6. log one line; 7. checkpoint
                 record(run, pending, *training.result())
                 pending = None

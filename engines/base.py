@@ -72,6 +72,12 @@ class Engine:
     def wake_up(self) -> None:
         """Undo sleep() before the next rollout."""
 
+    @property
+    def weights_dropped(self) -> bool:
+        """Whether sleep() discarded the weights, so the next wake_up needs load_weights first
+        (train.py then syncs even when the policy did not change)."""
+        return False
+
     async def probe(self) -> str | None:
         """Check once, before any episode, that the engine can serve its mode; returns a line to log (None:
         nothing to say). Raises ValueError naming what is missing (OpenAIEngine: the server's capabilities)."""

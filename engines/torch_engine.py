@@ -357,12 +357,16 @@ class TorchEngine(Engine):
         self._active.clear()
         decode.free_cache(self.model)
         self._slot_tokens = [[] for _ in range(self.max_batch)]
-        if self.drop_weights_on_sleep:
+        if self.drop_weights_on_sleep and not self._dropped:  # a second sleep keeps the shapes
             for block in self.model.model.layers:  # the fused tensors the linears are views of
                 block.self_attn.qkv_weight = block.mlp.gate_up_weight = None
             for p in self.model.parameters():  # a tied lm_head is embed_tokens' parameter
                 self._dropped[id(p)] = p.shape
                 p.data = torch.empty(0, dtype=p.dtype, device=p.device)
+
+    @property
+    def weights_dropped(self) -> bool:
+        return bool(self._dropped)
 
     def wake_up(self) -> None:
         """Allocate the KV cache again after sleep (decode.setup_cache); packed copies are built on

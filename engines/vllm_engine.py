@@ -462,6 +462,10 @@ class VLLMEngine(Engine):
         states = self.engine.output_processor.request_states.values()
         return sorted({getattr(s, "external_req_id", None) or s.request_id for s in states})
 
+    @property
+    def weights_dropped(self) -> bool:
+        return self._weights_discarded
+
     def wake_up(self) -> None:
         """Wake the weights (if load_weights has not) and then the KV cache. Raises RuntimeError after a
         level-2 sleep without load_weights: the weights were discarded."""

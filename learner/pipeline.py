@@ -1,15 +1,19 @@
 """Rollouts overlapped with training (TrainConfig.max_off_policy_steps, issue 28).
 
 With max_off_policy_steps = 0 a step is synchronous: roll out with the current policy, then train
-on it. With k >= 1 the update on rollout N's samples runs in a worker thread (`Learner`) while the
-event loop runs rollout N+1's episodes (generation, sandbox starts, verification, judge) on the
-engine's own copy of the weights; the engine gets the new weights between the two (train.py's
-loop). The pipeline is one rollout deep, so a sample is at most 1 <= k optimizer steps old
-(prime-rl's and verl's one-step off-policy schedule; AReaL-style decoupled loss):
+on it. With k >= 1 the update on rollout N's samples runs in a worker thread (train.py's `learner`)
+from the moment rollout N+1's generation ends (every episode stopped acting, the engine asleep:
+rollout.run_episodes' on_generation_end) while the event loop finishes rollout N+1's
+verifications and judge calls; the engine gets the new weights before rollout N+2. Engine and
+learner never compute at once: on a CPU rank they share the cores, and running both side by side
+was slower than one after the other (BENCHMARKS.md); what overlaps is the container and judge
+work with the update. The pipeline is one rollout deep, so a sample is at most 1 <= k optimizer
+steps old (prime-rl's and verl's one-step off-policy schedule; AReaL-style decoupled loss):
 
     iteration:   0        1                2                ...  steps
     rollout:     R0 (v0)  R1 (v0)          R2 (v1)               -
     update:      -        U(R0) -> v1      U(R1) -> v2           U(R_{steps-1})
+                          (from R1's generation end, beside R1's verification tail)
 
 Each sample carries the policy version it was generated with (`Sample.policy_version`,
 `Trajectory.policy_version`: optimizer steps done when its rollout started); staleness = the

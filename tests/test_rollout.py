@@ -104,6 +104,28 @@ def test_a_note_to_the_grader_earns_nothing_on_an_unsolved_episode(tok, tasks, t
 
 
 @pytest.mark.docker
+def test_generation_end_is_announced_once_after_the_last_generate_and_before_scoring(tok, tasks):
+    # train.py's overlapped loop starts the update there: the engine must get no call after it,
+    # while the last episode's verification (and so its group's scoring) is still to come
+    eng = E.ScriptedEngine(tok, ["```bash\necho hello > hello.txt\n```", "DONE"])
+    seen, scored = [], []
+
+    def generation_end():
+        seen.append((eng.calls, len(scored)))
+
+    trajs = run(
+        [tasks["write-hello-file"]],
+        eng,
+        tok,
+        n=3,
+        on_generation_end=generation_end,
+        on_trajectory=scored.append,
+    )
+    assert [t.reward for t in trajs] == [1.0, 1.0, 1.0]
+    assert eng.calls == 6 and seen == [(6, 0)] and len(scored) == 3
+
+
+@pytest.mark.docker
 def test_a_verification_past_the_verifiers_wall_clock_is_an_error_masked_not_a_0(tok, tasks):
     # a solved task; a wall clock of 1 ms stands for a machine too slow to verify in time
     script = ["```bash\necho hello > hello.txt\n```", "DONE"]
