@@ -264,11 +264,12 @@ def resume(run: Run) -> None:
 
 def roll_out(
     run: Run, indices: list[int], on_generation_end=None
-) -> tuple[list[rollout.Group] | None, float]:
+) -> tuple[list[rollout.Group] | None, float, float]:
     """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes),
     engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
     scored. A stop signal cancels the episodes (their sandboxes close; this run's leftovers are
-    reaped): then None. Returns (this rank's groups, seconds); with tensor parallelism the
+    reaped): then None. Returns (this rank's groups, seconds, seconds until the last episode
+    stopped acting: the rest is the verification and judge tail); with tensor parallelism the
     leader's groups are shared out (engines.split_for_tp). Each trajectory records the policy
     version the engine holds (run.step: the loop syncs before each rollout).
     on_generation_end: called (in the event loop) once every episode stopped acting, after the
@@ -277,13 +278,14 @@ def roll_out(
     cfg, step, version = run.cfg, run.rollouts, run.step  # the engine holds policy `version`
     t0 = time.perf_counter()
     run.engine.wake_up()
-    asleep = []
+    generated = []  # seconds until the last episode stopped acting
 
     def generation_end() -> None:
-        run.engine.sleep()
-        release_free_memory()  # the KV cache and packed weights the engine freed
-        asleep.append(True)
-        on_generation_end()
+        generated.append(time.perf_counter() - t0)
+        if on_generation_end is not None:
+            run.engine.sleep()
+            release_free_memory()  # the KV cache and packed weights the engine freed
+            on_generation_end()
 
     path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
     with open(path, "w") as traj_file:
@@ -310,7 +312,7 @@ def roll_out(
                 seed=seed,
                 progress=run.rank == 0,
                 on_trajectory=write,
-                on_generation_end=generation_end if on_generation_end else None,
+                on_generation_end=generation_end,
             )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
@@ -323,10 +325,12 @@ def roll_out(
             sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
         finally:
             run.stop.cancel_on_signal(run.loop, None)
-    if not asleep:
+    if not generated or on_generation_end is None:
         run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
         release_free_memory()
-    return engines.split_for_tp(groups, run.tp, run.tp_group), time.perf_counter() - t0
+    seconds = time.perf_counter() - t0
+    groups = engines.split_for_tp(groups, run.tp, run.tp_group)
+    return groups, seconds, generated[0] if generated else seconds
 
 
 def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float] | None:
@@ -362,7 +366,9 @@ def record(run: Run, ro: Rollout, counts: dict, metrics: dict, train_s: float) -
         ro.indices, ro.groups, counts, judge, run.sampler, run.world
     )
     now = time.perf_counter()
-    times = dict(rollout_s=ro.rollout_s, train_s=train_s, sync_s=ro.sync_s)
+    times = dict(
+        rollout_s=ro.rollout_s, generate_s=ro.generate_s, train_s=train_s, sync_s=ro.sync_s
+    )
     times["step_s"], run.t_logged = now - run.t_logged, now
     log_step(run, episodes, counts, judge_metrics, metrics, times)
     checkpoint(run, due=run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps)
@@ -518,10 +524,10 @@ def main(argv: list[str] | None = None) -> int:
                 # generation ended, beside its verifications and judge calls
                 version = run.step
                 hook = start_update if cfg.max_off_policy_steps else None
-                groups, rollout_s = roll_out(run, indices, hook)
+                groups, rollout_s, generate_s = roll_out(run, indices, hook)
                 run.rollouts += 1
                 indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave
-                ro = Rollout(indices, groups, rollout_s, sync_s, version)
+                ro = Rollout(indices, groups, rollout_s, sync_s, version, generate_s)
             start_update()  # the last iteration only trains; a cancelled rollout never ended
             if training is not None:  # 6. log one line; 7. checkpoint
                 record(run, pending, *training.result())

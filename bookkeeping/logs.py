@@ -24,7 +24,8 @@ def format_step_line(step: int, steps: int, m: dict) -> str:
     return (
         f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
         f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
-        f"| rollout {m['rollout_s']:.1f}s verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
+        f"| rollout {m['rollout_s']:.1f}s (generate {m.get('generate_s', m['rollout_s']):.1f}s) "
+        f"verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
         f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s{rss}"
     )
 

@@ -47,14 +47,17 @@ STALE_TIS_CAP = 2.0  # TIS cap for off-policy samples when grpo.tis_cap = 0 (off
 @dataclass
 class Rollout:
     """One step's rollout on this rank as the learner takes it: the indices of this rank's tasks,
-    their groups (rollout.Group), seconds of the rollout and of the weight sync before it, and
-    the policy version the engine held (optimizer steps done)."""
+    their groups (rollout.Group), seconds of the rollout and of the weight sync before it, the
+    policy version the engine held (optimizer steps done), and seconds of the rollout until its
+    last episode stopped acting (the rest, rollout_s - generate_s, is the verification and judge
+    tail the overlapped update hides)."""
 
     indices: list[int]
     groups: list
     rollout_s: float
     sync_s: float
     version: int
+    generate_s: float = 0.0
 
 
 def staleness(
