@@ -479,11 +479,14 @@ async def run_episode(
     seed: int | None = None,
     oracle: bool = False,
     on_acted=None,
+    ahead: asyncio.Future | None = None,
 ) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
     it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
     on_acted: optional callback, called once when the agent stops acting (its last generate call
     is over), before verification; also when the episode failed or was cancelled earlier.
+    ahead: the episode's sandbox started before the rollout (`start_ahead`): a future of
+    (engine url, sandbox, start seconds) taking the place of acquire and start here.
 
     Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
     Never raises for a failed episode: the trajectory's error is set (docker errors, image build
@@ -506,9 +509,13 @@ async def run_episode(
             callback()
 
     try:
-        traj.docker_host = host = await hosts.acquire()
-        image = image.get(host) if isinstance(image, dict) else image
-        sb = await _start(task, host, image, sandbox_cfg, run_id, traj)
+        if ahead is not None:
+            host, sb, traj.timings["start_s"] = await ahead
+            traj.docker_host = host
+        else:
+            traj.docker_host = host = await hosts.acquire()
+            image = image.get(host) if isinstance(image, dict) else image
+            sb = await _start(task, host, image, sandbox_cfg, run_id, traj)
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         deadline = time.monotonic() + timeout_s
         limits = (sandbox_cfg.exec_timeout_s, sandbox_cfg.output_limit_bytes)
@@ -598,6 +605,35 @@ async def _build_images(tasks: list, sandbox_cfg: SandboxConfig) -> dict[str, di
     return images
 
 
+async def start_ahead(
+    tasks: list, n_per_task: int, cfg: RolloutConfig, sandbox_cfg: SandboxConfig, run_id
+) -> dict[tuple[int, int], asyncio.Task]:
+    """Start the sandboxes of a rollout's first cfg.max_concurrent_episodes episodes before it
+    (train.py's overlapped loop: while the learner trains), for run_episodes(tasks, ...,
+    ahead=<a future of this>). Returns (task index, group index) -> a task resolving to (engine
+    url, sandbox, start seconds). Raises nothing itself: a failed start (its engine slot given
+    back) is that episode's error when it runs; a task whose image failed gets none."""
+    images = await _build_images(tasks, sandbox_cfg)
+
+    async def one(task, image: dict):
+        host = await hosts.acquire()
+        traj = Trajectory(task.id, 0)
+        try:
+            sb = await _start(task, host, image.get(host), sandbox_cfg, run_id, traj)
+        except BaseException as e:  # the slot goes back; the episode reports the error
+            err = e if isinstance(e, Exception) else None
+            await asyncio.shield(asyncio.to_thread(hosts.release, host, err))
+            raise
+        return host, sb, traj.timings["start_s"]
+
+    keys = [(i, j) for i, t in enumerate(tasks) for j in range(n_per_task)]
+    return {
+        (i, j): asyncio.ensure_future(one(tasks[i], images[tasks[i].id]))
+        for i, j in keys[: cfg.max_concurrent_episodes]
+        if _build_failed(tasks[i], j, images[tasks[i].id]) is None
+    }
+
+
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:
     """Episode j's failed trajectory when task's image failed to build on every engine (one error
     per episode), else None."""
@@ -655,6 +691,7 @@ async def run_episodes(
     progress: bool = True,
     on_trajectory=None,
     on_generation_end=None,
+    ahead: asyncio.Future | None = None,
 ) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
@@ -665,13 +702,11 @@ async def run_episodes(
     of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
     on_trajectory: optional callback per trajectory (e.g. to stream JSONL), called when its group
     is scored. Progress line on stderr: episodes done, mean reward of the scored groups,
-    generated tokens/s. on_generation_end: optional callback, called once in the event loop when
-    every episode has stopped acting (the engine gets no more generate calls from this rollout)
-    while verifications and the judge may still run; train.py puts the engine to sleep and starts
-    an overlapped update there (learner/pipeline.py). Not called when the rollout is cancelled
-    before every episode acted.
+    generated tokens/s. on_generation_end: called once (in the event loop) when every episode
+    stopped acting, verifications and judge maybe still running (train.py's overlapped update
+    starts there); not when cancelled before. ahead: a future of `start_ahead(tasks, ...)`'s
+    sandboxes (started while the learner trained), taken instead of starting their own.
     """
-
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
     if engine is None and not oracle:
@@ -679,6 +714,7 @@ async def run_episodes(
     sandbox_cfg = sandbox_cfg or SandboxConfig()
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
+    started = await ahead if ahead is not None else {}
     images = await _build_images(tasks, sandbox_cfg)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
@@ -696,9 +732,8 @@ async def run_episodes(
         if traj is None:
             async with sem:
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                traj = await run_episode(
-                    task, engine, chat, cfg, j, image, *args, s, oracle, on_acted=acted
-                )
+                kw = dict(on_acted=acted, ahead=started.get((i, j)))
+                traj = await run_episode(task, engine, chat, cfg, j, image, *args, s, oracle, **kw)
         else:  # its image failed to build: it never acts
             acted()
         bar.episode_done(traj)

@@ -263,7 +263,7 @@ def resume(run: Run) -> None:
 
 
 def roll_out(
-    run: Run, indices: list[int], on_generation_end=None
+    run: Run, indices: list[int], on_generation_end=None, ahead=None
 ) -> tuple[list[rollout.Group] | None, float, float]:
     """Run group_size episodes of each task in `indices` on this rank (rollout.run_episodes),
     engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
@@ -274,7 +274,8 @@ def roll_out(
     version the engine holds (run.step: the loop syncs before each rollout).
     on_generation_end: called (in the event loop) once every episode stopped acting, after the
     engine went to sleep: the overlapped loop starts the update there, beside the rollout's
-    verifications and judge calls, so engine and learner never compute at once."""
+    verifications and judge calls, so engine and learner never compute at once. ahead: the
+    sandboxes `start_ahead` started for these indices while the learner trained."""
     cfg, step, version = run.cfg, run.rollouts, run.step  # the engine holds policy `version`
     t0 = time.perf_counter()
     run.engine.wake_up()
@@ -313,6 +314,7 @@ def roll_out(
                 progress=run.rank == 0,
                 on_trajectory=write,
                 on_generation_end=generation_end,
+                ahead=ahead,
             )
         episodes = run.loop.create_task(job)
         run.stop.cancel_on_signal(run.loop, episodes)
@@ -331,6 +333,22 @@ def roll_out(
     seconds = time.perf_counter() - t0
     groups = engines.split_for_tp(groups, run.tp, run.tp_group)
     return groups, seconds, generated[0] if generated else seconds
+
+
+def start_ahead(run: Run, training: concurrent.futures.Future) -> tuple[list[int], asyncio.Task]:
+    """Overlapped: draw the next rollout's tasks and start their sandboxes (rollout.start_ahead)
+    in the event loop while the learner thread trains, until it is done. Returns the indices
+    and the task of their sandboxes, for roll_out; the update's errors surface at
+    training.result()."""
+    indices = run.sampler.next_batch()
+    tasks = [run.tasks[i] for i in indices]
+    job = rollout.start_ahead(
+        tasks, run.cfg.grpo.group_size, run.cfg.rollout, run.cfg.sandbox, sandbox.RUN_ID
+    )
+    ahead = run.loop.create_task(job)
+    done = asyncio.wrap_future(training, loop=run.loop)
+    run.loop.run_until_complete(asyncio.wait([done]))  # the sandboxes start meanwhile
+    return indices, ahead
 
 
 def train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float] | None:
@@ -501,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     learner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="learner")
     pending = None  # max_off_policy_steps >= 1: the rollout the learner trains on beside the next
     training = None
+    ahead = None  # (indices, task of their sandboxes) started while the learner trained
 
     def start_update() -> None:  # 5 (overlap). the update on the previous rollout, once
         nonlocal training
@@ -512,8 +531,9 @@ def main(argv: list[str] | None = None) -> int:
         while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
             training = None
             if more := run.rollouts < cfg.steps:  # the last iteration of an overlap only trains
-                # 1. this rank's tasks of the step
-                indices = run.sampler.next_batch()
+                # 1. this rank's tasks of the step (overlapped: drawn while the learner trained)
+                indices, started = ahead or (run.sampler.next_batch(), None)
+                ahead = None
                 # 2. the engine gets the policy's weights (after every update; after a sleep
                 # that dropped them)
                 sync = run.stale or run.engine.weights_dropped
@@ -524,11 +544,13 @@ def main(argv: list[str] | None = None) -> int:
                 # generation ended, beside its verifications and judge calls
                 version = run.step
                 hook = start_update if cfg.max_off_policy_steps else None
-                groups, rollout_s, generate_s = roll_out(run, indices, hook)
+                groups, rollout_s, generate_s = roll_out(run, indices, hook, started)
                 run.rollouts += 1
                 indices = indices[run.rank % run.tp :: run.tp]  # the groups split_for_tp gave
                 ro = Rollout(indices, groups, rollout_s, sync_s, version, generate_s)
             start_update()  # the last iteration only trains; a cancelled rollout never ended
+            if training is not None and run.rollouts < cfg.steps:
+                ahead = start_ahead(run, training)  # the next rollout's sandboxes, meanwhile
             if training is not None:  # 6. log one line; 7. checkpoint
                 record(run, pending, *training.result())
                 pending = None

@@ -27,8 +27,10 @@ Collectives: the worker thread issues the update's gloo/nccl collectives while t
 runs only the event loop, which issues none (tensor-parallel vLLM, whose followers' collectives
 would interleave with the learner's, is refused by configs.validate). Sync, gather, log and
 checkpoint run in the main thread after the update is joined, in the same order on every rank.
-Left as they are: the sampler's curriculum sees a rollout's groups one step later, and a
-checkpoint holds no rollout in flight (its tasks, already drawn, are not redrawn on resume).
+While the learner trains, the event loop also starts the next rollout's sandboxes
+(rollout.start_ahead), its tasks drawn then. Left as they are: the sampler's curriculum sees a
+rollout's groups one step later, and a checkpoint holds no rollout in flight (the tasks of the
+one or two rollouts drawn after it are not redrawn on resume).
 """
 
 import dataclasses

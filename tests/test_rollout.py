@@ -5,6 +5,7 @@ replays fixed text through that tokenizer.
 """
 
 import asyncio
+import os
 from dataclasses import replace
 
 import pytest
@@ -123,6 +124,30 @@ def test_generation_end_is_announced_once_after_the_last_generate_and_before_sco
     )
     assert [t.reward for t in trajs] == [1.0, 1.0, 1.0]
     assert eng.calls == 6 and seen == [(6, 0)] and len(scored) == 3
+
+
+@pytest.mark.docker
+def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(tok, tasks):
+    # train.py starts the next rollout's sandboxes while the learner trains (rollout.start_ahead)
+    eng = E.ScriptedEngine(tok, ["```bash\necho hello > hello.txt\n```", "DONE"])
+    cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-{os.getpid()}"
+    task = tasks["write-hello-file"]
+
+    async def main():
+        ahead = asyncio.ensure_future(R.start_ahead([task], 3, cfg, SandboxConfig(), run_id))
+        started = await ahead
+        boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
+        before = containers_of(run_id)
+        groups = await R.run_episodes(
+            [task], eng, tok, 3, cfg, run_id=run_id, ahead=ahead, progress=False
+        )
+        return sorted(started), boxes, before, groups
+
+    keys, boxes, before, [group] = asyncio.run(main())
+    assert keys == [(0, 0), (0, 1)]  # the third episode waits for a slot and starts its own
+    assert sorted(before) == sorted(sb.id[:12] for sb in boxes)
+    assert [t.reward for t in group.trajectories] == [1.0, 1.0, 1.0]
+    assert all(sb.closed for sb in boxes) and containers_of(run_id) == []
 
 
 @pytest.mark.docker
