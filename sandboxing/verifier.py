@@ -355,15 +355,6 @@ def _pytest_cmd(
     return pristine(tc, tc.python, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, json.dumps(cfg))
 
 
-def _tests_tar(tests_dir: Path) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for p in sorted(tests_dir.rglob("*")):
-            if "__pycache__" not in p.parts:
-                tar.add(p, arcname=p.relative_to(tests_dir).as_posix(), recursive=False)
-    return buf.getvalue()
-
-
 def _ini(tests_dir: Path) -> str:
     """The hidden tests' own pytest config file (as pytest would pick it in /tests), else the generated one."""
     for name, section in (
@@ -469,6 +460,7 @@ def run_tests_blocking(
         disk_budget=disk_budget,
         cleanup=cleanup,
         network_mode=network_mode,
+        tests_dir=tests_dir,
     ) as box:
         try:
             report = _verify_in(api, box, tests_dir, clocks, test_setup, tuple(agent_modules), t0)
@@ -502,7 +494,7 @@ def _verify_in(
     t0: float,
 ) -> TestReport:
     tc, env, output = box.tc, _env(box.tc), ""
-    why = start_box(api, box, [(TESTS, _tests_tar(tests_dir))])
+    why = start_box(api, box, [])
     if why is None and test_setup:
         if tc.shell is None:
             raise VerifyError("the task has a test_setup but its image has no bash or sh")
