@@ -20,10 +20,12 @@ tests themselves run (the program under test) and read (the agent's work) is the
 3. A FRESH verifier container from the snapshot (`verifier_container`, shared with harbor_verifier.py: no
    agent process alive; docker-init PID 1, same limits and no network as the sandbox, a disk watchdog) with:
    the toolchain volume read-only at /.termrl-toolchain; /dev/null over /etc/ld.so.preload and the pristine
-   nsswitch.conf over /etc/nsswitch.conf (read-only binds); the hidden tests in a new volume at /tests
-   (replaced, not merged; TEST_DIR=/tests); the report and the generated ini in a new tmpfs at
-   /.termrl-verify. A mount the engine cannot make over the agent's files (say /etc/nsswitch.conf turned
-   into a directory) is `tampered` (score 0).
+   nsswitch.conf over /etc/nsswitch.conf (read-only binds); the hidden tests read-only at /tests from the
+   volume they were written to once per content, run and process (`verifier_box.tests_volume`, reaped
+   with the run; replaced, not merged; TEST_DIR=/tests); the report and the generated ini in a new volume
+   at /.termrl-verify (a volume: a large report is read from the stopped container, and the engine's
+   archive API does not see into a tmpfs). A mount the engine cannot make over the agent's files (say
+   /etc/nsswitch.conf turned into a directory) is `tampered` (score 0).
 4. Environment fixed by the verifier (`_env`): PATH starts with the copy's python3/python, then the image's
    PATH; HOME, USER and LOGNAME set (getpass and expanduser need no NSS lookup); LANG/LC_ALL=C.UTF-8 with
    LOCPATH and GCONV_PATH in the copy; LD_LIBRARY_PATH the copy's library dirs; PYTHONNOUSERSITE=1,
