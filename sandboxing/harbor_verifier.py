@@ -28,8 +28,16 @@ import docker.errors
 import docker.types
 
 from sandboxing.toolchain import VerifyError, pristine
-from sandboxing.verifier import TestReport, _tests_tar
-from sandboxing.verifier_box import PRIVATE, TESTS, _env, _exec, start_box, verifier_container
+from sandboxing.verifier import TestReport
+from sandboxing.verifier_box import (
+    PRIVATE,
+    TESTS,
+    _env,
+    _exec,
+    start_box,
+    tests_tar,
+    verifier_container,
+)
 
 log = logging.getLogger("termrl.verifier")
 
@@ -133,7 +141,7 @@ def run_script_blocking(
             raise VerifyError(
                 f"verification of {name}: a Harbor test.sh needs bash or sh in the image"
             )
-        why = start_box(api, box, [(TESTS, _tests_tar(tests_dir)), (PRIVATE, _script_tar(script))])
+        why = start_box(api, box, [(TESTS, tests_tar(tests_dir)), (PRIVATE, _script_tar(script))])
         if why is not None:
             return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
         eid = api.exec_create(box.id, ["chmod", "0777", REWARD_DIR], user="root")["Id"]

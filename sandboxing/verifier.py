@@ -20,10 +20,12 @@ tests themselves run (the program under test) and read (the agent's work) is the
 3. A FRESH verifier container from the snapshot (`verifier_container`, shared with harbor_verifier.py: no
    agent process alive; docker-init PID 1, same limits and no network as the sandbox, a disk watchdog) with:
    the toolchain volume read-only at /.termrl-toolchain; /dev/null over /etc/ld.so.preload and the pristine
-   nsswitch.conf over /etc/nsswitch.conf (read-only binds); the hidden tests in a new volume at /tests
-   (replaced, not merged; TEST_DIR=/tests); the report and the generated ini in a new tmpfs at
-   /.termrl-verify. A mount the engine cannot make over the agent's files (say /etc/nsswitch.conf turned
-   into a directory) is `tampered` (score 0).
+   nsswitch.conf over /etc/nsswitch.conf (read-only binds); the hidden tests read-only at /tests from the
+   volume they were written to once per content, run and process (`verifier_box.tests_volume`, reaped
+   with the run; replaced, not merged; TEST_DIR=/tests); the report and the generated ini in a new volume
+   at /.termrl-verify (a volume: a large report is read from the stopped container, and the engine's
+   archive API does not see into a tmpfs). A mount the engine cannot make over the agent's files (say
+   /etc/nsswitch.conf turned into a directory) is `tampered` (score 0).
 4. Environment fixed by the verifier (`_env`): PATH starts with the copy's python3/python, then the image's
    PATH; HOME, USER and LOGNAME set (getpass and expanduser need no NSS lookup); LANG/LC_ALL=C.UTF-8 with
    LOCPATH and GCONV_PATH in the copy; LD_LIBRARY_PATH the copy's library dirs; PYTHONNOUSERSITE=1,
@@ -355,15 +357,6 @@ def _pytest_cmd(
     return pristine(tc, tc.python, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, json.dumps(cfg))
 
 
-def _tests_tar(tests_dir: Path) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for p in sorted(tests_dir.rglob("*")):
-            if "__pycache__" not in p.parts:
-                tar.add(p, arcname=p.relative_to(tests_dir).as_posix(), recursive=False)
-    return buf.getvalue()
-
-
 def _ini(tests_dir: Path) -> str:
     """The hidden tests' own pytest config file (as pytest would pick it in /tests), else the generated one."""
     for name, section in (
@@ -469,6 +462,7 @@ def run_tests_blocking(
         disk_budget=disk_budget,
         cleanup=cleanup,
         network_mode=network_mode,
+        tests_dir=tests_dir,
     ) as box:
         try:
             report = _verify_in(api, box, tests_dir, clocks, test_setup, tuple(agent_modules), t0)
@@ -502,7 +496,7 @@ def _verify_in(
     t0: float,
 ) -> TestReport:
     tc, env, output = box.tc, _env(box.tc), ""
-    why = start_box(api, box, [(TESTS, _tests_tar(tests_dir))])
+    why = start_box(api, box, [])
     if why is None and test_setup:
         if tc.shell is None:
             raise VerifyError("the task has a test_setup but its image has no bash or sh")

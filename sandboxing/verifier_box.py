@@ -2,16 +2,24 @@
 (harbor_verifier.py): the agent's container frozen and committed, a FRESH container of the snapshot with
 the verifier's mounts, the environment the verifier fixes, commands run in it with a time limit, and
 its removal after the verdict (off the verdict's path when the caller keeps a `cleanup` list).
+
+The hidden tests of the pytest verifier are written once per content and process into a read-only
+volume (`tests_volume`) instead of into each verifier container: `put_archive` into a created container
+was a fifth of a verification's own time (bench/bench_verify.py).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import hashlib
+import io
 import logging
+import tarfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import docker.errors
 import docker.types
@@ -168,10 +176,11 @@ def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
             api.unpause(container_id)
 
 
-def _mounts(tc: Toolchain, labels: dict[str, str], private: str) -> list:
-    """The verifier container's mounts: a fresh labelled volume for the tests (reaped like containers), the
-    private dir (a tmpfs, or a volume where files go in before start: Harbor's script), the pristine
-    toolchain read-only, and the two files the loader reads by absolute path."""
+def _mounts(tc: Toolchain, labels: dict[str, str], private: str, tests: str | None) -> list:
+    """The verifier container's mounts: the hidden tests (the read-only volume `tests`, or a fresh
+    labelled volume to be filled before start), the private dir (a tmpfs, or a fresh volume: a report
+    read from the stopped container, Harbor's script), the pristine toolchain read-only, and the two files
+    the loader reads by absolute path."""
     own = (
         docker.types.Mount(PRIVATE, None, type="volume", no_copy=True, labels=labels)
         if private == "volume"
@@ -179,14 +188,89 @@ def _mounts(tc: Toolchain, labels: dict[str, str], private: str) -> list:
             PRIVATE, None, type="tmpfs", tmpfs_size=PRIVATE_BYTES, tmpfs_mode=0o1777
         )
     )
+    hidden = (
+        docker.types.Mount(TESTS, None, type="volume", no_copy=True, labels=labels)
+        if tests is None
+        # labels without termrl.tests: a volume the engine made anew (a reap in between) is refilled
+        else docker.types.Mount(
+            TESTS, tests, type="volume", read_only=True, no_copy=True, labels=_run_labels(labels)
+        )
+    )
     return [
-        docker.types.Mount(TESTS, None, type="volume", no_copy=True, labels=labels),
+        hidden,
         own,
         docker.types.Mount(TOOLCHAIN, tc.volume, type="volume", read_only=True, no_copy=True),
         # the loader reads these two by absolute path in the container's root: the agent's, so replaced
         docker.types.Mount("/etc/ld.so.preload", "/dev/null", type="bind", read_only=True),
         docker.types.Mount("/etc/nsswitch.conf", tc.nsswitch, type="bind", read_only=True),
     ]
+
+
+def tests_tar(tests_dir: Path) -> bytes:
+    """The hidden tests in `tests_dir` as a tar (bytes; no __pycache__), as they appear under /tests."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for p in sorted(tests_dir.rglob("*")):
+            if "__pycache__" not in p.parts:
+                tar.add(p, arcname=p.relative_to(tests_dir).as_posix(), recursive=False)
+    return buf.getvalue()
+
+
+def _run_labels(labels: dict[str, str]) -> dict[str, str]:
+    """What of a verification's labels a volume shared by the process's verifications keeps."""
+    return {k: v for k, v in labels.items() if k not in ("termrl.verifies", "termrl.tests")}
+
+
+_tests_locks: dict[str, threading.Lock] = {}  # volume name -> the lock of its filling
+_tests_guard = threading.Lock()
+
+
+def tests_volume(api, image: str, tests_dir: Path, labels: dict[str, str]) -> str:
+    """The name of a read-only-mounted volume holding the hidden tests in `tests_dir`, written once per
+    engine, content (sha256 of `tests_tar`), run and owner process: `termrl-tests-<hash>`, labelled
+    like the run (termrl=1, run id, session, owner: `reap` removes it with the run, or after a dead
+    owner) plus termrl.tests=<digest>. Filled through a created, never started, container of `image`;
+    a volume found without its termrl.tests label (made empty by the engine after a reap) is made again.
+    Each call inspects the volume (a few ms).
+
+    Raises:
+        docker.errors.APIError: the engine refused a step.
+    """
+    tar = tests_tar(tests_dir)
+    digest = hashlib.sha256(tar).hexdigest()
+    own = _run_labels(labels)
+    key = f"{getattr(api, 'base_url', '')} {digest} {own.get('termrl.run_id')} {own.get('termrl.owner')}"
+    name = "termrl-tests-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+    with _tests_guard:
+        lock = _tests_locks.setdefault(name, threading.Lock())
+    with lock:
+        try:
+            if (api.inspect_volume(name).get("Labels") or {}).get("termrl.tests") == digest:
+                return name
+            api.remove_volume(name, force=True)  # made empty by the engine after a reap: anew
+        except docker.errors.NotFound:
+            pass
+        api.create_volume(name, labels={**own, "termrl.tests": digest})
+        try:
+            filler = api.create_container(
+                image,
+                entrypoint=[],
+                command=["true"],
+                labels=own,
+                host_config=api.create_host_config(
+                    network_mode="none",
+                    mounts=[docker.types.Mount(TESTS, name, type="volume", no_copy=True)],
+                ),
+            )["Id"]
+            try:
+                api.put_archive(filler, TESTS, tar)
+            finally:
+                api.remove_container(filler, force=True)
+        except BaseException:
+            with contextlib.suppress(docker.errors.APIError):
+                api.remove_volume(name, force=True)  # never a labelled volume without its tests
+            raise
+        return name
 
 
 def remove_quietly(api, cid: str) -> None:
@@ -243,9 +327,12 @@ def verifier_container(
     disk_budget: int | None = None,
     cleanup: list | None = None,
     network_mode: str = "none",
+    tests_dir: Path | None = None,
 ):
     """Freeze and snapshot the agent's container, create (not start) a fresh verifier container from the
     snapshot with the verifier's mounts (`_mounts`, plus extra_mounts) and a disk watchdog; yield its Box.
+    tests_dir: the hidden tests, mounted read-only from their volume (`tests_volume`); None: /tests is a
+    fresh empty volume the caller fills before start (`start_box`).
     On exit the container and the snapshot are removed: at once, or in the background when `cleanup` is a
     list (its Future is appended; the sandbox's close waits for it). network_mode: "none", or
     "container:<id>" (a compose pod's namespace, where the sidecars listen on 127.0.0.1; sandboxing/compose.py).
@@ -254,10 +341,13 @@ def verifier_container(
     t0 = time.monotonic()
     phases: dict[str, float] = {}
     try:
-        tc = prepare_toolchain(api, api.inspect_container(container_id)["Image"], limits, labels)
+        image = api.inspect_container(container_id)["Image"]
+        tc = prepare_toolchain(api, image, limits, labels)
         t1 = time.monotonic()
+        tests = None if tests_dir is None else tests_volume(api, image, tests_dir, labels)
+        t2 = time.monotonic()
         snapshot = _snapshot(api, container_id, name, labels)
-        phases.update(toolchain_s=t1 - t0, snapshot_s=time.monotonic() - t1)
+        phases.update(toolchain_s=t1 - t0, tests_s=t2 - t1, snapshot_s=time.monotonic() - t2)
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
     vid, t1 = None, time.monotonic()
@@ -275,14 +365,16 @@ def verifier_container(
             host_config=host_config(
                 api,
                 limits,
-                _mounts(tc, labels, private) + list(extra_mounts),
+                _mounts(tc, labels, private, tests) + list(extra_mounts),
                 network_mode=network_mode,
             ),
         )["Id"]
         volumes = tuple(
             m["Source"]
             for m in api.inspect_container(vid).get("Mounts") or []
-            if m.get("Source") and m.get("Type") == "volume" and m.get("Destination") != TOOLCHAIN
+            if m.get("Source")
+            and m.get("Type") == "volume"
+            and m.get("Destination") not in (TOOLCHAIN, TESTS if tests else None)
         )
         budget = limits.storage_bytes if disk_budget is None else disk_budget
         watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()

@@ -206,6 +206,19 @@ def pytest_sessionfinish(session, exitstatus):
     made = _toolchain_volumes() - getattr(session.config, "_termrl_toolchains", set())
     if made:
         subprocess.run(["docker", "volume", "rm", *sorted(made)], capture_output=True, timeout=120)
+    # the hidden tests' volumes (label termrl.tests) are this process's cache, kept for the whole
+    # session as a run keeps them until its end (reap by run id): removed here like a run's
+    r = subprocess.run(
+        ["docker", "volume", "ls", "-q", "--filter", "label=termrl.tests"]
+        + ["--filter", f"label=termrl.session={SESSION}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if r.stdout.split():
+        subprocess.run(
+            ["docker", "volume", "rm", *r.stdout.split()], capture_output=True, timeout=120
+        )
     strict = (
         os.environ.get("CI", "").lower() == "true" or os.environ.get("TERMRL_STRICT_LEAKS") == "1"
     )

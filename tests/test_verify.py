@@ -636,6 +636,47 @@ def test_concurrent_verifications_of_one_image_share_one_toolchain_probe(
     assert all(tc is got[0] for tc in got)
 
 
+def test_hidden_tests_are_written_once_into_a_read_only_volume_reaped_with_the_run(
+    tmp_path, docker_client
+):
+    # the program under test tries to change the tests of later verifications: the volume is read-only
+    hidden = {
+        "test_ro.py": """
+            import errno
+            def test_x():
+                assert open('/app/answer.txt').read() == '42'
+            def test_tests_are_read_only():
+                try:
+                    open('/tests/test_ro.py', 'a').write('def test_y():\\n    pass\\n')
+                except OSError as e:
+                    assert e.errno == errno.EROFS
+                else:
+                    raise AssertionError('wrote into /tests')
+        """
+    }
+    run_id = f"{RUN_ID}-tests-volume"
+    tests = write_tests(tmp_path / "tests", hidden)
+    label = {"label": ["termrl.tests", f"termrl.run_id={run_id}"]}
+
+    async def verify():
+        async with await Sandbox.start(images.BASE_IMAGE, run_id=run_id) as sb:
+            await sb.write_file("/app/answer.txt", "42")
+            return await sb.run_tests(tests, timeout=60)
+
+    try:
+        first, second = run(verify()), run(verify())
+        volumes = docker_client.api.volumes(filters=label).get("Volumes") or []
+        assert len(volumes) == 1  # one for both verifications of these tests
+        sandbox.reap(run_id=run_id)  # the run's end removes it; a later verification makes it anew
+        assert not docker_client.api.volumes(filters=label).get("Volumes")
+        third = run(verify())
+    finally:
+        sandbox.reap(run_id=run_id)
+    expected = {"test_x": True, "test_tests_are_read_only": True}
+    assert first.tests == second.tests == third.tests == expected
+    assert not docker_client.api.volumes(filters=label).get("Volumes")
+
+
 # ---- pure parts ---------------------------------------------------------------------------------------------
 
 
