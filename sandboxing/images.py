@@ -94,6 +94,7 @@ def _context_files(task) -> list[tuple[str, Path]]:
 
 _logged_mappings: set[tuple[str, str]] = set()
 _mapped: dict[str, list[tuple[str, str]]] = {}  # task id -> its latest (FROM image, stand-in) pairs
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # colour and cursor escapes (ECMA-48 CSI)
 _APT_MISSING = re.compile(
     r"Unable to locate package (\S+)|Package '?([^' ]+)'? has no installation candidate"
 )
@@ -432,7 +433,8 @@ def _explained(task, mode: str, e: ImageBuildError) -> ImageBuildError:
     suite does not have (named, with the FROM mapping: there is no Ubuntu mirror here), or a package
     step that needed the network an offline build lacks; else e itself."""
     first = str(e).split(": ", 2)[-1].splitlines()[0]
-    missing = next((m.group(1) or m.group(2) for m in _APT_MISSING.finditer(e.log_tail)), None)
+    plain = _ANSI.sub("", e.log_tail)  # apt colours its errors on a terminal-like build log
+    missing = next((m.group(1) or m.group(2) for m in _APT_MISSING.finditer(plain)), None)
     mapped = _mapped.get(task.id) or []
     if missing and mapped and mode != "none":  # offline, apt finds no package at all
         image, target = mapped[-1]
