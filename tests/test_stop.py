@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_train import E2E_ARGS, ROOT, _containers_of, _run_ids
+from train_helpers import E2E_ARGS, ROOT, containers_of, run_ids_of
 
 import configs
 import train
@@ -173,7 +173,7 @@ def test_ctrl_c_mid_rollout_stops_make_train_cleanly_and_its_resume_command_cont
     assert Path(kept.group(2)) == ckpt and (ckpt / "COMPLETE").read_text() == "1\n"
     assert checkpoints.read_meta(ckpt)["run_id"] == run_id
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_000001"]
-    assert _containers_of(_run_ids(log)) == []
+    assert containers_of(run_ids_of(log)) == []
     # a write a kill cut off is ignored and removed; a changed knob is refused by name
     (out / "checkpoints" / "step_000002.tmp-deadbeef").mkdir()
     resume = kept.group(3).strip().replace("make train", "make --no-print-directory -o setup train")
@@ -216,4 +216,4 @@ def test_sigterm_to_the_launcher_keeps_the_last_step_and_exits_0_with_no_contain
     assert done in (1, 2) and f"kept step {done} of run" in text
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     assert (out / "hf" / "config.json").exists()  # a clean stop exports the policy trained so far
-    assert _containers_of(_run_ids(text)) == []
+    assert containers_of(run_ids_of(text)) == []
