@@ -16,7 +16,8 @@ setup:
 # the config, the task set and what the start continues checked once first: a bad knob is one line, not one per
 # rank under torchrun's traceback. torchrun runs under bookkeeping/launch.py, which owns Ctrl-C: the step in flight
 # is cut short, the last completed step checkpointed, and make exits 0 after such a clean stop; inside it
-# learner/launch.py is torchrun that names a rank the kernel killed for memory
+# learner/launch.py is torchrun that names a rank the kernel killed for memory; after a failed torchrun the
+# launcher removes the containers its ranks left
 train: setup
 	@$(PYTHON) train.py --check-config --preset $(PRESET) $(ARGS)
 	TERMRL_RESUME_CMD='make train PRESET=$(PRESET) NPROC=$(NPROC) ARGS="$(strip $(filter-out --resume,$(ARGS)) --resume)"' \

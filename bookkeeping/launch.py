@@ -20,14 +20,21 @@ So here:
   to torchrun's workers (each in a session of its own, torchrun's SubprocessHandler): the step
   in flight is cut short, the last completed step checkpointed, exit 0; a second signal is sent
   on likewise (a hard stop in the workers); a third SIGKILLs the workers and torchrun.
+- when torchrun fails, every rank has ended (torchrun stops the others first), but a rank killed by
+  a signal ran no teardown: what the ranks' processes left (containers, verifier volumes, snapshot
+  images) is removed here. The ranks get a session ($TERMRL_SESSION, the label termrl.session of
+  all they start; a fresh one unless inherited, as the test suite's is) and the reap takes what of
+  that session a gone owner process on this host left: never a live run's things.
 Exit status: torchrun's (0 after all steps and after a clean stop).
 """
 
 import argparse
 import contextlib
 import os
+import secrets
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,8 +43,10 @@ from collections.abc import Iterator
 import psutil
 
 from bookkeeping.stop import STOP_FILE_ENV
+from sandboxing import reaping
 
 RESUME_CMD_ENV = "TERMRL_RESUME_CMD"  # train.py prints it after a clean stop
+SESSION_ENV = "TERMRL_SESSION"  # sandbox.SESSION: the label termrl.session of all a rank starts
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Only when torchrun itself is signalled (by someone else: its session has no terminal): time the
 # workers get to write their checkpoint before torchrun SIGKILLs them (its default is 30 s).
@@ -107,11 +116,21 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by torchrun and, through exec, workers
 
 
+def reap_ranks(session: str) -> None:
+    """After a failed torchrun: remove from the local engine what gone owner processes of
+    `session` left (the ranks' containers, verifier volumes, snapshot images). A Docker error is
+    printed, not raised: the exit status stays torchrun's (`make clean-containers` removes them)."""
+    try:
+        reaping.reap(session=session, owner_gone=True)
+    except Exception as e:  # noqa: BLE001 - the run has failed already; say so, keep its status
+        print(f"[launch] removing the ranks' containers failed: {e}", file=sys.stderr, flush=True)
+
+
 def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int, int | None]:
-    """Run torchrun_cmd(nproc, script_args) as described in the module docstring and wait.
-    Returns (torchrun's exit status, the first signal this process got or None). The workers'
-    environment gets $TERMRL_STOP_FILE and, unless set, $TERMRL_RESUME_CMD (this command with
-    --resume)."""
+    """Run torchrun_cmd(nproc, script_args) as described in the module docstring and wait; after a
+    non-zero exit, reap_ranks. Returns (torchrun's exit status, the first signal this process got
+    or None). The workers' environment gets $TERMRL_STOP_FILE and, unless set, $TERMRL_RESUME_CMD
+    (this command with --resume) and $TERMRL_SESSION (a fresh id)."""
     signals: list[int] = []
     procs: list[subprocess.Popen] = []
     stop_file = os.path.join(tempfile.gettempdir(), f"termrl-stop-{os.getpid()}")
@@ -119,6 +138,9 @@ def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int
     resume_cmd = shlex.join(["python", "-m", "bookkeeping.launch", f"--nproc={nproc}", *resume])
     env = dict(os.environ, **{STOP_FILE_ENV: stop_file})
     env.setdefault(RESUME_CMD_ENV, resume_cmd)
+    session = env.setdefault(
+        SESSION_ENV, f"launch-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+    )
     env.setdefault("PYTHONUNBUFFERED", "1")
 
     def forward(signum, frame):
@@ -146,6 +168,8 @@ def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int
             signal.signal(s, handler)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(stop_file)
+    if code != 0:
+        reap_ranks(session)
     return code, (signals[0] if signals else None)
 
 

@@ -58,11 +58,6 @@ def main(argv: list[str] | None = None) -> int:
         lines, code = failure_lines(e.failures, out_dir_of(args.training_script_args))
         for line in lines:
             print(line, file=sys.stderr, flush=True)
-        import sandbox  # lazily: only a failed run needs Docker here
-
-        # every rank has ended (torchrun stops the others first): a killed rank's containers,
-        # which no teardown removed, go now (reap takes those whose owner process is dead)
-        sandbox.reap()
         return code
     return 0
 

@@ -34,12 +34,15 @@ def reap(
     older_than_s: float | None = None,
     session: str | None = None,
     host: str | None = None,
+    owner_gone: bool = False,
 ) -> int:
     """Remove what termrl runs left (label termrl=1): containers, then the verifiers' volumes and
     snapshot images (label termrl.verifies); return how many things were removed.
 
     With run_id, session and/or older_than_s: everything matching (label termrl.run_id /
-    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not.
+    termrl.session equal; label termrl.started at least older_than_s seconds ago), running or not;
+    with owner_gone too, only those of them whose owner process on this host is gone (a session
+    shared with live runs: bookkeeping/launch.py after its ranks died).
     With none: only what an owner process on this host that is gone left (running, stopped or never
     started; also after a kill -9 mid-verification), so a run starting up never touches the things
     of another live run. On every listed engine (sandbox.docker_hosts), or on `host` alone; an engine
@@ -48,7 +51,7 @@ def reap(
     removed = 0
     for url in [host] if host else hosts.urls():
         try:
-            removed += _reap_engine(hosts.client(url), run_id, older_than_s, session)
+            removed += _reap_engine(hosts.client(url), run_id, older_than_s, session, owner_gone)
         except Exception as e:  # noqa: BLE001 - one dead engine must not stop cleanup of the others
             if not hosts.unreachable(e):
                 raise
@@ -58,7 +61,9 @@ def reap(
     return removed
 
 
-def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: str | None) -> int:
+def _reap_engine(
+    api, run_id: str | None, older_than_s: float | None, session: str | None, owner_gone: bool
+) -> int:
     """reap() on one engine."""
     labels = (
         ["termrl=1"]
@@ -66,6 +71,7 @@ def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: s
         + ([f"termrl.session={session}"] if session is not None else [])
     )
     unfiltered = run_id is None and older_than_s is None and session is None
+    dead_owners_only = unfiltered or owner_gone
     now = time.time()
 
     def chosen(lab: dict) -> bool:
@@ -79,7 +85,7 @@ def _reap_engine(api, run_id: str | None, older_than_s: float | None, session: s
                 return False
         # Unfiltered: only a dead owner's things. A live owner's may be created-not-yet-started or
         # stopped-to-be-restarted (after `kill -9 -1`), and belong to a run still going.
-        return not unfiltered or _owner_dead(lab.get("termrl.owner", ""))
+        return not dead_owners_only or _owner_dead(lab.get("termrl.owner", ""))
 
     removed = 0
     for c in api.containers(all=True, filters={"label": labels}):

@@ -6,8 +6,8 @@ import signal
 import time
 
 import pytest
-from test_train import _containers_of, _run_ids, _torchrun
 from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
+from train_helpers import containers_of, run_ids_of, torchrun
 
 from bookkeeping import memory
 from bookkeeping.logs import format_step_line
@@ -82,7 +82,7 @@ def test_the_step_line_ends_with_each_ranks_peak_rss():
 @pytest.mark.docker
 def test_a_rank_killed_by_sigkill_is_named_with_its_last_peak_rss_and_budget(tiny_dir, tmp_path):
     out = tmp_path / "run"
-    proc, log_path = _torchrun(out, tiny_dir, "--steps", "3", launcher="learner.launch")
+    proc, log_path = torchrun(out, tiny_dir, "--steps", "3", launcher="bookkeeping.launch")
     deadline = time.monotonic() + 240
     # rank 1 is past the host admission: its record holds its budget
     while not (memory.read_record(out, 1) or {}).get("budget_bytes"):
@@ -99,5 +99,6 @@ def test_a_rank_killed_by_sigkill_is_named_with_its_last_peak_rss_and_budget(tin
     ]
     assert last["pid"] == record["pid"] and last["peak_rss_bytes"] > 100e6
     assert last["budget_bytes"] > 0  # the host admission ran before the kill
-    if "sandbox run ids" in log:  # killed after the set-up: nothing of the run may be left
-        assert _containers_of(_run_ids(log)) == []
+    # killed after the set-up: the launcher (bookkeeping/launch.py) reaped what the ranks left
+    if "sandbox run ids" in log:
+        assert containers_of(run_ids_of(log)) == []

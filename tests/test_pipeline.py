@@ -8,7 +8,15 @@ import os
 import pytest
 import torch
 import torch.distributed as dist
-from test_train import _containers_of, _init, _policy, _run_ids, _samples, _spawn, _torchrun
+from train_helpers import (
+    containers_of,
+    fixed_samples,
+    fsdp_policy,
+    init_gloo,
+    run_ids_of,
+    spawn,
+    torchrun,
+)
 
 import configs
 import learner.distributed
@@ -38,10 +46,10 @@ def test_tis_is_switched_on_for_stale_samples_only_when_the_config_has_it_off():
 
 
 def _stale_tis_worker(rank, world_size, store, model_dir, out_path):
-    mesh = _init(rank, world_size, store)
-    policy = _policy(model_dir, mesh)
+    mesh = init_gloo(rank, world_size, store)
+    policy = fsdp_policy(model_dir, mesh)
     cfg = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=0.0), lr=1e-4)
-    samples = _samples(policy.config.vocab_size)[:2]
+    samples = fixed_samples(policy.config.vocab_size)[:2]
     # the engine's log-probs: the learner's own minus log 1.5, so pi_old / pi_engine = 1.5 exactly
     for s in samples:
         mb = learner.packing.collate([s])
@@ -57,14 +65,14 @@ def _stale_tis_worker(rank, world_size, store, model_dir, out_path):
             policy, optimizer, scheduler, samples, step_cfg, torch.device("cpu")
         )
         if not stale:  # restore the weights the engine log-probs were taken from
-            policy = _policy(model_dir, mesh)
+            policy = fsdp_policy(model_dir, mesh)
     torch.save(out, out_path)
     dist.destroy_process_group()
 
 
 @pytest.mark.model_run
 def test_a_stale_rollout_is_trained_with_tis_weights_at_the_default_cap(tiny_dir, tmp_path):
-    _spawn(_stale_tis_worker, 1, str(tiny_dir), tmp_path / "tis.pt")
+    spawn(_stale_tis_worker, 1, str(tiny_dir), tmp_path / "tis.pt")
     out = torch.load(tmp_path / "tis.pt")
     assert "tis_weight_mean" not in out[False]  # on-policy with tis_cap 0: no TIS
     assert out[True]["tis_weight_mean"] == pytest.approx(1.5, rel=1e-4)
@@ -80,7 +88,7 @@ def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every
     tiny_dir, tmp_path
 ):
     out = tmp_path / "run"
-    proc, log_path = _torchrun(
+    proc, log_path = torchrun(
         out, tiny_dir, "--steps", "3", "--max-off-policy-steps", "1", "--grpo.tis-cap", "0"
     )
     assert proc.wait(timeout=400) == 0, log_path.read_text()[-4000:]
@@ -106,7 +114,7 @@ def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every
                 version
             ] * 2
     assert (out / "checkpoints" / "step_000003" / "COMPLETE").read_text() == "3\n"
-    assert _containers_of(_run_ids(log_path.read_text())) == []
+    assert containers_of(run_ids_of(log_path.read_text())) == []
 
 
 @pytest.mark.model_run
@@ -119,7 +127,7 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     import time
 
     out = tmp_path / "run"
-    proc, log_path = _torchrun(
+    proc, log_path = torchrun(
         out, tiny_dir, "--steps", "3", "--save-every", "10", "--max-off-policy-steps", "1"
     )
     deadline = time.monotonic() + 300
@@ -140,4 +148,4 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == list(range(1, done + 1))
     assert (out / "hf" / "config.json").exists()
-    assert _containers_of(_run_ids(log)) == []
+    assert containers_of(run_ids_of(log)) == []

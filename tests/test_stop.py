@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_train import E2E_ARGS, ROOT, _containers_of, _run_ids
+from train_helpers import E2E_ARGS, ROOT, containers_of, run_ids_of
 
 import configs
 import train
@@ -173,7 +173,7 @@ def test_ctrl_c_mid_rollout_stops_make_train_cleanly_and_its_resume_command_cont
     assert Path(kept.group(2)) == ckpt and (ckpt / "COMPLETE").read_text() == "1\n"
     assert checkpoints.read_meta(ckpt)["run_id"] == run_id
     assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_000001"]
-    assert _containers_of(_run_ids(log)) == []
+    assert containers_of(run_ids_of(log)) == []
     # a write a kill cut off is ignored and removed; a changed knob is refused by name
     (out / "checkpoints" / "step_000002.tmp-deadbeef").mkdir()
     resume = kept.group(3).strip().replace("make train", "make --no-print-directory -o setup train")
@@ -216,4 +216,50 @@ def test_sigterm_to_the_launcher_keeps_the_last_step_and_exits_0_with_no_contain
     assert done in (1, 2) and f"kept step {done} of run" in text
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     assert (out / "hf" / "config.json").exists()  # a clean stop exports the policy trained so far
-    assert _containers_of(_run_ids(text)) == []
+    assert containers_of(run_ids_of(text)) == []
+
+
+# a rank that starts a sandbox and is killed before any teardown (as by the out-of-memory killer)
+KILLED_RANK = """
+import asyncio, os, signal, sys
+import sandbox
+from sandboxing import images
+box = asyncio.run(sandbox.Sandbox.start(images.BASE_IMAGE, run_id=sys.argv[1]))
+print("session", sandbox.SESSION, "container", box.id, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_the_launcher_reaps_a_killed_ranks_containers_and_nothing_of_a_live_process(tmp_path):
+    import asyncio
+    import uuid
+
+    import sandbox
+    from sandboxing import images
+
+    (tmp_path / "rank.py").write_text(KILLED_RANK)
+    ours = asyncio.run(sandbox.Sandbox.start(images.BASE_IMAGE, run_id=f"live-{uuid.uuid4().hex}"))
+    run_ids = []
+    try:
+        # the suite's session, inherited; then none, as under `make train`: a fresh one
+        for inherited in (True, False):
+            run_ids.append(f"killed-{uuid.uuid4().hex[:8]}")
+            env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+            if not inherited:
+                env.pop("TERMRL_SESSION")
+            cmd = [sys.executable, "-m", "bookkeeping.launch", "--nproc", "1"]
+            r = subprocess.run(
+                [*cmd, str(tmp_path / "rank.py"), run_ids[-1]],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert r.returncode == 128 + signal.SIGKILL, r.stdout[-3000:] + r.stderr[-3000:]
+            session = re.search(r"session (\S+) container [0-9a-f]+", r.stdout).group(1)
+            assert session == sandbox.SESSION if inherited else session.startswith("launch-")
+            assert containers_of(run_ids[-1:]) == []
+        assert containers_of([ours.run_id]) == [ours.id[:12]]  # the suite's session, live: kept
+    finally:
+        asyncio.run(ours.close())
+        for run_id in run_ids:
+            sandbox.reap(run_id=run_id)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from task_helpers import load_error
 
 from tasks import TaskError, import_csv, load_tasks
 
@@ -17,12 +18,6 @@ FIXTURES = ROOT / "tests" / "fixtures"
 # ---------------------------------------------------------------- terminal-bench-rl CSV
 
 CSV_FIXTURE = FIXTURES / "tbrl_tasks.csv"
-
-
-def load_error(path, strict=True, **kwargs) -> str:
-    with pytest.raises(TaskError) as info:
-        load_tasks(path, strict=strict, **kwargs)
-    return str(info.value)
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:

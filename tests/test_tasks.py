@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from task_helpers import load_error
 
-from tasks import Task, TaskError, load_tasks
+from tasks import Task, load_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -66,12 +67,6 @@ def make_task(
     (task_dir / "tests" / "test_outputs.py").write_text(tests)
     (task_dir / "solution.sh").write_text("#!/bin/bash\ntrue\n")
     return task_dir
-
-
-def load_error(path, strict=True, **kwargs) -> str:
-    with pytest.raises(TaskError) as info:
-        load_tasks(path, strict=strict, **kwargs)
-    return str(info.value)
 
 
 # ---------------------------------------------------------------- native format

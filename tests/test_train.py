@@ -11,8 +11,17 @@ from pathlib import Path
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from judge_server import JudgeServer
+from train_helpers import (
+    ROOT,
+    containers_of,
+    fixed_samples,
+    fsdp_policy,
+    init_gloo,
+    run_ids_of,
+    spawn,
+    torchrun,
+)
 
 import configs
 import grpo
@@ -313,63 +322,10 @@ def tiny_model(tiny_dir):  # conftest's tiny random Qwen3
     return tiny_dir
 
 
-def _spawn(fn, world_size: int, *args):
-    """Run fn(rank, world_size, store_file, *args) in world_size fresh processes (gloo on 127.0.0.1).
-    The rendezvous goes through a fresh file, not a TCP port another test could take in between."""
-    import tempfile
-
-    store = tempfile.mktemp(prefix="termrl-rdzv-")
-    try:
-        mp.start_processes(
-            fn, args=(world_size, store, *args), nprocs=world_size, join=True, start_method="spawn"
-        )
-    finally:
-        if os.path.exists(store):
-            os.remove(store)
-
-
-def _init(rank, world_size, store):
-    os.environ.update(
-        RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank), GLOO_SOCKET_IFNAME="lo"
-    )
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
-    return torch.distributed.device_mesh.init_device_mesh("cpu", (world_size,))
-
-
-def _policy(model_dir, mesh):
-    import model
-
-    policy = weights.load_hf(model_dir)
-    model.apply_fsdp2(policy, mesh)
-    learner.distributed.set_gradient_sum(policy)
-    return policy
-
-
-# lengths 12, 9, 7, 4 (model lengths 11, 8, 6, 3) twice: budget 14 packs all eight into 4 micro-batches
-# (11+3, 11+3, 8+6, 8+6) and each rank's half into 2.
-LENGTHS = [12, 9, 7, 4, 12, 9, 7, 4]
-
-
-def _samples(vocab: int) -> list:
-    g = torch.Generator().manual_seed(0)
-    out = []
-    for k, L in enumerate(LENGTHS):
-        ids = torch.randint(0, vocab, (L,), generator=g).tolist()
-        prompt = 1 + k % 2
-        mask = [0] * prompt + [1] * (L - prompt)
-        mask[prompt + 1] = 0  # an observation token between two turns
-        # near the tiny model's uniform log-prob log(1/49152) = -10.80, so the TIS weights
-        # exp(trainer - engine) spread over about [0.5, 2.5] and some hit the cap of 2
-        lp = [(-10.8 + 0.9 * (float(torch.rand((), generator=g)) - 0.5) * 2) * m for m in mask]
-        out.append(learner.packing.Sample(ids, mask, lp, float(torch.randn((), generator=g))))
-    return out
-
-
 def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
-    mesh = _init(rank, world_size, store)
-    policy = _policy(model_dir, mesh)
-    samples = _samples(policy.config.vocab_size)
+    mesh = init_gloo(rank, world_size, store)
+    policy = fsdp_policy(model_dir, mesh)
+    samples = fixed_samples(policy.config.vocab_size)
     mine = samples[rank * len(samples) // world_size : (rank + 1) * len(samples) // world_size]
     result = {}
     for agg in grpo.AGGREGATIONS:
@@ -396,7 +352,7 @@ def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
         m = learner.update.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
         # the same two optimizer steps by hand from the same weights, one metrics record each
         steps_taken = scheduler.last_epoch
-        fresh = _policy(model_dir, mesh)
+        fresh = fsdp_policy(model_dir, mesh)
         optimizer, scheduler = learner.update.build_optimizer(fresh, cfg)
         halves = [
             learner.packing.make_micro_batches(c, cfg.micro_batch_tokens)
@@ -423,16 +379,16 @@ def _grads_worker(rank, world_size, store, model_dir, budget, out_path):
 def grad_runs(tiny_model, tmp_path_factory):
     """Gradients of the same 8 samples: 1 rank x 4 micro-batches, 2 ranks x 2, 1 rank x 1."""
     d = tmp_path_factory.mktemp("grads")
-    _spawn(_grads_worker, 1, str(tiny_model), 14, d / "1x4.pt")
-    _spawn(_grads_worker, 2, str(tiny_model), 14, d / "2x2.pt")
-    _spawn(_grads_worker, 1, str(tiny_model), 10_000, d / "1x1.pt")
+    spawn(_grads_worker, 1, str(tiny_model), 14, d / "1x4.pt")
+    spawn(_grads_worker, 2, str(tiny_model), 14, d / "2x2.pt")
+    spawn(_grads_worker, 1, str(tiny_model), 10_000, d / "1x1.pt")
     return {k: torch.load(d / f"{k}.pt") for k in ("1x4", "2x2", "1x1")}
 
 
 @pytest.mark.model_run
 def test_loss_normalisation_is_the_same_for_1x4_2x2_and_1x1_micro_batches(grad_runs):
     runs = grad_runs
-    expected_tokens = sum(sum(s.loss_mask[1:]) for s in _samples(49152))
+    expected_tokens = sum(sum(s.loss_mask[1:]) for s in fixed_samples(49152))
     for agg in grpo.AGGREGATIONS:
         assert [runs[k][agg]["num_micro_batches"] for k in ("1x4", "2x2", "1x1")] == [4, 2, 1]
         ref = runs["1x1"][agg]
@@ -467,7 +423,7 @@ def test_num_minibatches_logs_the_mean_over_all_optimizer_steps(grad_runs):
     logged, (first, second) = mb["logged"], mb["per_step"]
     tokens = [
         sum(sum(s.loss_mask[1:]) for s in half)
-        for half in (_samples(49152)[:4], _samples(49152)[4:])
+        for half in (fixed_samples(49152)[:4], fixed_samples(49152)[4:])
     ]
     assert (first["num_tokens"], second["num_tokens"]) == tuple(tokens)
     assert (
@@ -509,7 +465,7 @@ def _synthetic_step(sampler, group_size, vocab):
 def _resume_worker(
     rank, world_size, store, model_dir, out_dir, start_steps, stop_after, result_path
 ):
-    mesh = _init(rank, world_size, store)
+    mesh = init_gloo(rank, world_size, store)
     torch.manual_seed(1234 + rank)
     cfg = configs.TrainConfig(
         grpo=configs.GRPOConfig(group_size=2, drop_zero_variance_groups=False),
@@ -519,7 +475,7 @@ def _resume_worker(
         warmup_steps=1,
         micro_batch_tokens=16,
     )
-    policy = _policy(model_dir, mesh)
+    policy = fsdp_policy(model_dir, mesh)
     optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
     sampler = TaskSampler(
         _ids(5), cfg.tasks_per_step, rank=rank, world_size=world_size, seed=cfg.seed
@@ -557,7 +513,7 @@ def _resume_worker(
 
 @pytest.mark.model_run
 def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path):
-    _spawn(
+    spawn(
         _resume_worker,
         2,
         str(tiny_model),
@@ -566,7 +522,7 @@ def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path)
         4,
         tmp_path / "straight.pt",
     )
-    _spawn(
+    spawn(
         _resume_worker,
         2,
         str(tiny_model),
@@ -579,7 +535,7 @@ def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path)
         checkpoints.latest_checkpoint(tmp_path / "split")
         == tmp_path / "split" / "checkpoints" / "step_000002"
     )
-    _spawn(
+    spawn(
         _resume_worker, 2, str(tiny_model), str(tmp_path / "split"), 2, 4, tmp_path / "resumed.pt"
     )
     straight, half, resumed = (
@@ -597,74 +553,13 @@ def test_resume_from_checkpoint_gives_identical_parameters(tiny_model, tmp_path)
 # -----------------------------------------------------------------------------
 # end to end: torchrun, 2 gloo ranks, tiny random Qwen3, easy tasks in real Docker containers
 
-ROOT = Path(__file__).resolve().parent.parent
-E2E_ARGS = [
-    "--tasks-per-step",
-    "2",
-    "--grpo.group-size",
-    "2",
-    "--rollout.max-turns",
-    "2",
-    "--rollout.max-tokens-per-turn",
-    "16",
-    "--task-ids",
-    "write-hello-file",
-    "append-line",
-    "--grpo.no-drop-zero-variance-groups",
-]  # a random policy scores every episode alike
-
-
-def _torchrun(out_dir: Path, model_dir: Path, *args: str, launcher: str = "torch.distributed.run"):
-    import subprocess
-
-    cmd = [
-        sys.executable,
-        "-m",
-        launcher,
-        "--standalone",
-        "--nproc_per_node=2",
-        "train.py",
-        "--preset",
-        "cpu-smollm2",
-        "--policy.path",
-        str(model_dir),
-        "--out-dir",
-        str(out_dir),
-        *E2E_ARGS,
-        *args,
-    ]
-    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1")
-    log = open(out_dir.parent / f"{out_dir.name}.log", "w")
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT), Path(
-        log.name
-    )
-
-
-def _run_ids(log_text: str) -> list[str]:
-    line = next(x for x in log_text.splitlines() if "sandbox run ids" in x)
-    return line.rsplit("sandbox run ids ", 1)[1].strip().split(",")
-
-
-def _containers_of(run_ids: list[str]) -> list[str]:
-    import subprocess
-
-    out = []
-    for r in run_ids:
-        out += subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=termrl.run_id={r}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-    return out
-
 
 @pytest.mark.model_run
 @pytest.mark.docker
 def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_path):
     out = tmp_path / "run"
     with JudgeServer(default_score=0.8, input_tokens=1000, output_tokens=50) as judge:
-        proc, log_path = _torchrun(
+        proc, log_path = torchrun(
             out,
             tiny_model,
             "--steps",
@@ -708,7 +603,7 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
     exported = weights.load_hf(out / "hf")
     assert exported.config.num_hidden_layers == 2 and (out / "hf" / "tokenizer.json").exists()
     assert (out / "reward_curve.png").read_bytes()[:4] == b"\x89PNG"
-    assert _containers_of(_run_ids(log)) == []
+    assert containers_of(run_ids_of(log)) == []
 
 
 # -----------------------------------------------------------------------------
