@@ -165,7 +165,9 @@ def _check_run(tmp_path: Path, log: str, staleness: list, versions: list) -> Non
     assert [(r["judge_calls"], r["judge_failed"]) for r in records] == [(4, 0), (8, 0)]
     for step, version in zip((1, 2), versions):
         lines = (out / "trajectories" / f"step_{step:06d}_rank2.jsonl").read_text().splitlines()
-        assert [json.loads(x)["policy_version"] for x in lines] == [version] * 2
+        assert [json.loads(x)["policy_version"] for x in lines] == [
+            version
+        ] * 4  # the step's 2 tasks x 2
         assert not (out / "trajectories" / f"step_{step:06d}_rank0.jsonl").exists()
         assert (out / "checkpoints" / f"step_{step:06d}" / "COMPLETE").read_text() == f"{step}\n"
     # the policy after step 1 reached the rollout rank's engine whole (sent = received = held)
