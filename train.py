@@ -516,6 +516,8 @@ def _build_disaggregated(run: Run, local_rank: int) -> None:
         run.sampler.load_state_dict(box[0])
     if not lay.is_trainer:
         _build_generator(run)
+    elif engines.engine_kind(cfg.policy, device) == "vllm":  # as the rollout ranks start theirs
+        engines.vllm_engine.join_engine_groups(local_rank)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
     run_ids: list = [None] * world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
