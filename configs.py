@@ -222,6 +222,9 @@ class TrainConfig:
     # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
     # 0 in every preset: on 2 CPU cores the overlap was slower (BENCHMARKS.md, issue 28)
     max_off_policy_steps: int = 0
+    # ranks that only generate (the last ones; the others only train and broadcast the policy to
+    # them after each step: learner/layout.py); 0 = every rank trains and generates (colocated)
+    rollout_ranks: int = 0
     out_dir: str = "runs/default"  # checkpoints, logs, trajectories, HF export
     save_every: int = 50  # checkpoint every N steps (and at the end)
     resume: bool = False  # continue from the latest checkpoint in out_dir
@@ -619,6 +622,22 @@ def _check_grpo(g: GRPOConfig) -> None:
     need(g.num_minibatches >= 1, "grpo.num_minibatches", g.num_minibatches, "must be >= 1")
 
 
+def check_layout(cfg: TrainConfig, world: int) -> None:
+    """The rollout ranks against the number of ranks, known once torchrun started (train.py).
+    Raises ConfigError naming rollout_ranks unless 0 <= rollout_ranks < world and (disaggregated)
+    each rollout rank gets a task per step."""
+    n = cfg.rollout_ranks
+    need(n < world, "rollout_ranks", n, f"must be < the number of ranks ({world}): one trains")
+    if n == 0:
+        return
+    need(
+        cfg.tasks_per_step >= n,
+        "rollout_ranks",
+        n,
+        f"must be <= tasks_per_step ({cfg.tasks_per_step}): each rollout rank runs a task a step",
+    )
+
+
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
     known = ("easy", "medium", "hard", "extremely_hard", "unknown")
     why = "each must be one of " + ", ".join(known)
@@ -655,6 +674,13 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     tp1 = cfg.policy.vllm_tensor_parallel_size == 1
     need(
         cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why
+    )
+    _ge(cfg, "rollout_ranks", 0)
+    need(
+        cfg.rollout_ranks == 0 or tp1,
+        "rollout_ranks",
+        cfg.rollout_ranks,
+        "must be 0 with policy.vllm_tensor_parallel_size > 1 (one engine per rollout rank)",
     )
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")

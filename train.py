@@ -33,7 +33,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 import time
 import uuid
@@ -67,14 +66,15 @@ from bookkeeping.logs import (
     step_record,
     truncate_metrics,
 )
-from bookkeeping.memory import RssRecorder, gather_peak_rss, release_free_memory
-from bookkeeping.stop import StopFlag
+from bookkeeping.memory import RssRecorder, gather_peak_rss, peak_rss_bytes, release_free_memory
+from bookkeeping.stop import StopFlag, stop_line
 from hf import weights
 from judging import judge as judge_lib
+from learner import layout
 from learner.distributed import agreed_stop, init_distributed, load_policy, resolve_model_dir
 from learner.packing import samples_from_groups
 from learner.pipeline import Rollout, loss_config, staleness
-from learner.sync import sync_weights
+from learner.sync import iter_full_weights, sync_weights
 from learner.update import build_optimizer, update
 from sandboxing import admission, hosts
 from tasks import TaskError, select_tasks
@@ -129,6 +129,8 @@ class Run:
     run_id: str = ""  # kept by every resume (meta.json of its checkpoints)
     cfg_dict: dict = dataclasses.field(default_factory=dict)  # cfg as given, before setup's changes
     stale: bool = False  # the engine's weights differ from the policy's
+    layout: "layout.Layout | None" = None  # rollout_ranks >= 1: this rank's role (learner/layout)
+    sync_s: float = 0.0  # a rollout rank: seconds of the policy load before its next rollout
 
     @property
     def engine_dtype(self) -> torch.dtype:
@@ -151,7 +153,7 @@ def setup(cfg: configs.TrainConfig, tasks: list, start: Path | None) -> Run:
     run = Run(cfg, rank, world, device, Path(cfg.out_dir), stop, asyncio.new_event_loop(), tasks)
     run.start, run.cfg_dict = start, dataclasses.asdict(cfg)
     try:
-        _build(run, local_rank)
+        (_build_disaggregated if cfg.rollout_ranks else _build)(run, local_rank)
     except BaseException:
         teardown(run)
         raise
@@ -245,8 +247,13 @@ def resume(run: Run) -> None:
             shutil.rmtree(p, ignore_errors=True)
             print(f"[train] removed {p}: a partial checkpoint (no completion marker)", flush=True)
     dist.barrier()
-    if ckpt is not None:
-        run.step = load_checkpoint(ckpt, run.policy, run.optimizer, run.scheduler, run.sampler)
+    if ckpt is not None and run.policy is None:  # a rollout rank: the trainers send the policy
+        run.step = read_meta(ckpt)["step"]
+    elif ckpt is not None:
+        group = run.layout.trainer_group if run.layout else None
+        run.step = load_checkpoint(
+            ckpt, run.policy, run.optimizer, run.scheduler, run.sampler, group
+        )
         run.say(f"[train] resuming run {run.run_id} from step {run.step} ({ckpt})")
     elif run.cfg.resume:
         run.say(f"[train] --resume: no complete checkpoint under {root}; new run {run.run_id}")
@@ -393,11 +400,17 @@ def record(run: Run, ro: Rollout, counts: dict, metrics: dict, train_s: float) -
 
 
 def log_step(
-    run: Run, episodes: list[dict], counts: dict, judge_metrics: dict, metrics: dict, times: dict
+    run: Run,
+    episodes: list[dict],
+    counts: dict,
+    judge_metrics: dict,
+    metrics: dict,
+    times: dict,
+    rss: dict | None = None,
 ) -> None:
     """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout;
-    every rank's peak RSS gathered first (collective)."""
-    rss = gather_peak_rss(run.world)
+    every rank's peak RSS gathered first (collective) unless given (gather_peak_rss's fields)."""
+    rss = rss or gather_peak_rss(run.world)
     if run.rank != 0:
         return
     record = step_record(run.step, episodes, counts, metrics, times, run.cfg.grpo.kl_coef)
@@ -426,6 +439,7 @@ def checkpoint(run: Run, due: bool = True) -> bool:
         run.step,
         run.run_id,
         run.cfg_dict,
+        run.layout.trainer_group if run.layout else None,
     )
     run.saved_step = run.step
     run.say(f"[train] checkpoint {path} written ({time.perf_counter() - t0:.1f}s)")
@@ -442,45 +456,26 @@ def finish(run: Run) -> int:
     Returns the exit code: 0 (all steps, or a clean stop)."""
     cfg = run.cfg
     stopped = run.step < cfg.steps
-    if stopped:
+    if stopped and run.policy is not None:  # a rollout rank of learner/layout.py has none
         checkpoint(run, due=cfg.checkpoint_on_signal)
     # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates it.
-    weights.save_hf(
-        run.policy,
-        run.out_dir / "hf",
-        tokenizer_dir=run.model_dir,
-        dtype=weights.DTYPES[cfg.policy.dtype],
-    )
+    if run.policy is not None:
+        weights.save_hf(
+            run.policy,
+            run.out_dir / "hf",
+            tokenizer_dir=run.model_dir,
+            dtype=weights.DTYPES[cfg.policy.dtype],
+        )
     run.say(f"[train] policy after step {run.step} exported to {run.out_dir / 'hf'}")
     if run.rank == 0 and (run.out_dir / "metrics.jsonl").exists():
         curve = plot_reward_curve(run.out_dir / "metrics.jsonl", run.out_dir / "reward_curve.png")
         run.say(f"[train] reward curve: {curve}")
     if stopped:
-        run.say(stop_line(run))
+        resume_cmd = os.environ.get(RESUME_CMD_ENV)
+        run.say(stop_line(run.stop, run.run_id, run.out_dir, run.saved_step, run.step, resume_cmd))
     if dist.is_initialized():
         dist.barrier()  # no rank tears gloo down while rank 0 still writes (an abort at exit)
     return 0
-
-
-def stop_line(run: Run) -> str:
-    """What a clean stop kept and the command that resumes it ($TERMRL_RESUME_CMD, set by
-    bookkeeping/launch.py and the Makefile; else this process's command with --resume)."""
-    sig = signal.Signals(run.stop.signum or signal.SIGTERM).name
-    after = f"{time.monotonic() - run.stop.requested_at:.1f}s after the {sig}"
-    if run.saved_step == 0:
-        return (
-            f"[train] stopped ({after}): no checkpoint of run {run.run_id} kept, nothing to resume"
-        )
-    launcher = ["python"]
-    if "TORCHELASTIC_RUN_ID" in os.environ:  # a plain torchrun (bookkeeping/launch.py sets the env)
-        launcher = ["torchrun", f"--nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', 1)}"]
-    again = [*launcher, *(a for a in sys.argv if a != "--resume"), "--resume"]
-    resume = os.environ.get(RESUME_CMD_ENV) or " ".join(again)
-    lost = "" if run.saved_step == run.step else f" (steps {run.saved_step + 1}-{run.step} lost)"
-    return (
-        f"[train] stopped ({after}): kept step {run.saved_step} of run {run.run_id} in "
-        f"{checkpoint_dir(run.out_dir, run.saved_step)}{lost}; resume: {resume}"
-    )
 
 
 def teardown(run: Run) -> None:
@@ -494,6 +489,196 @@ def teardown(run: Run) -> None:
     sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it
     if dist.is_initialized():
         dist.destroy_process_group()
+
+
+# -----------------------------------------------------------------------------
+# the disaggregated layout (cfg.rollout_ranks >= 1): learner/layout.py
+
+
+def _build_disaggregated(run: Run, local_rank: int) -> None:
+    """setup's _build when some ranks only generate: the layout's process groups first; every
+    rank holds the task sampler; a trainer the FSDP2 policy over the trainers, optimizer and
+    reference model; a rollout rank the engine, sandboxes and judge (_build_generator)."""
+    cfg, rank, world, device = run.cfg, run.rank, run.world, run.device
+    run.layout = lay = layout.build_layout(rank, world, cfg.rollout_ranks)
+    if rank == 0:
+        run.out_dir.mkdir(parents=True, exist_ok=True)
+        (run.out_dir / "config.json").write_text(json.dumps(dataclasses.asdict(cfg), indent=2))
+    dist.barrier()
+    (run.out_dir / "trajectories").mkdir(exist_ok=True)
+    run.memory = RssRecorder(run.out_dir, rank)
+    engines.engine_kind(cfg.policy, device)  # a wrong engine stops here, before any model loads
+    run.model_dir = resolve_model_dir(cfg.policy.path, rank)
+    run.tokenizer = weights.load_tokenizer(run.model_dir)
+    run.sampler = TaskSampler(
+        [t.id for t in run.tasks],
+        cfg.tasks_per_step,
+        lay.rollout_index,
+        lay.rollout_ranks,
+        cfg.seed,
+        cfg.epochs_shuffle,
+        cfg.curriculum,
+        cfg.curriculum_window,
+    )
+    if lay.is_trainer:
+        mesh = layout.trainer_mesh(lay, device)
+        run.policy = load_policy(run.model_dir, cfg, mesh, device)
+        if cfg.grpo.kl_coef > 0:
+            run.ref_model = load_policy(run.model_dir, cfg, mesh, device, trainable=False)
+        run.optimizer, run.scheduler = build_optimizer(run.policy, cfg)
+    resume(run)
+    if run.start is not None and (rank == 0 or not lay.is_trainer):
+        box = [run.sampler.state_dict()]  # the rollout ranks draw on from the checkpoint's
+        dist.broadcast_object_list(box, src=0, group=lay.weights_group)
+        run.sampler.load_state_dict(box[0])
+    if not lay.is_trainer:
+        _build_generator(run)
+    elif engines.engine_kind(cfg.policy, device) == "vllm":  # as the rollout ranks start theirs
+        engines.vllm_engine.join_engine_groups(local_rank)
+    run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
+    run_ids: list = [None] * world
+    dist.all_gather_object(run_ids, sandbox.RUN_ID)
+    run.say(
+        f"[train] {len(run.tasks)} tasks, {lay.trainers} trainer rank(s) and "
+        f"{lay.rollout_ranks} rollout rank(s) on {device.type}, model {run.model_dir}, "
+        f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}.."
+        f"{cfg.steps}, sandbox run ids {','.join(run_ids[lay.trainers :])}"
+    )
+
+
+def _build_generator(run: Run) -> None:
+    """A rollout rank's Docker engines and host admission (first rollout rank's lines), engine
+    and judge."""
+    cfg, lay, first = run.cfg, run.layout, run.layout.rollout_index == 0
+    episode = admission.episode_bytes(cfg.sandbox.memory_mb, cfg.sandbox.storage_mb)
+    lines = hosts.configure(cfg.sandbox.docker_hosts, *episode)
+    if first:
+        print("\n".join(lines), file=sys.stderr) if lines else None
+        sandbox.reap()  # containers of dead runs only
+    if cfg.sandbox.max_concurrent:
+        sandbox.set_max_concurrent(cfg.sandbox.max_concurrent)
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    fits, line, run.memory.budget_bytes = admission.admit_rank(
+        cfg, lay.rollout_ranks, local_ranks, *sandbox.host_resources()
+    )
+    if first:
+        print(line, flush=True)
+    cfg.rollout.max_concurrent_episodes = fits
+    cfg.policy.engine_max_batch = min(cfg.policy.engine_max_batch, fits)
+    run.engine = engines.build_engine(
+        cfg.policy, run.model_dir, run.tokenizer, run.device, cfg.seed + run.rank
+    )
+    if cfg.max_off_policy_steps and hasattr(run.engine, "drop_weights_on_sleep"):
+        run.engine.drop_weights_on_sleep = False  # the next rollout runs before the next load
+    run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
+
+
+def train_disaggregated(run: Run) -> int:
+    """The steps of the disaggregated layout (learner/layout.py's two loops, this rank's role),
+    then finish (trainers: checkpoint and export) and teardown. Returns the exit code."""
+    cfg, lay = run.cfg, run.layout
+    try:
+        run.t_logged = time.perf_counter()
+        if lay.is_trainer:
+            why = layout.trainer_loop(
+                lay,
+                run.step,
+                cfg.steps,
+                run.sampler.next_batch,  # the same draws as the rollout ranks'
+                lambda items: _train_share(run, items),
+                run.stop,
+                run.device,
+                lambda version, stop: _send_policy(run, version, stop),
+            )
+        else:
+            why = layout.rollout_loop(
+                lay,
+                run.step,
+                cfg.steps,
+                cfg.max_off_policy_steps,
+                run.device,
+                lambda n, version: _roll_out_item(run, n, version),
+                lambda received, version: _load_policy(run, received, version),
+                lambda: run.stop.requested,
+                lambda items: run.sampler.record_groups(layout.record_order(items, lay.trainers)),
+            )
+        if why != "done":
+            run.say(f"[train] {why}; not trained on")
+        return finish(run)
+    finally:
+        teardown(run)
+
+
+def _roll_out_item(run: Run, n: int, version: int) -> dict:
+    """A rollout rank: rollout n (roll_out) on the engine's policy `version`, as G's item."""
+    run.rollouts, run.step = n, version  # roll_out numbers its files by the one, versions by other
+    indices = run.sampler.next_batch()
+    groups, rollout_s, generate_s = roll_out(run, indices)
+    judge = run.judge.metrics if run.judge is not None else {}
+    item = dict(indices=indices, groups=layout.lean_groups(groups or []), stop=groups is None)
+    item.update(rollout_s=rollout_s, sync_s=run.sync_s, version=version, judge=dict(judge))
+    item["generate_s"] = generate_s
+    item["rss"], run.sync_s = peak_rss_bytes(), 0.0
+    return item
+
+
+def _load_policy(run: Run, received, version: int) -> None:
+    """A rollout rank: M's policy into the engine; one line with the sums of what arrived and of
+    what the engine's model holds after the load (layout.parameters_checksum)."""
+    t0 = time.perf_counter()
+    run.engine.load_weights(received)
+    layout.drain(received)
+    run.sync_s = time.perf_counter() - t0
+    model = run.engine.model if hasattr(run.engine, "model") else run.engine._model()
+    (total, squares), (held, held_sq) = received.checksum, layout.parameters_checksum(model)
+    print(
+        f"[layout] rank {run.rank} loaded policy version {version} (sum {total:.12e}, sum of "
+        f"squares {squares:.12e}); engine holds (sum {held:.12e}, sum of squares {held_sq:.12e})"
+        f" in {run.sync_s:.2f}s",
+        flush=True,
+    )
+
+
+def _send_policy(run: Run, version: int, stop: bool) -> None:
+    """A trainer: M, the policy after `version` steps (engine dtype), unless stop."""
+    t0 = time.perf_counter()
+    named = None if stop else iter_full_weights(run.policy, run.engine_dtype)
+    total, squares = layout.send_update(run.layout, version, stop, named)
+    if not stop:
+        run.say(
+            f"[layout] policy version {version} sent to {run.layout.rollout_ranks} rollout "
+            f"rank(s) (sum {total:.12e}, sum of squares {squares:.12e}) in "
+            f"{time.perf_counter() - t0:.2f}s"
+        )
+
+
+def _train_share(run: Run, items: list[dict]) -> bool:
+    """A trainer: the update on its share of G's groups (train_on), then the step's record and
+    checkpoint over the trainers. False when a stop cut the update short."""
+    lay = run.layout
+    indices, groups = layout.trainer_share(items, run.rank, lay.trainers)
+    rollout_s, sync_s = max(x["rollout_s"] for x in items), max(x["sync_s"] for x in items)
+    generate_s = max(x["generate_s"] for x in items)
+    ro = Rollout(indices, groups, rollout_s, sync_s, min(x["version"] for x in items), generate_s)
+    trained = train_on(run, ro)
+    if trained is None:
+        return False
+    counts, metrics, train_s = trained
+    run.step += 1
+    judge: dict = {}
+    for x in items if run.rank == 0 else []:  # cumulative per rollout rank: summed once
+        judge = {k: judge.get(k, 0) + v for k, v in x["judge"].items()}
+    episodes, counts, judge_metrics = gather_episodes(
+        indices, groups, counts, judge, run.sampler, lay.trainers, lay.trainer_group
+    )
+    rss = gather_peak_rss(lay.trainers, lay.trainer_group, [x["rss"] for x in items])
+    now = time.perf_counter()
+    times = dict(rollout_s=rollout_s, train_s=train_s, sync_s=sync_s, step_s=now - run.t_logged)
+    times["generate_s"] = ro.generate_s
+    run.t_logged = now
+    log_step(run, episodes, counts, judge_metrics, metrics, times, rss)
+    checkpoint(run, due=run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps)
+    return True
 
 
 # -----------------------------------------------------------------------------
@@ -513,9 +698,13 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_task_set(cfg)
     world = int(os.environ["WORLD_SIZE"]) if "WORLD_SIZE" in os.environ else None
     start = plan_start(cfg.out_dir, dataclasses.asdict(cfg), cfg.resume, cfg.overwrite, world)
+    if world is not None or "--check-config" not in argv:  # make's check runs before torchrun
+        configs.check_layout(cfg, world or 1)
     if "--check-config" in argv:
         return 0
     run = setup(cfg, tasks, start)
+    if cfg.rollout_ranks:  # some ranks only generate, the others only train (learner/layout.py)
+        return train_disaggregated(run)
     learner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="learner")
     pending = None  # max_off_policy_steps >= 1: the rollout the learner trains on beside the next
     training = None

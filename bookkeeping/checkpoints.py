@@ -179,9 +179,9 @@ def _rank() -> int:
     return dist.get_rank() if dist.is_initialized() else 0
 
 
-def _barrier() -> None:
+def _barrier(group=None) -> None:
     if dist.is_initialized():
-        dist.barrier()
+        dist.barrier(group=group)
 
 
 def _write_synced(path: Path, text: str) -> None:
@@ -210,21 +210,22 @@ def _publish(tmp: Path, path: Path, step: int, meta: dict, cfg: dict) -> None:
 
 
 def save_checkpoint(
-    path: Path, model, optimizer, scheduler, sampler, step: int, run_id: str, cfg: dict
+    path: Path, model, optimizer, scheduler, sampler, step: int, run_id: str, cfg: dict, group=None
 ) -> None:
     """Save a resumable checkpoint atomically (collective; layout in the module docstring).
 
     Every rank writes its DCP shards and rank{r}.pt into path.tmp-RUN_ID; rank 0 adds config.json
     (`cfg`, dataclasses.asdict of the TrainConfig), meta.json (run_id, step = completed steps,
-    world_size, config_hash) and COMPLETE, and renames the folder to `path`."""
+    world_size, config_hash) and COMPLETE, and renames the folder to `path`. group: the ranks that
+    hold the policy (the trainers of the disaggregated layout, rank 0 among them); None: all."""
     path, rank = Path(path), _rank()
     tmp = path.with_name(f"{path.name}.tmp-{run_id}")
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-    _barrier()
+    _barrier(group)
     model_sd, optim_sd = get_state_dict(model, optimizer)
-    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(tmp))
+    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(tmp), process_group=group)
     torch.save(
         {
             "step": step,
@@ -234,16 +235,17 @@ def save_checkpoint(
         },
         tmp / f"rank{rank}.pt",
     )
-    _barrier()
+    _barrier(group)
     if rank == 0:
         world = dist.get_world_size() if dist.is_initialized() else 1
         meta = dict(run_id=run_id, step=step, world_size=world, config_hash=config_hash(cfg))
         _publish(tmp, path, step, meta, cfg)
-    _barrier()  # no rank reads or lists checkpoints before the rename
+    _barrier(group)  # no rank reads or lists checkpoints before the rename
 
 
-def load_checkpoint(path: Path, model, optimizer, scheduler, sampler) -> int:
-    """Restore everything save_checkpoint wrote, in place (collective); returns the completed step count.
+def load_checkpoint(path: Path, model, optimizer, scheduler, sampler, group=None) -> int:
+    """Restore everything save_checkpoint wrote, in place (collective over `group`, as saved);
+    returns the completed step count.
     Raises FileNotFoundError if the checkpoint or this rank's state file is missing (e.g. a
     different number of ranks than when it was saved)."""
     path = Path(path)
@@ -254,7 +256,7 @@ def load_checkpoint(path: Path, model, optimizer, scheduler, sampler) -> int:
         )
     model_sd, optim_sd = get_state_dict(model, optimizer)
     state = {"model": model_sd, "optim": optim_sd}
-    dcp.load(state, checkpoint_id=str(path))
+    dcp.load(state, checkpoint_id=str(path), process_group=group)
     set_state_dict(
         model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"]
     )

@@ -141,7 +141,7 @@ def step_record(
 
 
 def gather_episodes(
-    indices: list[int], groups: list, counts: dict, judge: dict, sampler, world: int
+    indices: list[int], groups: list, counts: dict, judge: dict, sampler, world: int, group=None
 ) -> tuple[list[dict], dict, dict]:
     """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
     collective); the sampler's curriculum records each group (task index, rewards).
@@ -167,7 +167,7 @@ def gather_episodes(
         for i, g in zip(indices, groups)
     ]
     gathered: list = [None] * world
-    dist.all_gather_object(gathered, (mine, counts, dict(judge)))
+    dist.all_gather_object(gathered, (mine, counts, dict(judge)), group=group)
     all_groups = [grp for per_rank, _, _ in gathered for grp in per_rank]
     sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])
     episodes = [e for _, eps in all_groups for e in eps]

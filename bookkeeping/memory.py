@@ -53,13 +53,15 @@ def release_free_memory() -> bool:
     return True
 
 
-def gather_peak_rss(world: int) -> dict:
-    """Every rank's peak RSS as metrics.jsonl fields (all_gather_object: collective when world > 1):
+def gather_peak_rss(world: int, group=None, others: tuple = ()) -> dict:
+    """Every rank's peak RSS as metrics.jsonl fields (all_gather_object over `group` of `world`
+    ranks, None: all; collective when world > 1), then `others` (bytes, of ranks outside it):
     rss_peak_gb (the largest) and rss_peak_gb_per_rank (in rank order), GB = 1e9 bytes."""
     peaks: list = [peak_rss_bytes()]
     if world > 1:
         peaks = [None] * world
-        dist.all_gather_object(peaks, peak_rss_bytes())
+        dist.all_gather_object(peaks, peak_rss_bytes(), group=group)
+    peaks += list(others)
     per_rank = [round(p / GB, 3) for p in peaks]
     return {"rss_peak_gb": max(per_rank), "rss_peak_gb_per_rank": per_rank}
 

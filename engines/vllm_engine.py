@@ -612,6 +612,28 @@ def _settle(fut: asyncio.Future, result, error: Exception | None) -> None:
         fut.set_result(result)
 
 
+def join_engine_groups(local_rank: int) -> None:
+    """On a rank that builds no engine while the others of the torch.distributed world build
+    theirs (the trainers of learner/layout.py), at the same point in its sequence of process
+    groups: vLLM's external_launcher creates its groups over the whole world (its world group and
+    the model-parallel ones, torch.distributed.new_group on every rank, each group's members
+    connecting), so this rank creates the same ones, in the same order (tensor parallel size 1),
+    then joins the one collective of the engines' start-up over that world: the minimum of the
+    ranks' free KV cache memory (ExecutorWithExternalLauncher.determine_available_memory), to
+    which it brings no limit."""
+    import_vllm()
+    from vllm.config import VllmConfig, set_current_vllm_config
+    from vllm.distributed import parallel_state
+
+    world, rank = torch.distributed.get_world_size(), torch.distributed.get_rank()
+    with set_current_vllm_config(VllmConfig()):
+        parallel_state.init_distributed_environment(world, rank, "env://", local_rank, "gloo")
+        parallel_state.ensure_model_parallel_initialized(1, 1)
+    no_limit = torch.tensor([torch.iinfo(torch.int64).max], dtype=torch.int64)
+    cpu_group = parallel_state.get_world_group().cpu_group
+    torch.distributed.all_reduce(no_limit, group=cpu_group, op=torch.distributed.ReduceOp.MIN)
+
+
 def tp_groups(world_size: int, tp: int):
     """This rank's tensor-parallel group for VLLMEngine: consecutive ranks [g*tp, (g+1)*tp), the blocks vLLM
     forms, as a gloo group (the batches sent in it are pickled Python objects). Collective: every rank must

@@ -14,11 +14,21 @@ import model as modeling
 from bookkeeping.stop import StopFlag
 from hf import weights
 
+_learner_group = None  # the ranks that train (learner/layout.py); None: every rank
+
+
+def set_learner_group(group) -> None:
+    """Make all_reduce (the update's loss normalisation, metrics, stop checks) span `group`, the
+    trainer ranks of the disaggregated layout (learner/layout.py); None: the default group."""
+    global _learner_group
+    _learner_group = group
+
 
 def all_reduce(x: Tensor, op=dist.ReduceOp.SUM) -> Tensor:
-    """dist.all_reduce in place when a process group of more than one rank exists; returns x."""
-    if dist.is_initialized() and dist.get_world_size() > 1:
-        dist.all_reduce(x, op=op)
+    """dist.all_reduce in place over the learner's ranks (set_learner_group; default: all) when
+    they are more than one; returns x."""
+    if dist.is_initialized() and dist.get_world_size(_learner_group) > 1:
+        dist.all_reduce(x, op=op, group=_learner_group)
     return x
 
 
@@ -32,7 +42,8 @@ def set_gradient_sum(model: torch.nn.Module) -> None:
 
 
 def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
-    """True on every rank if any rank was asked to stop (collective)."""
+    """True on every learner rank if any of them was asked to stop (collective over the learner's
+    ranks, all of them but in the disaggregated layout)."""
     x = all_reduce(torch.tensor([int(flag.requested)], device=device), dist.ReduceOp.MAX)
     return bool(int(x))
 

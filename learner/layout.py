@@ -1,0 +1,340 @@
+"""The disaggregated layout (TrainConfig.rollout_ranks >= 1): some ranks only generate, the others
+only train, and the policy is broadcast to the generators after each optimizer step (prime-rl's and
+verl's fully-async layout). rollout_ranks = 0 (the default) keeps every rank colocated: an FSDP2
+shard of the learner and its own engine (train.py).
+
+With W ranks and R rollout ranks, ranks 0..T-1 (T = W - R) are trainers and T..W-1 rollout ranks:
+
+    trainers (FSDP2 over their own group)         rollout ranks (engine + sandboxes + judge)
+    G(n): all_gather_object of the scored groups  <-  rollout n's groups, one list per rank
+    update on its share of the groups (collectives over the trainers only)
+    M(n+1): trainer 0 broadcasts {version, stop} and the policy in flat buckets  ->  engine
+
+Both sides issue G and M in the same order (G(first), M(first+1), G(first+1), ...; a resumed run
+starts with M(first), the checkpoint's policy), so the blocking collectives never cross. Where a
+rollout rank runs rollout n in that order is the staleness: with max_off_policy_steps = 0 between
+M(n) and G(n) (it waits for the new policy: synchronous); with k >= 1 between G(n-1) and M(n), on
+the policy of the step before, while the trainers train on rollout n-1 (one rollout deep, samples
+exactly 1 step old from the second step on, as the colocated pipeline in learner/pipeline.py).
+A stop (any rank's signal) travels in G (every rank's flag) and in M (the trainers' agreed flag);
+every rank leaves the loop at the same message. The task sampler runs on every rank with the same
+state (rollout rank i keeps slice i of each step's tasks; the trainers' copy is the one
+checkpointed): every rank draws once per rollout and records the groups of G in one order
+(`record_order`).
+"""
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import DeviceMesh
+
+from bookkeeping.stop import StopFlag
+from learner.distributed import agreed_stop, set_learner_group
+
+BUCKET_BYTES = 256 << 20  # policy bytes per broadcast (one flat tensor per dtype in a bucket)
+
+
+@dataclass
+class Layout:
+    """This rank's place: ranks < trainers train, the others generate. trainer_group: the
+    trainers (FSDP2 mesh, the update's collectives, checkpoints); weights_group: trainer 0 and
+    the rollout ranks (the policy broadcast)."""
+
+    rank: int
+    world: int
+    trainers: int
+    trainer_group: object
+    weights_group: object
+
+    @property
+    def is_trainer(self) -> bool:
+        return self.rank < self.trainers
+
+    @property
+    def rollout_ranks(self) -> int:
+        return self.world - self.trainers
+
+    @property
+    def rollout_index(self) -> int:
+        """This rollout rank's slice of a step's tasks (0..rollout_ranks-1); 0 on a trainer."""
+        return max(self.rank - self.trainers, 0)
+
+
+def build_layout(rank: int, world: int, rollout_ranks: int) -> Layout:
+    """The process groups of the layout, created on every rank in the same order (collective,
+    before any other group: vLLM's and the mesh's follow), and the learner's all_reduce pointed
+    at the trainers (learner.distributed.set_learner_group). Needs 1 <= rollout_ranks < world
+    (configs.check_layout)."""
+    trainers = world - rollout_ranks
+    trainer_group = dist.new_group(list(range(trainers)))
+    weights_group = dist.new_group([0, *range(trainers, world)])
+    layout = Layout(rank, world, trainers, trainer_group, weights_group)
+    if layout.is_trainer:
+        set_learner_group(trainer_group)
+    return layout
+
+
+def trainer_mesh(layout: Layout, device: torch.device) -> DeviceMesh:
+    """The 1-D FSDP2 mesh over the trainer ranks only (trainers call it; no collective)."""
+    return DeviceMesh.from_group(layout.trainer_group, device.type)
+
+
+# -----------------------------------------------------------------------------
+# M: the policy, trainer 0 -> rollout ranks
+
+
+def _checksum(flat: torch.Tensor) -> torch.Tensor:
+    """[sum, sum of squares] in float64 of a flat tensor: what tests compare across ranks."""
+    x = flat.detach().float()
+    return torch.stack([x.sum(dtype=torch.float64), (x * x).sum(dtype=torch.float64)]).cpu()
+
+
+def send_update(
+    layout: Layout,
+    version: int,
+    stop: bool,
+    named: Iterable[tuple[str, torch.Tensor]] | None,
+    bucket_bytes: int = BUCKET_BYTES,
+) -> list[float]:
+    """M on a trainer: every trainer calls it (exhausting `named`, e.g. learner.sync.
+    iter_full_weights, a collective over the trainers); trainer 0 broadcasts {version, stop} and,
+    unless stop or named is None, the tensors in buckets of ~bucket_bytes: a header of (name,
+    shape, dtype) then one flat tensor per dtype (on the tensors' device: cpu for gloo, cuda
+    for nccl). Returns the [sum, sum of squares] over every element sent (trainer 0; [0, 0] on
+    the others and with no weights)."""
+    head = layout.rank == 0
+    box = [dict(version=version, stop=stop, weights=named is not None and not stop)]
+    if head:
+        dist.broadcast_object_list(box, src=0, group=layout.weights_group)
+    total = torch.zeros(2, dtype=torch.float64)
+    if not box[0]["weights"]:
+        return total.tolist()
+    bucket, size = [], 0
+    for name, t in named:
+        if not head:
+            continue  # gathered for trainer 0's broadcast only
+        bucket.append((name, t.detach().contiguous()))
+        size += t.numel() * t.element_size()
+        if size >= bucket_bytes:
+            total += _send_bucket(layout, bucket)
+            bucket, size = [], 0
+    if head:
+        if bucket:
+            total += _send_bucket(layout, bucket)
+        dist.broadcast_object_list([None], src=0, group=layout.weights_group)  # the end
+    return total.tolist()
+
+
+def _send_bucket(layout: Layout, bucket: list[tuple[str, torch.Tensor]]) -> torch.Tensor:
+    header = [(name, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for name, t in bucket]
+    dist.broadcast_object_list([header], src=0, group=layout.weights_group)
+    total = torch.zeros(2, dtype=torch.float64)
+    for dtype in dict.fromkeys(t.dtype for _, t in bucket):  # first-seen order, as the receiver
+        flat = torch.cat([t.reshape(-1) for _, t in bucket if t.dtype == dtype])
+        dist.broadcast(flat, src=0, group=layout.weights_group)
+        total += _checksum(flat)
+    return total
+
+
+def receive_update(layout: Layout, device: torch.device) -> tuple[int, bool, Iterator | None]:
+    """M on a rollout rank: (version, stop, the policy's (name, tensor) pairs or None). The
+    iterator must be exhausted (engine.load_weights, then `drain`) before the next collective;
+    after it ends its `.checksum` attribute holds [sum, sum of squares] of what arrived."""
+    box = [None]
+    dist.broadcast_object_list(box, src=0, group=layout.weights_group)
+    msg = box[0]
+    if not msg["weights"]:
+        return msg["version"], msg["stop"], None
+    return msg["version"], msg["stop"], _Received(layout, device)
+
+
+class _Received:
+    """The tensors of one M, bucket by bucket, as views of the flat tensors received."""
+
+    def __init__(self, layout: Layout, device: torch.device):
+        self.layout, self.device, self.done = layout, device, False
+        self.checksum = [0.0, 0.0]
+        self._items = self._buckets()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> tuple[str, torch.Tensor]:
+        return next(self._items)
+
+    def _buckets(self):
+        total = torch.zeros(2, dtype=torch.float64)
+        while True:
+            box = [None]
+            dist.broadcast_object_list(box, src=0, group=self.layout.weights_group)
+            if box[0] is None:
+                break
+            header = box[0]
+            for dtype_name in dict.fromkeys(d for _, _, d in header):
+                dtype = getattr(torch, dtype_name)
+                entries = [(n, s) for n, s, d in header if d == dtype_name]
+                flat = torch.empty(
+                    sum(_numel(s) for _, s in entries), dtype=dtype, device=self.device
+                )
+                dist.broadcast(flat, src=0, group=self.layout.weights_group)
+                total += _checksum(flat)
+                offset = 0
+                for name, shape in entries:
+                    n = _numel(shape)
+                    yield name, flat[offset : offset + n].view(shape)
+                    offset += n
+        self.checksum, self.done = total.tolist(), True
+
+
+def _numel(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def parameters_checksum(model: torch.nn.Module) -> list[float]:
+    """[sum, sum of squares] in float64 over every parameter of `model` (a shared one once): for
+    an engine's model after a load, equal to the sums of what arrived (same element multiset,
+    however the engine fuses or ties its tensors)."""
+    total = torch.zeros(2, dtype=torch.float64)
+    for p in model.parameters():
+        total += _checksum(p.reshape(-1))
+    return total.tolist()
+
+
+def drain(weights: Iterator) -> None:
+    """Consume what an engine left of a receive_update iterator (the broadcasts must complete)."""
+    for _ in weights:
+        pass
+
+
+# -----------------------------------------------------------------------------
+# G: the scored groups, rollout ranks -> trainers
+
+
+def lean_groups(groups: list) -> list:
+    """rollout.Group values without what the learner and the step record never read (the task,
+    each trajectory's messages, test report and verification; the rollout rank wrote them to its
+    trajectories file): what crosses the wire in G."""
+    slim = dict(messages=[], test_report=None, verification=None)
+    return [
+        dataclasses.replace(
+            g, task=None, trajectories=[dataclasses.replace(t, **slim) for t in g.trajectories]
+        )
+        for g in groups
+    ]
+
+
+def exchange(layout: Layout, item: dict) -> tuple[list[dict], bool]:
+    """G: all_gather_object of every rank's item over all ranks (collective). A rollout rank's
+    item: indices, groups (lean_groups), stop, and its figures (rollout_s, sync_s, version,
+    judge, rss); a trainer's: {"stop": ...}. Returns (the rollout ranks' items in rank order,
+    whether any rank asked to stop)."""
+    items: list = [None] * layout.world
+    dist.all_gather_object(items, item)
+    return items[layout.trainers :], any(x["stop"] for x in items)
+
+
+def trainer_share(items: list[dict], trainer: int, trainers: int) -> tuple[list, list]:
+    """(task indices, groups) of trainer `trainer`: every trainers-th group of the step, in the
+    rollout ranks' order."""
+    pairs = [p for x in items for p in zip(x["indices"], x["groups"])]
+    mine = pairs[trainer::trainers]
+    return [i for i, _ in mine], [g for _, g in mine]
+
+
+def record_order(items: list[dict], trainers: int) -> list[tuple[int, list]]:
+    """(task index, rewards) of every group in the order the trainers' sampler records them
+    (bookkeeping.logs.gather_episodes over the trainers' shares): rollout ranks record alike."""
+    shares = [trainer_share(items, t, trainers) for t in range(trainers)]
+    return [(i, list(g.rewards)) for idx, gs in shares for i, g in zip(idx, gs)]
+
+
+# -----------------------------------------------------------------------------
+# the two loops
+
+
+def rollout_loop(
+    layout: Layout,
+    first: int,
+    steps: int,
+    max_off_policy_steps: int,
+    device: torch.device,
+    roll_out: Callable[[int, int], dict],
+    load: Callable[[Iterator, int], None],
+    stop_requested: Callable[[], bool],
+    record: Callable[[list[dict]], None],
+) -> str:
+    """A rollout rank's steps first..steps-1 (module docstring: where rollout n sits between M
+    and G); M's tensors arrive on `device`. roll_out(n, version) -> the rank's item for G
+    (version: the policy the engine holds); load(weights, version): the engine takes M's
+    policy; record(items): the sampler records G.
+    Returns why it ended: "done", "stopped in rollout N" or "stopped after step N"."""
+    held = first
+    if first > 0:  # a resumed run: the checkpoint's policy, before the first rollout
+        held = _take(layout, load, device)[0]
+    ahead = None  # k >= 1: the rollout run between G(n-1) and M(n)
+    for n in range(first, steps):
+        if max_off_policy_steps == 0 and n > first:
+            held, stop = _take(layout, load, device)
+            if stop:
+                return f"stopped after step {n}"
+        item = ahead or roll_out(n, held)
+        item["stop"] = item["stop"] or stop_requested()
+        items, stop = exchange(layout, item)
+        record(items)
+        if stop:
+            return f"stopped in rollout {n + 1}"
+        if max_off_policy_steps >= 1 and n + 1 < steps:
+            ahead = roll_out(n + 1, held)  # beside the trainers' update on rollout n
+            held, stop = _take(layout, load, device)
+            if stop:
+                return f"stopped after step {n + 1}"
+    return "done"
+
+
+def _take(layout: Layout, load: Callable, device: torch.device) -> tuple[int, bool]:
+    """receive_update, its policy into the engine (load), the rest drained: (version, stop)."""
+    version, stop, weights = receive_update(layout, device)
+    if weights is not None:
+        load(weights, version)
+        drain(weights)
+    return version, stop
+
+
+def trainer_loop(
+    layout: Layout,
+    first: int,
+    steps: int,
+    draw: Callable[[], None],
+    train: Callable[[list[dict]], bool],
+    flag: StopFlag,
+    device: torch.device,
+    send_policy: Callable[[int, bool], None],
+) -> str:
+    """A trainer's steps first..steps-1. draw(): the sampler draws the step's tasks (as the
+    rollout ranks do); train(items): the update on this trainer's share of G, logged and
+    checkpointed, False when a stop cut it short (no optimizer step taken); flag: this rank's
+    stop signal, agreed over the trainers after each step; send_policy(version, stop): M.
+    Returns why it ended: "done", "stopped in rollout N" (not trained on), "stopped in the
+    update of step N" (not trained on) or "stopped after step N"."""
+    if first > 0:
+        send_policy(first, False)
+    for n in range(first, steps):
+        draw()
+        items, stop = exchange(layout, {"stop": flag.requested})
+        if stop:
+            return f"stopped in rollout {n + 1}"
+        trained = train(items)
+        stop = agreed_stop(flag, device) or not trained
+        if n + 1 < steps:
+            send_policy(n + 1, stop)
+        if not trained:
+            return f"stopped in the update of step {n + 1}"
+        if stop:
+            return f"stopped after step {n + 1}"
+    return "done"
