@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from judge_server import JudgeServer  # noqa: E402
-from test_train import E2E_ARGS, _containers_of, _run_ids, _spawn  # noqa: E402
+from train_helpers import E2E_ARGS, containers_of, run_ids_of, spawn  # noqa: E402
 
 # -----------------------------------------------------------------------------
 # start-up validation: one line naming the field
@@ -103,7 +103,7 @@ def _transfer_worker(rank: int, world: int, store: str, model_dir: str, out: str
 
 @pytest.mark.model_run
 def test_trainer_zero_broadcasts_the_full_policy_in_buckets_to_the_rollout_rank(tmp_path, tiny_dir):
-    _spawn(_transfer_worker, 3, str(tiny_dir), str(tmp_path))
+    spawn(_transfer_worker, 3, str(tiny_dir), str(tmp_path))
     t, r = torch.load(tmp_path / "t.pt"), torch.load(tmp_path / "r.pt")
     assert t["summed"] == 2.0  # the learner's all_reduce spans the trainers, not the rollout rank
     assert (r["version"], r["stop"]) == (1, False)
@@ -176,7 +176,7 @@ def _check_run(tmp_path: Path, log: str, staleness: list, versions: list) -> Non
     assert got[1] == pytest.approx(sent[1], rel=1e-12)
     assert held[1] == pytest.approx(sent[1], rel=1e-9)
     assert weights.load_hf(out / "hf").config.num_hidden_layers == 2
-    assert _containers_of(_run_ids(log)) == []
+    assert containers_of(run_ids_of(log)) == []
 
 
 @pytest.mark.model_run
