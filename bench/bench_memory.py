@@ -8,8 +8,12 @@ rollout, update, weight sync, HF export) with the preset's model and knobs, but 
 engine's generate calls in place of the episodes (no containers): each rank generates
 `--bench-episodes` replies of `--bench-prompt` prompt tokens, and trains on trajectories of that
 length plus `rollout.max_tokens_per_turn` x `rollout.max_turns` tokens. After each part it prints
-the rank's RSS now and its peak so far (bookkeeping/memory.py: VmHWM via ru_maxrss), in GB (1e9
-bytes). Measures memory, not time; nothing is asserted.
+the rank's RSS now, the part's own peak (VmHWM, reset at the start of each part by writing 5 to
+/proc/self/clear_refs) and the peak so far, in GB (1e9 bytes); the update is split into forward,
+backward and optimizer step (learner.update's functions wrapped). As train.py it first fixes
+glibc's mmap threshold (bookkeeping.memory.fix_mmap_threshold); TERMRL_BENCH_MMAP_THRESHOLD=glibc
+leaves glibc's dynamic one (the figures before that fix). Measures memory, not time; nothing is
+asserted.
 """
 
 import asyncio
