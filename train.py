@@ -66,7 +66,13 @@ from bookkeeping.logs import (
     step_record,
     truncate_metrics,
 )
-from bookkeeping.memory import RssRecorder, gather_peak_rss, peak_rss_bytes, release_free_memory
+from bookkeeping.memory import (
+    RssRecorder,
+    fix_mmap_threshold,
+    gather_peak_rss,
+    peak_rss_bytes,
+    release_free_memory,
+)
 from bookkeeping.stop import StopFlag, stop_line
 from hf import weights
 from judging import judge as judge_lib
@@ -145,6 +151,7 @@ def setup(cfg: configs.TrainConfig, tasks: list, start: Path | None) -> Run:
     """Process group, seeds, signal handling, then out_dir, sampler, policy, optimizer,
     checkpoint `start` (plan_start; None: a new run), engine and judge for `tasks`
     (load_task_set); torn down again if any of them fails. Collective."""
+    fix_mmap_threshold()  # before the model loads: freed tensors go back to the OS
     rank, world, local_rank, device = init_distributed()
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)

@@ -38,6 +38,32 @@ def rss_bytes() -> int:
     return _status_kib("VmRSS") * 1024
 
 
+MMAP_THRESHOLD_BYTES = 1 << 20  # see fix_mmap_threshold
+
+
+def _libc():
+    name = ctypes.util.find_library("c")
+    return ctypes.CDLL(name) if name else None
+
+
+def fix_mmap_threshold(nbytes: int = MMAP_THRESHOLD_BYTES) -> bool:
+    """Serve every allocation of at least `nbytes` bytes from its own mmap, returned to the OS when
+    freed (glibc `mallopt(M_MMAP_THRESHOLD)`); False where libc has no mallopt (not glibc).
+    Why: glibc raises its threshold to the largest block freed so far (up to 32 MiB), so after the
+    first freed tensors every tensor under 32 MiB (a block's gathered weights, activations,
+    gradients) comes from the heap, whose freed holes are reused only by fitting requests and
+    given back only from the top: on cpu-smollm2 the update's RSS then rose 0.3-1.2 GB above what
+    it holds, more in step 2 than in step 1. A fixed threshold also turns that rise off. 1 MiB:
+    a decode step's tensors (a [4, 49152] fp32 logits row block is 0.8 MiB) stay on the heap, the
+    learner's (5-15 MB each) do not (BENCHMARKS.md "Memory per rank"). Affects allocations made
+    after the call; call it once at start-up."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallopt"):
+        return False
+    m_mmap_threshold = -3  # <malloc.h>
+    return bool(libc.mallopt(m_mmap_threshold, int(nbytes)))
+
+
 def release_free_memory() -> bool:
     """Return the free pages of every malloc arena to the OS (glibc `malloc_trim(0)`); False where
     libc has no malloc_trim. Why: tensors under glibc's mmap threshold (which rises to 32 MiB as
@@ -45,8 +71,7 @@ def release_free_memory() -> bool:
     a worker thread, the update in the main one), and freed arena memory is kept for reuse by that
     arena only: without a trim, the rollout's and the update's freed memory add up in RSS
     (BENCHMARKS.md "Memory per rank")."""
-    name = ctypes.util.find_library("c")
-    libc = ctypes.CDLL(name) if name else None
+    libc = _libc()
     if libc is None or not hasattr(libc, "malloc_trim"):
         return False
     libc.malloc_trim(0)

@@ -3,7 +3,10 @@ rank leaves, and the launcher's line naming it."""
 
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
@@ -24,6 +27,41 @@ def test_peak_rss_is_the_kernels_high_water_mark_in_bytes():
     del block
     assert memory.rss_bytes() < now - (128 << 20)  # freed (mmapped, given back), yet the peak stays
     assert memory.peak_rss_bytes() >= now - slack
+
+
+# Tensors freed in the middle of the heap: 2 MiB ones, each followed by a small one that is kept
+# (as a step's activations and the small tensors around them). A 16 MiB tensor freed first raises
+# glibc's dynamic mmap threshold above 2 MiB, as the learner's first freed tensors do.
+_HOLES = """
+import sys, torch
+sys.path.insert(0, {root!r})
+from bookkeeping import memory
+if {fixed}:
+    assert memory.fix_mmap_threshold()
+x = torch.ones(4 << 20)  # 16 MiB, freed
+del x
+before = memory.rss_bytes()
+big, small = [], []
+for _ in range(100):
+    big.append(torch.ones(512 << 10))  # 2 MiB
+    small.append(torch.ones(1024))
+del big
+print((memory.rss_bytes() - before) / (1 << 20))
+"""
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_fixed_mmap_threshold_gives_freed_tensors_back_to_the_os(fixed):
+    root = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", _HOLES.format(root=root, fixed=fixed)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    kept_mib = float(out.stdout.split()[-1])
+    # 200 MiB were freed: kept as heap holes under glibc's own threshold, given back with ours
+    assert kept_mib < 20 if fixed else kept_mib > 150
 
 
 def test_the_recorder_keeps_the_ranks_record_current_and_whole(tmp_path, monkeypatch):
@@ -102,3 +140,48 @@ def test_a_rank_killed_by_sigkill_is_named_with_its_last_peak_rss_and_budget(tin
     # killed after the set-up: the launcher (bookkeeping/launch.py) reaped what the ranks left
     if "sandbox run ids" in log:
         assert containers_of(run_ids_of(log)) == []
+
+
+# Two optimizer steps of the GRPO update on the tiny model in a 1-rank process group, under glibc's
+# own threshold or a fixed one so low (4 KiB) that nearly every tensor gets its own mmap.
+_UPDATE = """
+import hashlib, pathlib, sys, torch
+sys.path.insert(0, {root!r})
+from bookkeeping import memory
+if {threshold}:
+    assert memory.fix_mmap_threshold({threshold})
+import configs
+from learner import distributed, packing, update
+from torch.distributed.device_mesh import init_device_mesh
+distributed.init_distributed()
+cfg = configs.TrainConfig(policy=configs.PolicyConfig(path={model!r}), lr=1e-3)
+cfg.grpo.num_minibatches = 2
+policy = distributed.load_policy(pathlib.Path({model!r}), cfg, init_device_mesh("cpu", (1,)), "cpu")
+optimizer, scheduler = update.build_optimizer(policy, cfg)
+g = torch.Generator().manual_seed(0)
+samples = [
+    packing.Sample(torch.randint(0, 1000, (40,), generator=g).tolist(), [0] * 8 + [1] * 32,
+                   [0.0] * 8 + [-7.0] * 32, (-1.0) ** k)
+    for k in range(4)
+]
+m = update.update(policy, optimizer, scheduler, samples, cfg, torch.device("cpu"))
+h = hashlib.sha256()
+for _, p in sorted(policy.state_dict().items()):
+    h.update(p.full_tensor().numpy().tobytes())
+print(repr(m["pg_loss"]), h.hexdigest())
+"""
+
+
+@pytest.mark.model_run
+def test_the_mmap_threshold_leaves_the_updates_losses_and_weights_bit_identical(tiny_dir):
+    root = str(Path(__file__).resolve().parent.parent)
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", _UPDATE.format(root=root, threshold=t, model=str(tiny_dir))],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()[-2:]
+        for t in (0, 4096)
+    ]
+    assert outs[0] == outs[1] and float(outs[0][0]) != 0.0
