@@ -626,16 +626,10 @@ def check_layout(cfg: TrainConfig, world: int) -> None:
     """The rollout ranks against the number of ranks, known once torchrun started (train.py).
     Raises ConfigError naming rollout_ranks unless 0 <= rollout_ranks < world and (disaggregated)
     each rollout rank gets a task per step."""
-    n = cfg.rollout_ranks
+    n, k = cfg.rollout_ranks, cfg.tasks_per_step
     need(n < world, "rollout_ranks", n, f"must be < the number of ranks ({world}): one trains")
-    if n == 0:
-        return
-    need(
-        cfg.tasks_per_step >= n,
-        "rollout_ranks",
-        n,
-        f"must be <= tasks_per_step ({cfg.tasks_per_step}): each rollout rank runs a task a step",
-    )
+    why = f"must be <= tasks_per_step ({k}): each rollout rank runs a task a step"
+    need(n == 0 or k >= n, "rollout_ranks", n, why)
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
@@ -676,12 +670,8 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
         cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why
     )
     _ge(cfg, "rollout_ranks", 0)
-    need(
-        cfg.rollout_ranks == 0 or tp1,
-        "rollout_ranks",
-        cfg.rollout_ranks,
-        "must be 0 with policy.vllm_tensor_parallel_size > 1 (one engine per rollout rank)",
-    )
+    why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (one engine per rollout rank)"
+    need(cfg.rollout_ranks == 0 or tp1, "rollout_ranks", cfg.rollout_ranks, why)
     need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
     need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
     _ge(cfg, "micro_batch_tokens", 64)

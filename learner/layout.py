@@ -201,8 +201,17 @@ def parameters_checksum(model: torch.nn.Module) -> list[float]:
     an engine's model after a load, equal to the sums of what arrived (same element multiset,
     however the engine fuses or ties its tensors)."""
     total = torch.zeros(2, dtype=torch.float64)
-    for p in model.parameters():
-        total += _checksum(p.reshape(-1))
+    params = dict(model.named_parameters())  # a shared parameter once
+    embed = next((p for n, p in params.items() if n.endswith("embed_tokens.weight")), None)
+    for name, p in params.items():
+        tied_copy = (  # a tied lm_head re-tied by copy (vLLM on CPU), not shared: counted once
+            name.endswith("lm_head.weight")
+            and embed is not None
+            and p.shape == embed.shape
+            and torch.equal(p, embed)
+        )
+        if not tied_copy:
+            total += _checksum(p.reshape(-1))
     return total.tolist()
 
 
