@@ -29,21 +29,22 @@ def test_peak_rss_is_the_kernels_high_water_mark_in_bytes():
     assert memory.peak_rss_bytes() >= now - slack
 
 
-# Tensors freed in the middle of the heap: 2 MiB ones, each followed by a small one that is kept
-# (as a step's activations and the small tensors around them). A 16 MiB tensor freed first raises
-# glibc's dynamic mmap threshold above 2 MiB, as the learner's first freed tensors do.
+# Tensors freed in the middle of the heap: 12 MiB ones (above our 8 MiB threshold), each followed by
+# a small one that is kept (as a step's activations and the small tensors around them). A 28 MiB
+# tensor freed first raises glibc's dynamic mmap threshold above 12 MiB, as the learner's first
+# freed tensors do.
 _HOLES = """
 import sys, torch
 sys.path.insert(0, {root!r})
 from bookkeeping import memory
 if {fixed}:
     assert memory.fix_mmap_threshold()
-x = torch.ones(4 << 20)  # 16 MiB, freed
+x = torch.ones(7 << 20)  # 28 MiB, freed
 del x
 before = memory.rss_bytes()
 big, small = [], []
-for _ in range(100):
-    big.append(torch.ones(512 << 10))  # 2 MiB
+for _ in range(20):
+    big.append(torch.ones(3 << 20))  # 12 MiB
     small.append(torch.ones(1024))
 del big
 print((memory.rss_bytes() - before) / (1 << 20))
@@ -60,8 +61,9 @@ def test_a_fixed_mmap_threshold_gives_freed_tensors_back_to_the_os(fixed):
         check=True,
     )
     kept_mib = float(out.stdout.split()[-1])
-    # 200 MiB were freed: kept as heap holes under glibc's own threshold, given back with ours
-    assert kept_mib < 20 if fixed else kept_mib > 150
+    # 240 MiB were freed: some kept as heap holes under glibc's own threshold (240 MiB in a plain
+    # shell, 60 under pytest's environment), all given back with ours
+    assert (kept_mib < 20 if fixed else kept_mib > 40), kept_mib
 
 
 def test_the_recorder_keeps_the_ranks_record_current_and_whole(tmp_path, monkeypatch):
