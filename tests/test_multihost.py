@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+from train_helpers import E2E_ARGS
 
 import sandbox
 from sandboxing import hosts
@@ -235,18 +236,7 @@ def test_two_training_steps_over_both_engines(second_engine, tmp_path):
         str(out),
         "--steps",
         "2",
-        "--tasks-per-step",
-        "2",
-        "--grpo.group-size",
-        "2",
-        "--rollout.max-turns",
-        "2",
-        "--rollout.max-tokens-per-turn",
-        "16",
-        "--task-ids",
-        "write-hello-file",
-        "append-line",
-        "--grpo.no-drop-zero-variance-groups",
+        *E2E_ARGS,
         "--sandbox.docker-hosts",
         "local=1",
         f"{second_engine}=1",
