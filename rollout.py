@@ -634,6 +634,17 @@ async def start_ahead(
     }
 
 
+async def close_ahead(ahead: asyncio.Future) -> None:
+    """Close the sandboxes of `start_ahead` that no episode took (a stop or an error before their
+    rollout) and give their engine slots back; waits for the starts still in flight, whose
+    containers a reap would otherwise miss. A start that failed already gave its slot back."""
+    started = await ahead
+    done = await asyncio.gather(*started.values(), return_exceptions=True)
+    for host, sb, _ in (x for x in done if not isinstance(x, BaseException)):
+        await asyncio.shield(sb.close())
+        await asyncio.to_thread(hosts.release, host)
+
+
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:
     """Episode j's failed trajectory when task's image failed to build on every engine (one error
     per episode), else None."""

@@ -485,8 +485,15 @@ def finish(run: Run) -> int:
     return 0
 
 
-def teardown(run: Run) -> None:
-    """Close engine and judge, reap every container of this run, leave the process group."""
+def teardown(run: Run, ahead: asyncio.Task | None = None) -> None:
+    """Close the sandboxes started ahead for a rollout that will not run (rollout.close_ahead:
+    starts still in flight would escape the reap), engine and judge; reap every container of
+    this run, leave the process group."""
+    try:
+        if ahead is not None:
+            run.loop.run_until_complete(rollout.close_ahead(ahead))
+    except Exception as e:  # the reap below still removes what it finds
+        print(f"[train] closing the sandboxes started ahead: {type(e).__name__}: {e}", flush=True)
     for closer in (run.engine, run.judge):
         if closer is not None:
             run.loop.run_until_complete(closer.aclose())
@@ -771,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
         return finish(run)
     finally:
         learner.shutdown(wait=True)  # an update in flight ends before the process group does
-        teardown(run)
+        teardown(run, ahead[1] if ahead else None)  # and a rollout's sandboxes started ahead
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def test_a_fixed_mmap_threshold_gives_freed_tensors_back_to_the_os(fixed):
     kept_mib = float(out.stdout.split()[-1])
     # 240 MiB were freed: some kept as heap holes under glibc's own threshold (240 MiB in a plain
     # shell, 60 under pytest's environment), all given back with ours
-    assert (kept_mib < 20 if fixed else kept_mib > 40), kept_mib
+    assert kept_mib < 20 if fixed else kept_mib > 40, kept_mib
 
 
 def test_the_recorder_keeps_the_ranks_record_current_and_whole(tmp_path, monkeypatch):
