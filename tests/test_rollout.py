@@ -151,6 +151,25 @@ def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(t
 
 
 @pytest.mark.docker
+def test_sandboxes_started_ahead_of_a_rollout_that_never_runs_are_closed(tasks):
+    # a stop beside the update: train.py's teardown closes them, their starts still in flight
+    cfg, run_id = replace(CFG, max_concurrent_episodes=3), f"ahead-stop-{os.getpid()}"
+
+    async def main():
+        ahead = asyncio.ensure_future(
+            R.start_ahead([tasks["write-hello-file"]], 3, cfg, SandboxConfig(), run_id)
+        )
+        await asyncio.sleep(0)  # the starts begin; none is awaited here
+        await R.close_ahead(ahead)
+        return await ahead
+
+    started = asyncio.run(main())
+    assert len(started) == 3 and all(t.done() for t in started.values())
+    assert all(t.result()[1].closed for t in started.values())
+    assert containers_of(run_id) == []
+
+
+@pytest.mark.docker
 def test_a_verification_past_the_verifiers_wall_clock_is_an_error_masked_not_a_0(tok, tasks):
     # a solved task; a wall clock of 1 ms stands for a machine too slow to verify in time
     script = ["```bash\necho hello > hello.txt\n```", "DONE"]
