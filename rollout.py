@@ -51,6 +51,7 @@ evaluate.py.
 """
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import sys
@@ -509,8 +510,8 @@ async def run_episode(
             callback()
 
     try:
-        if ahead is not None:
-            host, sb, traj.timings["start_s"] = await ahead
+        if ahead is not None:  # shielded: a start cut short would leave its container unseen
+            host, sb, traj.timings["start_s"] = await asyncio.shield(ahead)
             traj.docker_host = host
         else:
             traj.docker_host = host = await hosts.acquire()
@@ -534,6 +535,9 @@ async def run_episode(
         traj.reward = None
     finally:
         acted()  # the sandbox never started: the episode never acted
+        if ahead is not None and host is None:  # cancelled while its start went on: close it
+            with contextlib.suppress(Exception):
+                host, sb, _ = await asyncio.shield(ahead)
         if sb is not None:
             await asyncio.shield(sb.close())
         if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
@@ -639,10 +643,17 @@ async def close_ahead(ahead: asyncio.Future) -> None:
     rollout) and give their engine slots back; waits for the starts still in flight, whose
     containers a reap would otherwise miss. A start that failed already gave its slot back."""
     started = await ahead
-    done = await asyncio.gather(*started.values(), return_exceptions=True)
-    for host, sb, _ in (x for x in done if not isinstance(x, BaseException)):
-        await asyncio.shield(sb.close())
-        await asyncio.to_thread(hosts.release, host)
+    await asyncio.gather(*(_close_one(t) for t in started.values()))
+
+
+async def _close_one(start: asyncio.Future) -> None:
+    """One sandbox of start_ahead that no episode took: closed, its engine slot given back."""
+    try:
+        host, sb, _ = await start
+    except Exception:  # its start failed and gave the slot back
+        return
+    await asyncio.shield(sb.close())
+    await asyncio.to_thread(hosts.release, host)
 
 
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:
@@ -708,16 +719,12 @@ async def run_episodes(
     once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
     Each episode is verified (and judged) as soon as it ends, while the others still generate.
 
-    Returns one Group per task, in the order of `tasks` (score_group: the rewards by the
-    group's rule), its trajectories by group_index (0..n_per_task-1). seed: when given, episode j
-    of task i samples with seed (seed, i, j) mixed into one int, so runs are reproducible.
-    on_trajectory: optional callback per trajectory (e.g. to stream JSONL), called when its group
-    is scored. Progress line on stderr: episodes done, mean reward of the scored groups,
-    generated tokens/s. on_generation_end: called once (in the event loop) when every episode
-    stopped acting, verifications and judge maybe still running (train.py's overlapped update
-    starts there); not when cancelled before. ahead: a future of `start_ahead(tasks, ...)`'s
-    sandboxes (started while the learner trained), taken instead of starting their own.
-    """
+    Returns one Group per task in the order of `tasks` (score_group), trajectories by group_index.
+    seed: episode j of task i samples with seed (seed, i, j) mixed into one int (reproducible).
+    on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
+    stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
+    (train.py's overlapped update starts there); not when cancelled before. ahead: a future of
+    `start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own (closed if not)."""
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
     if engine is None and not oracle:
@@ -741,10 +748,17 @@ async def run_episodes(
         image = images[task.id]
         traj = _build_failed(task, j, image)
         if traj is None:
-            async with sem:
-                s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                kw = dict(on_acted=acted, ahead=started.get((i, j)))
-                traj = await run_episode(task, engine, chat, cfg, j, image, *args, s, oracle, **kw)
+            kw, entered = dict(on_acted=acted, ahead=started.get((i, j))), []
+            try:
+                async with sem:
+                    s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
+                    entered.append(True)
+                    traj = await run_episode(
+                        task, engine, chat, cfg, j, image, *args, s, oracle, **kw
+                    )
+            finally:  # cancelled before it ran: its sandbox started ahead is closed here
+                if not entered and kw["ahead"] is not None:
+                    await asyncio.shield(_close_one(kw["ahead"]))
         else:  # its image failed to build: it never acts
             acted()
         bar.episode_done(traj)
