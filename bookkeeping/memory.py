@@ -38,7 +38,7 @@ def rss_bytes() -> int:
     return _status_kib("VmRSS") * 1024
 
 
-MMAP_THRESHOLD_BYTES = 8 << 20  # see fix_mmap_threshold
+MMAP_THRESHOLD_BYTES = 1 << 20  # see fix_mmap_threshold
 
 
 def _libc():
@@ -53,10 +53,11 @@ def fix_mmap_threshold(nbytes: int = MMAP_THRESHOLD_BYTES) -> bool:
     first freed tensors every tensor under 32 MiB (a block's gathered weights, activations,
     gradients) comes from the heap, whose freed holes are reused only by fitting requests and
     given back only from the top: on cpu-smollm2 the update's RSS then rose 0.3-1.2 GB above what
-    it holds, more in step 2 than in step 1. A fixed threshold also turns that rise off. 8 MiB:
-    each tensor above it gets fresh zeroed pages from the kernel (page faults), so lower is slower:
-    the update took 1.33x (1 MiB) and 1.26x (4 MiB) the time of glibc's own threshold, 0.97x at
-    8 MiB, its peak 2.07 / 2.16 / 2.85 GB against 3.12 (BENCHMARKS.md "Memory per rank").
+    it holds, more in step 2 than in step 1. A fixed threshold also turns that rise off. 1 MiB,
+    at a price: each tensor above it gets fresh zeroed pages (page faults), so the update took
+    1.33x (1 MiB) and 1.26x (4 MiB) the time of glibc's own threshold, 0.97x at 8 MiB, but at
+    8 MiB `make train` peaked at 3.15-3.18 GB per rank, over the 3 GB budget, and at 2.86-2.87 with
+    1 MiB (BENCHMARKS.md "Memory per rank").
     Affects allocations made after the call; call it once at start-up."""
     libc = _libc()
     if libc is None or not hasattr(libc, "mallopt"):

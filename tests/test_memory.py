@@ -29,7 +29,7 @@ def test_peak_rss_is_the_kernels_high_water_mark_in_bytes():
     assert memory.peak_rss_bytes() >= now - slack
 
 
-# Tensors freed in the middle of the heap: 12 MiB ones (above our 8 MiB threshold), each followed by
+# Tensors freed in the middle of the heap: 12 MiB ones (above our fixed threshold), each followed by
 # a small one that is kept (as a step's activations and the small tensors around them). A 28 MiB
 # tensor freed first raises glibc's dynamic mmap threshold above 12 MiB, as the learner's first
 # freed tensors do.
