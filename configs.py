@@ -220,7 +220,7 @@ class TrainConfig:
     seed: int = 0  # seeds the sampler, sampling and init
     # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; >= 1 trains on a
     # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
-    # 0 in every preset: on 2 CPU cores the overlap was slower (BENCHMARKS.md, issue 28)
+    # 0 in every preset: on 2 CPU cores the overlap is not shown faster (BENCHMARKS.md, issue 28)
     max_off_policy_steps: int = 0
     # ranks that only generate (the last ones; the others only train and broadcast the policy to
     # them after each step: learner/layout.py); 0 = every rank trains and generates (colocated)
