@@ -639,11 +639,17 @@ async def start_ahead(
 
 
 async def close_ahead(ahead: asyncio.Future) -> None:
-    """Close the sandboxes of `start_ahead` that no episode took (a stop or an error before their
-    rollout) and give their engine slots back; waits for the starts still in flight, whose
-    containers a reap would otherwise miss. A start that failed already gave its slot back."""
+    """Close the sandboxes of `start_ahead` that no episode took (run_episodes takes an entry out
+    of the mapping when an episode owns it; a stop or an error before or during their rollout
+    leaves the rest) and give their engine slots back; waits for the starts still in flight, whose
+    containers a reap would otherwise miss. A start that failed already gave its slot back; an
+    `ahead` cancelled before its starts were made started nothing. Idempotent."""
+    if ahead.cancelled():
+        return
     started = await ahead
-    await asyncio.gather(*(_close_one(t) for t in started.values()))
+    untaken = list(started.values())
+    started.clear()
+    await asyncio.gather(*(_close_one(t) for t in untaken))
 
 
 async def _close_one(start: asyncio.Future) -> None:
@@ -724,7 +730,8 @@ async def run_episodes(
     on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
     stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
     (train.py's overlapped update starts there); not when cancelled before. ahead: a future of
-    `start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own (closed if not)."""
+    `start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what no episode
+    took (cancelled before they ran) is the caller's to close (close_ahead)."""
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
     if engine is None and not oracle:
@@ -748,7 +755,8 @@ async def run_episodes(
         image = images[task.id]
         traj = _build_failed(task, j, image)
         if traj is None:
-            kw, entered = dict(on_acted=acted, ahead=started.get((i, j))), []
+            # this episode owns its sandbox started ahead from here (close_ahead closes the rest)
+            kw, entered = dict(on_acted=acted, ahead=started.pop((i, j), None)), []
             try:
                 async with sem:
                     s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j

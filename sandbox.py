@@ -54,17 +54,11 @@ from sandboxing import harbor_verifier, hosts, toolchain, verifier
 from sandboxing.disk import DiskWatch
 from sandboxing.hosts import host_resources  # noqa: F401 - callers use sandbox.host_resources
 from sandboxing.reaping import reap  # noqa: F401 - sandbox.reap: callers and the Makefile use it
-from sandboxing.shell import (
-    SERVER_SCRIPT as _SERVER,
-)
-from sandboxing.shell import (
-    WORKER_SCRIPT as _INNER,
-)
+from sandboxing.shell import SERVER_SCRIPT as _SERVER
+from sandboxing.shell import WORKER_SCRIPT as _INNER
 from sandboxing.shell import Capture as _Capture  # noqa: F401 - clean_output: public API
 from sandboxing.shell import Shell as _Shell
-from sandboxing.shell import (
-    split_markers as _markers,
-)
+from sandboxing.shell import split_markers as _markers
 from sandboxing.verifier import TestReport, parse_junit  # noqa: F401 - re-exported
 
 log = logging.getLogger("termrl.sandbox")
@@ -199,22 +193,28 @@ MAX_CONCURRENT = (
 )
 _lock = threading.Lock()
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
-_semaphores: weakref.WeakKeyDictionary = (
-    weakref.WeakKeyDictionary()
-)  # event loop -> {engine: Semaphore}
+_semaphores: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> {engine: Semaphore}
 
 
 def set_max_concurrent(n: int) -> None:
     """Set the number of blocking Docker operations in flight (0 = default_max_concurrent())."""
-    global MAX_CONCURRENT, _executor
+    global MAX_CONCURRENT
     if n < 0:
         raise ValueError(f"max_concurrent = {n}: must be >= 0 (0 = auto)")
     with _lock:
         MAX_CONCURRENT = n or default_max_concurrent()
         _semaphores.clear()
+    drain_calls(wait=False)
+
+
+def drain_calls(wait: bool = True) -> None:
+    """End the threads of blocking Docker calls (new ones start with the next call). wait: for the
+    calls in flight, whose containers a reap before their return misses (train.py's teardown)."""
+    global _executor
+    with _lock:
         old, _executor = _executor, None
     if old is not None:
-        old.shutdown(wait=False)
+        old.shutdown(wait=wait)
 
 
 def docker_api(timeout: float = 60.0, host: str | None = None) -> docker.APIClient:

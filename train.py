@@ -283,13 +283,12 @@ def roll_out(
     engine awake, trajectories streamed to trajectories/step_N_rankR.jsonl as their groups are
     scored. A stop signal cancels the episodes (their sandboxes close; this run's leftovers are
     reaped): then None. Returns (this rank's groups, seconds, seconds until the last episode
-    stopped acting: the rest is the verification and judge tail); with tensor parallelism the
-    leader's groups are shared out (engines.split_for_tp). Each trajectory records the policy
-    version the engine holds (run.step: the loop syncs before each rollout).
-    on_generation_end: called (in the event loop) once every episode stopped acting, after the
-    engine went to sleep: the overlapped loop starts the update there, beside the rollout's
-    verifications and judge calls, so engine and learner never compute at once. ahead: the
-    sandboxes `start_ahead` started for these indices while the learner trained."""
+    stopped acting), the leader's groups shared out under tensor parallelism (split_for_tp).
+    Each trajectory records the policy version the engine holds (run.step).
+    on_generation_end: called (in the event loop) once every episode stopped acting, the engine
+    asleep: the overlapped update starts there, beside the verifications and judge calls. ahead:
+    the sandboxes `start_ahead` started for these indices while the learner trained; those no
+    episode took (a stop before or during the rollout) are closed here (rollout.close_ahead)."""
     cfg, step, version = run.cfg, run.rollouts, run.step  # the engine holds policy `version`
     t0 = time.perf_counter()
     run.engine.wake_up()
@@ -341,6 +340,8 @@ def roll_out(
             sandbox.reap(run_id=sandbox.RUN_ID)  # sandboxes still closing in the background
         finally:
             run.stop.cancel_on_signal(run.loop, None)
+            if ahead is not None:  # a rollout cancelled before its episodes took their sandboxes
+                run.loop.run_until_complete(rollout.close_ahead(ahead))
     if not generated or on_generation_end is None:
         run.engine.sleep()  # a tensor-parallel leader's sleep ends its followers' follow()
         release_free_memory()
@@ -355,10 +356,8 @@ def start_ahead(run: Run, training: concurrent.futures.Future) -> tuple[list[int
     and the task of their sandboxes, for roll_out; the update's errors surface at
     training.result()."""
     indices = run.sampler.next_batch()
-    tasks = [run.tasks[i] for i in indices]
-    job = rollout.start_ahead(
-        tasks, run.cfg.grpo.group_size, run.cfg.rollout, run.cfg.sandbox, sandbox.RUN_ID
-    )
+    tasks, cfg = [run.tasks[i] for i in indices], run.cfg
+    job = rollout.start_ahead(tasks, cfg.grpo.group_size, cfg.rollout, cfg.sandbox, sandbox.RUN_ID)
     ahead = run.loop.create_task(job)
     done = asyncio.wrap_future(training, loop=run.loop)
     run.loop.run_until_complete(asyncio.wait([done]))  # the sandboxes start meanwhile
@@ -500,7 +499,9 @@ def teardown(run: Run, ahead: asyncio.Task | None = None) -> None:
     run.loop.close()
     if run.memory is not None:
         run.memory.close()
-    sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it
+    sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it: what is left,
+    sandbox.drain_calls()  # then the containers that Docker calls still in flight create
+    sandbox.reap(run_id=sandbox.RUN_ID)
     if dist.is_initialized():
         dist.destroy_process_group()
 

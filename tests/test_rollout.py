@@ -135,19 +135,20 @@ def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(t
 
     async def main():
         ahead = asyncio.ensure_future(R.start_ahead([task], 3, cfg, SandboxConfig(), run_id))
-        started = await ahead
+        started = dict(await ahead)  # the episodes take theirs out of it
         boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
         before = containers_of(run_id)
         groups = await R.run_episodes(
             [task], eng, tok, 3, cfg, run_id=run_id, ahead=ahead, progress=False
         )
-        return sorted(started), boxes, before, groups
+        return sorted(started), boxes, before, groups, dict(await ahead)
 
-    keys, boxes, before, [group] = asyncio.run(main())
+    keys, boxes, before, [group], left = asyncio.run(main())
     assert keys == [(0, 0), (0, 1)]  # the third episode waits for a slot and starts its own
     assert sorted(before) == sorted(sb.id[:12] for sb in boxes)
     assert [t.reward for t in group.trajectories] == [1.0, 1.0, 1.0]
     assert all(sb.closed for sb in boxes) and containers_of(run_id) == []
+    assert left == {}  # each episode took its own: close_ahead has nothing left to close
 
 
 @pytest.mark.docker
@@ -159,14 +160,45 @@ def test_sandboxes_started_ahead_of_a_rollout_that_never_runs_are_closed(tasks):
         ahead = asyncio.ensure_future(
             R.start_ahead([tasks["write-hello-file"]], 3, cfg, SandboxConfig(), run_id)
         )
-        await asyncio.sleep(0)  # the starts begin; none is awaited here
+        started = dict(await ahead)  # the starts begin; none is awaited here
         await R.close_ahead(ahead)
-        return await ahead
+        return started
 
     started = asyncio.run(main())
     assert len(started) == 3 and all(t.done() for t in started.values())
     assert all(t.result()[1].closed for t in started.values())
     assert containers_of(run_id) == []
+
+
+@pytest.mark.docker
+def test_sandboxes_started_ahead_of_a_rollout_cancelled_before_it_ran_are_left_to_close_ahead(
+    tok, tasks
+):
+    # the stop landed between the update and the next rollout: train.roll_out cancels the rollout
+    # before its first step, so no episode takes a sandbox; roll_out then calls close_ahead
+    eng = E.ScriptedEngine(tok, ["DONE"])
+    cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-cancel-{os.getpid()}"
+    task = tasks["write-hello-file"]
+
+    async def main():
+        ahead = asyncio.ensure_future(R.start_ahead([task], 2, cfg, SandboxConfig(), run_id))
+        started = dict(await ahead)
+        job = asyncio.ensure_future(
+            R.run_episodes([task], eng, tok, 2, cfg, run_id=run_id, ahead=ahead, progress=False)
+        )
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+        left = dict(await ahead)  # what close_ahead will close: every sandbox, none taken
+        await R.close_ahead(ahead)
+        await R.close_ahead(ahead)  # idempotent: teardown may call it again
+        boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
+        return started, left, boxes, await ahead
+
+    started, left, boxes, after = asyncio.run(main())
+    assert sorted(left) == sorted(started) == [(0, 0), (0, 1)]
+    assert all(sb.closed for sb in boxes) and after == {}
+    assert containers_of(run_id) == [] and eng.calls == 0
 
 
 @pytest.mark.docker

@@ -533,6 +533,30 @@ def test_reap_by_run_id_and_age(docker_client):
             run(x.close())
 
 
+def test_drain_calls_waits_for_a_start_whose_caller_was_cancelled_so_a_reap_then_finds_it(
+    docker_client,
+):
+    # a cancelled coroutine's Docker call goes on in its thread (train.py's teardown: reap, drain, reap)
+    run_id = f"drain-{uuid.uuid4().hex[:8]}"
+
+    async def cancelled_start():
+        start = asyncio.ensure_future(Sandbox.start(images.BASE_IMAGE, run_id=run_id))
+        await asyncio.sleep(0)  # the create is handed to a worker thread
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+
+    run(cancelled_start())
+    sandbox.drain_calls()
+    f = {"label": [f"termrl.run_id={run_id}"]}
+    try:
+        assert len(docker_client.api.containers(all=True, filters=f)) == 1
+        assert sandbox.reap(run_id=run_id) == 1
+        assert docker_client.api.containers(all=True, filters=f) == []
+    finally:
+        sandbox.reap(run_id=run_id)
+
+
 CHILD = """
 import sys, time, asyncio, sandbox
 from sandboxing import images
