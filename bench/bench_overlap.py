@@ -43,6 +43,7 @@ def run_once(k: int, preset: str, steps: int, out_dir: Path, extra: list[str]) -
         str(out_dir),
         "--max-off-policy-steps",
         str(k),
+        "--overwrite",  # the out dir of an earlier bench run
         *extra,
     ]
     load = os.getloadavg()[0]

@@ -538,18 +538,20 @@ def test_drain_calls_waits_for_a_start_whose_caller_was_cancelled_so_a_reap_then
 ):
     # a cancelled coroutine's Docker call goes on in its thread (train.py's teardown: reap, drain, reap)
     run_id = f"drain-{uuid.uuid4().hex[:8]}"
+    f = {"label": [f"termrl.run_id={run_id}"]}
 
     async def cancelled_start():
         start = asyncio.ensure_future(Sandbox.start(images.BASE_IMAGE, run_id=run_id))
-        await asyncio.sleep(0)  # the create is handed to a worker thread
+        while not docker_client.api.containers(all=True, filters=f):  # the thread is at work
+            await asyncio.sleep(0.01)
         start.cancel()
         with pytest.raises(asyncio.CancelledError):
             await start
 
-    run(cancelled_start())
-    sandbox.drain_calls()
-    f = {"label": [f"termrl.run_id={run_id}"]}
     try:
+        run(cancelled_start())
+        sandbox.drain_calls()
+        assert [t for t in threading.enumerate() if t.name.startswith("sandbox")] == []
         assert len(docker_client.api.containers(all=True, filters=f)) == 1
         assert sandbox.reap(run_id=run_id) == 1
         assert docker_client.api.containers(all=True, filters=f) == []
