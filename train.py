@@ -227,12 +227,19 @@ def _build(run: Run, local_rank: int) -> None:
     )
     run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
-    run_ids: list = [None] * world
+    announce(run, f"{world} rank(s)")
+
+
+def announce(run: Run, ranks: str, first: int = 0) -> None:
+    """The line that ends set-up (collective: every rank's sandbox run id gathered; those of ranks
+    `first`.. are named, the ones with sandboxes): tasks, `ranks`, device, model, the step's shape,
+    the steps to run. Tests find the run's containers by these ids; bench_overlap times from it."""
+    cfg, run_ids = run.cfg, [None] * run.world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
     run.say(
-        f"[train] {len(run.tasks)} tasks, {world} rank(s) on {device.type}, "
-        f"model {run.model_dir}, {cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, "
-        f"steps {run.step}..{cfg.steps}, sandbox run ids {','.join(run_ids)}"
+        f"[train] {len(run.tasks)} tasks, {ranks} on {run.device.type}, model {run.model_dir}, "
+        f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}.."
+        f"{cfg.steps}, sandbox run ids {','.join(run_ids[first:])}"
     )
 
 
@@ -551,14 +558,8 @@ def _build_disaggregated(run: Run, local_rank: int) -> None:
     elif engines.engine_kind(cfg.policy, device) == "vllm":  # as the rollout ranks start theirs
         engines.vllm_engine.join_engine_groups(local_rank)
     run.extra_log = open_logger(cfg, run.out_dir) if rank == 0 else None
-    run_ids: list = [None] * world
-    dist.all_gather_object(run_ids, sandbox.RUN_ID)
-    run.say(
-        f"[train] {len(run.tasks)} tasks, {lay.trainers} trainer rank(s) and "
-        f"{lay.rollout_ranks} rollout rank(s) on {device.type}, model {run.model_dir}, "
-        f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}.."
-        f"{cfg.steps}, sandbox run ids {','.join(run_ids[lay.trainers :])}"
-    )
+    ranks = f"{lay.trainers} trainer rank(s) and {lay.rollout_ranks} rollout rank(s)"
+    announce(run, ranks, first=lay.trainers)
 
 
 def _build_generator(run: Run) -> None:
