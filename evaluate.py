@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stop.cancel_on_signal(loop, None)
         loop.close()
-        sandbox_lib.reap(run_id=cfg.run_id)
+        sandbox_lib.reap_run(cfg.run_id)  # also what Docker calls still in flight create
     if stop.requested:
         print(
             f"\ninterrupted: removed the containers of run {cfg.run_id}; no summary written",

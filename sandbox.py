@@ -53,7 +53,7 @@ import docker.types
 from sandboxing import harbor_verifier, hosts, toolchain, verifier
 from sandboxing.disk import DiskWatch
 from sandboxing.hosts import host_resources  # noqa: F401 - callers use sandbox.host_resources
-from sandboxing.reaping import reap  # noqa: F401 - sandbox.reap: callers and the Makefile use it
+from sandboxing.reaping import reap
 from sandboxing.shell import SERVER_SCRIPT as _SERVER
 from sandboxing.shell import WORKER_SCRIPT as _INNER
 from sandboxing.shell import Capture as _Capture  # noqa: F401 - clean_output: public API
@@ -74,16 +74,7 @@ RUN_ID = (
 SESSION = os.environ.get("TERMRL_SESSION") or RUN_ID
 # What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
 # AUDIT_WRITE, SETFCAP, ...) stays dropped.
-DEFAULT_CAPS = (
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "SETGID",
-    "SETUID",
-    "NET_BIND_SERVICE",
-)
+DEFAULT_CAPS = tuple("CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID NET_BIND_SERVICE".split())
 
 
 class SandboxError(RuntimeError):
@@ -209,12 +200,20 @@ def set_max_concurrent(n: int) -> None:
 
 def drain_calls(wait: bool = True) -> None:
     """End the threads of blocking Docker calls (new ones start with the next call). wait: for the
-    calls in flight, whose containers a reap before their return misses (train.py's teardown)."""
+    calls in flight, whose containers a reap before their return misses (reap_run)."""
     global _executor
     with _lock:
         old, _executor = _executor, None
     if old is not None:
         old.shutdown(wait=wait)
+
+
+def reap_run(run_id: str) -> None:
+    """Remove every container, volume and snapshot of run `run_id`, also those that Docker calls
+    still in flight create (train.py's and evaluate.py's teardown): reap, drain_calls, reap."""
+    reap(run_id=run_id)
+    drain_calls()
+    reap(run_id=run_id)
 
 
 def docker_api(timeout: float = 60.0, host: str | None = None) -> docker.APIClient:

@@ -506,9 +506,7 @@ def teardown(run: Run, ahead: asyncio.Task | None = None) -> None:
     run.loop.close()
     if run.memory is not None:
         run.memory.close()
-    sandbox.reap(run_id=sandbox.RUN_ID)  # nothing of this run may outlive it: what is left,
-    sandbox.drain_calls()  # then the containers that Docker calls still in flight create
-    sandbox.reap(run_id=sandbox.RUN_ID)
+    sandbox.reap_run(sandbox.RUN_ID)  # nothing of this run may outlive it
     if dist.is_initialized():
         dist.destroy_process_group()
 

@@ -29,8 +29,8 @@ would interleave with the learner's, is refused by configs.validate). Sync, gath
 checkpoint run in the main thread after the update is joined, in the same order on every rank.
 While the learner trains, the event loop also starts the next rollout's sandboxes
 (rollout.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
-(rollout.close_ahead, from train.roll_out or the teardown; the teardown then waits for Docker calls
-still in flight, sandbox.drain_calls, and reaps again). Left as they are: the sampler's curriculum sees a
+(rollout.close_ahead, from train.roll_out or the teardown, whose sandbox.reap_run also waits for
+the Docker calls still in flight). Left as they are: the sampler's curriculum sees a
 rollout's groups one step later, and a checkpoint holds no rollout in flight (the tasks of the
 one or two rollouts drawn after it are not redrawn on resume).
 """
