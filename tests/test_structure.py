@@ -1,0 +1,217 @@
+"""The shape DESIGN.md promises, read from the source with `ast`: imports point one way (no
+circle; nothing under sandboxing/ imports sandbox.py; configs.py imports no project module; no
+module imports a command), and the reading path of one step ("Reading one step" in DESIGN.md)
+names functions that exist where it says."""
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# the project's packages (folders) and root modules; anything else imported is a library
+PACKAGES = (
+    "agent",
+    "bookkeeping",
+    "engines",
+    "episodes",
+    "experiments",
+    "hf",
+    "judging",
+    "learner",
+    "sandboxing",
+    "tasks",
+)
+# the entry points: run as commands, imported by nothing of ours (tests aside); evaluate.py is one
+# too, and experiments/ (make learn) builds on it
+COMMANDS = ("train", "evaluate", "experiments.learn", "tasks.__main__")
+
+
+def _module_files() -> dict[str, Path]:
+    """Dotted module name -> file, for the root modules and every package's modules."""
+    files = {p.stem: p for p in ROOT.glob("*.py")}
+    for package in PACKAGES:
+        for p in (ROOT / package).rglob("*.py"):
+            parts = p.relative_to(ROOT).with_suffix("").parts
+            files[".".join(parts)] = p
+    return files
+
+
+def _type_checking_only(node: ast.AST, parents: dict) -> bool:
+    """Whether `node` sits under `if TYPE_CHECKING:` (an annotation's import, never run)."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def _resolve(name: str, modules: set[str]) -> str | None:
+    """The project module that `import name` loads (the longest dotted prefix we own), or None
+    for a library. A package's own name resolves to its __init__."""
+    parts = name.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:n])
+        if candidate in modules:
+            return candidate
+        if f"{candidate}.__init__" in modules:
+            return f"{candidate}.__init__"
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports, at the top or inside a function (a lazy import
+    still makes a circle at run time); `from pkg import mod` counts as importing pkg.mod."""
+    files = _module_files()
+    modules = set(files)
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        package = name.rsplit(".", 1)[0] if "." in name else ""
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if _type_checking_only(node, parents):
+                continue
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(
+                        [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
+                    ).strip(".")
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for n in names:
+                target = _resolve(n, modules)
+                if target is not None and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as a path [a, b, ..., a], or None (depth-first search)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_find_cycle_names_a_circle_and_none_in_a_tree():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_the_import_graph_sees_lazy_imports_and_from_imports():
+    graph = import_graph()
+    # train.py's `from learner.sync import ...` and `import sandbox`
+    assert "learner.sync" in graph["train"] or any(m.startswith("learner.") for m in graph["train"])
+    assert "configs" in graph["train"]
+    assert graph["configs"] is not None
+
+
+def test_imports_point_one_way_with_no_circle():
+    assert find_cycle(import_graph()) is None
+
+
+def test_configs_imports_no_project_module():
+    assert import_graph()["configs"] == set()
+
+
+def test_nothing_under_sandboxing_imports_sandbox_py():
+    upward = {
+        m: sorted(t)
+        for m, t in import_graph().items()
+        if m.startswith("sandboxing.") and "sandbox" in t
+    }
+    assert upward == {}
+
+
+def test_no_module_imports_a_command_or_the_agent_loop_from_below():
+    graph = import_graph()
+    for module, targets in graph.items():
+        allowed = {"evaluate"} if module.startswith("experiments.") else set()
+        commands = targets & set(COMMANDS) - allowed
+        assert commands == set(), (module, sorted(commands))
+    # the folders serve the card files: none of them imports rollout.py (the agent loop)
+    below = {m for m in graph if m.split(".")[0] in PACKAGES and m.split(".")[0] != "experiments"}
+    assert {m for m in below if "rollout" in graph[m]} == set()
+
+
+# ----------------------------------------------------------------------------- the reading path
+
+
+def reading_path() -> list[tuple[str, str]]:
+    """(file, qualified function) rows of DESIGN.md's "Reading one step" table, in order."""
+    text = (ROOT / "DESIGN.md").read_text()
+    section = text.split("## Reading one step", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| *\d+ *\| *`([^`]+\.py)` *\| *`([\w.]+)` *\|", section, re.M)
+    return rows
+
+
+def _definition(path: Path, qualname: str) -> ast.AST | None:
+    """The def (or class) `qualname` ("f" or "Class.method") at module level of `path`."""
+    scope: list[ast.stmt] = ast.parse(path.read_text()).body
+    node = None
+    for part in qualname.split("."):
+        node = next(
+            (
+                n
+                for n in scope
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name == part
+            ),
+            None,
+        )
+        if node is None:
+            return None
+        scope = node.body
+    return node
+
+
+def test_the_reading_path_names_functions_that_exist_where_it_says():
+    rows = reading_path()
+    assert len(rows) >= 10, rows
+    missing = [(f, q) for f, q in rows if _definition(ROOT / f, q) is None]
+    assert missing == []
+
+
+def test_the_reading_path_keeps_to_nine_files_and_states_its_line_count():
+    rows = reading_path()
+    files = {f for f, _ in rows}
+    assert len(files) <= 9, sorted(files)
+    lines = 0
+    for f, q in rows:
+        node = _definition(ROOT / f, q)
+        lines += node.end_lineno - node.lineno + 1
+    stated = re.search(
+        r"## Reading one step.*?(\d[\d,]*) lines of functions",
+        (ROOT / "DESIGN.md").read_text(),
+        re.S,
+    )
+    assert stated, "DESIGN.md's reading path states its length in lines of functions"
+    # the stated figure is the one the functions add up to today (within 10%: a small edit need not
+    # touch DESIGN.md)
+    assert abs(int(stated.group(1).replace(",", "")) - lines) <= 0.1 * lines, lines
