@@ -82,6 +82,18 @@ def trainer_mesh(layout: Layout, device: torch.device) -> DeviceMesh:
     return DeviceMesh.from_group(layout.trainer_group, device.type)
 
 
+def share_sampler(layout: Layout, sampler) -> None:
+    """On a resume: trainer 0's task sampler state (the trainers' copy is the one checkpointed)
+    broadcast to the rollout ranks, so every rank draws on alike. Collective over weights_group
+    (trainer 0 and the rollout ranks); the other trainers return at once. sampler: any object
+    with state_dict() and load_state_dict() (tasks.sampler.TaskSampler)."""
+    if layout.is_trainer and layout.rank != 0:
+        return
+    box = [sampler.state_dict()]
+    dist.broadcast_object_list(box, src=0, group=layout.weights_group)
+    sampler.load_state_dict(box[0])
+
+
 # -----------------------------------------------------------------------------
 # M: the policy, trainer 0 -> rollout ranks
 
