@@ -31,7 +31,9 @@ class StopFlag:
     `requested_at` is the request's time.monotonic() (seconds)."""
 
     def __init__(self, prefix: str, what: str, grace_s: float = 2.0):
-        self.prefix, self.what, self.grace_s = prefix, what, grace_s
+        self.prefix = prefix
+        self.what = what
+        self.grace_s = grace_s
         self.requested = False
         self.signum: int | None = None
         self.on_signal: Callable[[], None] | None = None
@@ -59,7 +61,9 @@ class StopFlag:
             if time.monotonic() - self.requested_at < self.grace_s:
                 return
             raise KeyboardInterrupt(f"second {name}")
-        self.requested, self.signum, self.requested_at = True, signum, time.monotonic()
+        self.requested = True
+        self.signum = signum
+        self.requested_at = time.monotonic()
         print(
             f"{self.prefix} {name}: {self.what} (again to stop at once)",
             file=sys.stderr,
