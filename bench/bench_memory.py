@@ -158,7 +158,7 @@ def main() -> None:
             mark("step 2: weight sync")
         engine.wake_up()
         samples = roll_out(engine, cfg, episodes, prompt_len, seed=step * 100 + rank)
-        engine.sleep()  # as train.roll_out
+        engine.sleep()  # as training.step.roll_out
         release_free_memory()
         mark(f"step {step}: rollout ({episodes} x {len(samples[0].token_ids)} tokens)")
         update(policy, optimizer, scheduler, samples, cfg, device, ref)

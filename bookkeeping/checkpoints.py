@@ -55,7 +55,8 @@ RESUME_MAY_DIFFER = (
     "sandbox.build_network",
     "rollout.max_concurrent_episodes",
     "reward.judge_cache_dir",
-    "reward.judge_backends",  # endpoints move (a restarted server has a new port)
+    # endpoints move (a restarted server has a new port)
+    "reward.judge_backends",
 )
 _STEP_DIR = re.compile(r"step_\d{6,}")
 
@@ -127,7 +128,8 @@ def _flat(d: dict, prefix: str = "") -> dict:
 def config_diff(saved: dict, current: dict) -> list[str]:
     """'field (saved -> current)' for every dotted field outside RESUME_MAY_DIFFER that differs
     between two TrainConfig dicts (dataclasses.asdict, as JSON reads it back), sorted."""
-    a, b = _flat(json.loads(json.dumps(saved))), _flat(json.loads(json.dumps(current)))
+    a = _flat(json.loads(json.dumps(saved)))
+    b = _flat(json.loads(json.dumps(current)))
     keys = sorted((set(a) | set(b)) - set(RESUME_MAY_DIFFER))
     return [f"{k} ({a.get(k)!r} -> {b.get(k)!r})" for k in keys if a.get(k) != b.get(k)]
 
@@ -201,7 +203,8 @@ def _publish(tmp: Path, path: Path, step: int, meta: dict, cfg: dict) -> None:
     if path.exists():
         path.rename(old)
     tmp.rename(path)
-    fd = os.open(path.parent, os.O_RDONLY)  # the rename itself reaches the disk
+    # the rename itself reaches the disk
+    fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -218,7 +221,8 @@ def save_checkpoint(
     (`cfg`, dataclasses.asdict of the TrainConfig), meta.json (run_id, step = completed steps,
     world_size, config_hash) and COMPLETE, and renames the folder to `path`. group: the ranks that
     hold the policy (the trainers of the disaggregated layout, rank 0 among them); None: all."""
-    path, rank = Path(path), _rank()
+    path = Path(path)
+    rank = _rank()
     tmp = path.with_name(f"{path.name}.tmp-{run_id}")
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -240,7 +244,8 @@ def save_checkpoint(
         world = dist.get_world_size() if dist.is_initialized() else 1
         meta = dict(run_id=run_id, step=step, world_size=world, config_hash=config_hash(cfg))
         _publish(tmp, path, step, meta, cfg)
-    _barrier(group)  # no rank reads or lists checkpoints before the rename
+    # no rank reads or lists checkpoints before the rename
+    _barrier(group)
 
 
 def load_checkpoint(path: Path, model, optimizer, scheduler, sampler, group=None) -> int:

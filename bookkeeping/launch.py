@@ -45,8 +45,10 @@ import psutil
 from bookkeeping.stop import STOP_FILE_ENV
 from sandboxing import reaping
 
-RESUME_CMD_ENV = "TERMRL_RESUME_CMD"  # train.py prints it after a clean stop
-SESSION_ENV = "TERMRL_SESSION"  # sandbox.SESSION: the label termrl.session of all a rank starts
+# train.py prints it after a clean stop
+RESUME_CMD_ENV = "TERMRL_RESUME_CMD"
+# sandbox.SESSION: the label termrl.session of all a rank starts
+SESSION_ENV = "TERMRL_SESSION"
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Only when torchrun itself is signalled (by someone else: its session has no terminal): time the
 # workers get to write their checkpoint before torchrun SIGKILLs them (its default is 30 s).
@@ -77,11 +79,14 @@ def terminal_foreground() -> Iterator[None]:
     controlling terminal or when this process is not in the foreground (a background job)."""
     try:
         tty = os.open("/dev/tty", os.O_RDWR)
-    except OSError:  # no controlling terminal
+    except OSError:
+        # no controlling terminal
         yield
         return
-    before, taken = os.getpgrp(), False
-    ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # a background group may then set it
+    before = os.getpgrp()
+    taken = False
+    # a background group may then set it
+    ttou = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     try:
         taken = os.tcgetpgrp(tty) == before and os.getsid(0) != os.getpid()
         if taken:
@@ -113,7 +118,8 @@ def send(torchrun_pid: int, signum: int) -> None:
 
 
 def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by torchrun and, through exec, workers
+    # inherited by torchrun and, through exec, workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def reap_ranks(session: str) -> None:
@@ -122,7 +128,8 @@ def reap_ranks(session: str) -> None:
     printed, not raised: the exit status stays torchrun's (`make clean-containers` removes them)."""
     try:
         reaping.reap(session=session, owner_gone=True)
-    except Exception as e:  # noqa: BLE001 - the run has failed already; say so, keep its status
+    except Exception as e:
+        # the run has failed already: say so, keep its status
         print(f"[launch] removing the ranks' containers failed: {e}", file=sys.stderr, flush=True)
 
 
@@ -146,7 +153,8 @@ def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int
     def forward(signum, frame):
         signals.append(signum)
         if len(signals) == 1:
-            open(stop_file, "w").close()  # before the signal: a worker not yet listening sees it
+            # before the signal: a worker not yet listening sees it
+            open(stop_file, "w").close()
         for proc in procs:
             send(proc.pid, signal.SIGKILL if len(signals) >= 3 else signal.SIGINT)
 

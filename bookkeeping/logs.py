@@ -12,15 +12,25 @@ import configs
 
 def format_step_line(step: int, steps: int, m: dict) -> str:
     """One human line per step from the metrics record (see step_record)."""
-    learn = (
-        f"loss {m['loss']:+.4f} kl {m['approx_kl']:.2e} ent {m['entropy']:.3f} clip {m['clip_frac']:.3f}"
-        if not m.get("skipped_update")
-        else f"no update: no loss token (groups dropped: {m.get('groups_dropped_zero_variance', 0)} equal rewards, "
-        f"{m.get('groups_dropped_failed', 0)} failed)"
-    )
-    failed = f" failed {m['episodes_failed']}" if m.get("episodes_failed") else ""
-    per_rank = m.get("rss_peak_gb_per_rank")  # bookkeeping/memory.gather_peak_rss
-    rss = f" | peak rss {' '.join(f'{x:.2f}' for x in per_rank)} GB" if per_rank else ""
+    if m.get("skipped_update"):
+        learn = (
+            f"no update: no loss token (groups dropped: "
+            f"{m.get('groups_dropped_zero_variance', 0)} equal rewards, "
+            f"{m.get('groups_dropped_failed', 0)} failed)"
+        )
+    else:
+        learn = (
+            f"loss {m['loss']:+.4f} kl {m['approx_kl']:.2e} ent {m['entropy']:.3f} "
+            f"clip {m['clip_frac']:.3f}"
+        )
+    failed = ""
+    if m.get("episodes_failed"):
+        failed = f" failed {m['episodes_failed']}"
+    # bookkeeping/memory.gather_peak_rss
+    per_rank = m.get("rss_peak_gb_per_rank")
+    rss = ""
+    if per_rank:
+        rss = f" | peak rss {' '.join(f'{x:.2f}' for x in per_rank)} GB"
     return (
         f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
         f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
@@ -110,7 +120,10 @@ def step_record(
     """The metrics.jsonl record of one step from every rank's episode summaries (all_gather_object)."""
     scored = [e for e in episodes if e["reward"] is not None]
     rewards = np.array([e["reward"] for e in scored], dtype=np.float64)
-    mean = lambda xs: float(np.mean(xs)) if len(xs) else 0.0  # noqa: E731
+
+    def mean(xs) -> float:
+        return float(np.mean(xs)) if len(xs) else 0.0
+
     rec = {
         "step": step,
         "reward_mean": mean(rewards),
@@ -126,15 +139,10 @@ def step_record(
     rec.update(counts)
     rec.update(train_metrics)
     rec["loss"] = train_metrics.get("pg_loss", 0.0) + kl_coef * train_metrics.get("kl_loss", 0.0)
-    rec["clip_frac"] = train_metrics.get("clip_frac_low", 0.0) + train_metrics.get(
-        "clip_frac_high", 0.0
-    )
-    for key in (
-        "start_s",
-        "agent_s",
-        "verify_s",
-        "judge_s",
-    ):  # mean seconds per episode (they overlap in time)
+    clip_low = train_metrics.get("clip_frac_low", 0.0)
+    rec["clip_frac"] = clip_low + train_metrics.get("clip_frac_high", 0.0)
+    # mean seconds per episode (they overlap in time)
+    for key in ("start_s", "agent_s", "verify_s", "judge_s"):
         rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
     rec.update(times)
     return rec

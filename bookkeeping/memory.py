@@ -38,7 +38,8 @@ def rss_bytes() -> int:
     return _status_kib("VmRSS") * 1024
 
 
-MMAP_THRESHOLD_BYTES = 1 << 20  # see fix_mmap_threshold
+# see fix_mmap_threshold
+MMAP_THRESHOLD_BYTES = 1 << 20
 
 
 def _libc():
@@ -62,7 +63,8 @@ def fix_mmap_threshold(nbytes: int = MMAP_THRESHOLD_BYTES) -> bool:
     libc = _libc()
     if libc is None or not hasattr(libc, "mallopt"):
         return False
-    m_mmap_threshold = -3  # <malloc.h>
+    # <malloc.h>
+    m_mmap_threshold = -3
     return bool(libc.mallopt(m_mmap_threshold, int(nbytes)))
 
 
@@ -133,7 +135,9 @@ class RssRecorder:
     interval_s = 2.0
 
     def __init__(self, run_dir: Path, rank: int, budget_bytes: int = 0):
-        self.run_dir, self.rank, self.budget_bytes = Path(run_dir), rank, budget_bytes
+        self.run_dir = Path(run_dir)
+        self.rank = rank
+        self.budget_bytes = budget_bytes
         self._done = threading.Event()
         write_record(self.run_dir, rank, budget_bytes)
         self._thread = threading.Thread(target=self._loop, name="rss-recorder", daemon=True)
@@ -143,7 +147,8 @@ class RssRecorder:
         while not self._done.wait(self.interval_s):
             try:
                 write_record(self.run_dir, self.rank, self.budget_bytes)
-            except OSError:  # a full or vanished out_dir must not stop training
+            except OSError:
+                # a full or vanished out_dir must not stop training
                 pass
 
     def close(self) -> None:

@@ -22,8 +22,6 @@ import sys
 import time
 from collections.abc import Callable
 
-from bookkeeping.checkpoints import checkpoint_dir
-
 STOP_FILE_ENV = "TERMRL_STOP_FILE"
 
 
@@ -33,7 +31,9 @@ class StopFlag:
     `requested_at` is the request's time.monotonic() (seconds)."""
 
     def __init__(self, prefix: str, what: str, grace_s: float = 2.0):
-        self.prefix, self.what, self.grace_s = prefix, what, grace_s
+        self.prefix = prefix
+        self.what = what
+        self.grace_s = grace_s
         self.requested = False
         self.signum: int | None = None
         self.on_signal: Callable[[], None] | None = None
@@ -61,7 +61,9 @@ class StopFlag:
             if time.monotonic() - self.requested_at < self.grace_s:
                 return
             raise KeyboardInterrupt(f"second {name}")
-        self.requested, self.signum, self.requested_at = True, signum, time.monotonic()
+        self.requested = True
+        self.signum = signum
+        self.requested_at = time.monotonic()
         print(
             f"{self.prefix} {name}: {self.what} (again to stop at once)",
             file=sys.stderr,
@@ -69,26 +71,3 @@ class StopFlag:
         )
         if self.on_signal is not None:
             self.on_signal()
-
-
-def stop_line(
-    stop: StopFlag, run_id: str, out_dir, saved_step: int, step: int, resume_cmd: str | None
-) -> str:
-    """train.py's last line after a clean stop: what was kept (checkpoint of `saved_step` under
-    out_dir, the steps up to `step` lost since) and the command that resumes it: resume_cmd
-    ($TERMRL_RESUME_CMD, set by bookkeeping/launch.py and the Makefile), else this process's
-    command with --resume."""
-    sig = signal.Signals(stop.signum or signal.SIGTERM).name
-    after = f"{time.monotonic() - stop.requested_at:.1f}s after the {sig}"
-    if saved_step == 0:
-        return f"[train] stopped ({after}): no checkpoint of run {run_id} kept, nothing to resume"
-    launcher = ["python"]
-    if "TORCHELASTIC_RUN_ID" in os.environ:  # a plain torchrun (bookkeeping/launch.py sets the env)
-        launcher = ["torchrun", f"--nproc_per_node={os.environ.get('LOCAL_WORLD_SIZE', 1)}"]
-    again = [*launcher, *(a for a in sys.argv if a != "--resume"), "--resume"]
-    resume = resume_cmd or " ".join(again)
-    lost = "" if saved_step == step else f" (steps {saved_step + 1}-{step} lost)"
-    return (
-        f"[train] stopped ({after}): kept step {saved_step} of run {run_id} in "
-        f"{checkpoint_dir(out_dir, saved_step)}{lost}; resume: {resume}"
-    )

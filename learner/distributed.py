@@ -14,7 +14,8 @@ import model as modeling
 from bookkeeping.stop import StopFlag
 from hf import weights
 
-_learner_group = None  # the ranks that train (learner/layout.py); None: every rank
+# the ranks that train (learner/layout.py); None: every rank
+_learner_group = None
 
 
 def set_learner_group(group) -> None:
@@ -38,7 +39,8 @@ def set_gradient_sum(model: torch.nn.Module) -> None:
     for m in model.modules():
         if isinstance(m, FSDPModule):
             m.set_gradient_divide_factor(1.0)
-            m.set_force_sum_reduction_for_comms(True)  # plain SUM: gloo has no PREMUL_SUM
+            # plain SUM: gloo has no PREMUL_SUM
+            m.set_force_sum_reduction_for_comms(True)
 
 
 def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
@@ -95,7 +97,8 @@ def load_policy(
     Built on the meta device and sharded first: each rank reads only its shard from the
     safetensors files. A trainable policy keeps fp32 master weights (AdamW state fp32 too) and
     computes in policy.dtype."""
-    dtype = weights.DTYPES[cfg.policy.dtype]  # compute dtype
+    # compute dtype
+    dtype = weights.DTYPES[cfg.policy.dtype]
     policy = weights.load_hf_sharded(
         model_dir,
         lambda m: modeling.apply_fsdp2(

@@ -37,14 +37,16 @@ def failure_lines(failures: dict, out_dir: Path | None) -> tuple[list[str], int]
     """One line per rank killed by a signal, in rank order, and the exit code (128 + the first
     such signal's number; 1 when every failed rank exited by itself). failures: ChildFailedError's
     {global rank: ProcessFailure}."""
-    lines, code = [], 1
+    lines = []
+    code = 1
     for rank, f in sorted(failures.items()):
         if f.exitcode >= 0:
             continue
         record = read_record(out_dir, rank) if out_dir is not None else None
         lines.append("[launch] " + killed_line(rank, f.signal_name(), record))
         if code == 1:
-            code = 128 - f.exitcode  # exitcode -N: killed by signal N
+            # exitcode -N: killed by signal N
+            code = 128 - f.exitcode
     return lines, code
 
 
@@ -54,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(args)
     except ChildFailedError as e:
-        print(e.format_msg(), file=sys.stderr)  # torchrun's own table of the failed ranks
+        # torchrun's own table of the failed ranks
+        print(e.format_msg(), file=sys.stderr)
         lines, code = failure_lines(e.failures, out_dir_of(args.training_script_args))
         for line in lines:
             print(line, file=sys.stderr, flush=True)

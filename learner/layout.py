@@ -1,7 +1,8 @@
 """The disaggregated layout (TrainConfig.rollout_ranks >= 1): some ranks only generate, the others
 only train, and the policy is broadcast to the generators after each optimizer step (prime-rl's and
 verl's fully-async layout). rollout_ranks = 0 (the default) keeps every rank colocated: an FSDP2
-shard of the learner and its own engine (train.py).
+shard of the learner and its own engine (train.py). training/disaggregated.py drives the two
+loops below with what a rank of each role does; training/setup.py builds each rank for its role.
 
 With W ranks and R rollout ranks, ranks 0..T-1 (T = W - R) are trainers and T..W-1 rollout ranks:
 
@@ -34,7 +35,8 @@ from torch.distributed.device_mesh import DeviceMesh
 from bookkeeping.stop import StopFlag
 from learner.distributed import agreed_stop, set_learner_group
 
-BUCKET_BYTES = 256 << 20  # policy bytes per broadcast (one flat tensor per dtype in a bucket)
+# policy bytes per broadcast (one flat tensor per dtype in a bucket)
+BUCKET_BYTES = 256 << 20
 
 
 @dataclass
@@ -82,6 +84,18 @@ def trainer_mesh(layout: Layout, device: torch.device) -> DeviceMesh:
     return DeviceMesh.from_group(layout.trainer_group, device.type)
 
 
+def share_sampler(layout: Layout, sampler) -> None:
+    """On a resume: trainer 0's task sampler state (the trainers' copy is the one checkpointed)
+    broadcast to the rollout ranks, so every rank draws on alike. Collective over weights_group
+    (trainer 0 and the rollout ranks); the other trainers return at once. sampler: any object
+    with state_dict() and load_state_dict() (tasks.sampler.TaskSampler)."""
+    if layout.is_trainer and layout.rank != 0:
+        return
+    box = [sampler.state_dict()]
+    dist.broadcast_object_list(box, src=0, group=layout.weights_group)
+    sampler.load_state_dict(box[0])
+
+
 # -----------------------------------------------------------------------------
 # M: the policy, trainer 0 -> rollout ranks
 
@@ -112,19 +126,23 @@ def send_update(
     total = torch.zeros(2, dtype=torch.float64)
     if not box[0]["weights"]:
         return total.tolist()
-    bucket, size = [], 0
+    bucket = []
+    size = 0
     for name, t in named:
         if not head:
-            continue  # gathered for trainer 0's broadcast only
+            # gathered for trainer 0's broadcast only
+            continue
         bucket.append((name, t.detach().contiguous()))
         size += t.numel() * t.element_size()
         if size >= bucket_bytes:
             total += _send_bucket(layout, bucket)
-            bucket, size = [], 0
+            bucket = []
+            size = 0
     if head:
         if bucket:
             total += _send_bucket(layout, bucket)
-        dist.broadcast_object_list([None], src=0, group=layout.weights_group)  # the end
+        # the end
+        dist.broadcast_object_list([None], src=0, group=layout.weights_group)
     return total.tolist()
 
 
@@ -132,7 +150,8 @@ def _send_bucket(layout: Layout, bucket: list[tuple[str, torch.Tensor]]) -> torc
     header = [(name, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for name, t in bucket]
     dist.broadcast_object_list([header], src=0, group=layout.weights_group)
     total = torch.zeros(2, dtype=torch.float64)
-    for dtype in dict.fromkeys(t.dtype for _, t in bucket):  # first-seen order, as the receiver
+    # first-seen order, as the receiver
+    for dtype in dict.fromkeys(t.dtype for _, t in bucket):
         flat = torch.cat([t.reshape(-1) for _, t in bucket if t.dtype == dtype])
         dist.broadcast(flat, src=0, group=layout.weights_group)
         total += _checksum(flat)
@@ -155,7 +174,9 @@ class _Received:
     """The tensors of one M, bucket by bucket, as views of the flat tensors received."""
 
     def __init__(self, layout: Layout, device: torch.device):
-        self.layout, self.device, self.done = layout, device, False
+        self.layout = layout
+        self.device = device
+        self.done = False
         self.checksum = [0.0, 0.0]
         self._items = self._buckets()
 
@@ -186,7 +207,8 @@ class _Received:
                     n = _numel(shape)
                     yield name, flat[offset : offset + n].view(shape)
                     offset += n
-        self.checksum, self.done = total.tolist(), True
+        self.checksum = total.tolist()
+        self.done = True
 
 
 def _numel(shape: tuple) -> int:
@@ -201,10 +223,12 @@ def parameters_checksum(model: torch.nn.Module) -> list[float]:
     an engine's model after a load, equal to the sums of what arrived (same element multiset,
     however the engine fuses or ties its tensors)."""
     total = torch.zeros(2, dtype=torch.float64)
-    params = dict(model.named_parameters())  # a shared parameter once
+    # a shared parameter once
+    params = dict(model.named_parameters())
     embed = next((p for n, p in params.items() if n.endswith("embed_tokens.weight")), None)
     for name, p in params.items():
-        tied_copy = (  # a tied lm_head re-tied by copy (vLLM on CPU), not shared: counted once
+        # a tied lm_head re-tied by copy (vLLM on CPU), not shared: counted once
+        tied_copy = (
             name.endswith("lm_head.weight")
             and embed is not None
             and p.shape == embed.shape
@@ -284,9 +308,11 @@ def rollout_loop(
     policy; record(items): the sampler records G.
     Returns why it ended: "done", "stopped in rollout N" or "stopped after step N"."""
     held = first
-    if first > 0:  # a resumed run: the checkpoint's policy, before the first rollout
+    # a resumed run: the checkpoint's policy, before the first rollout
+    if first > 0:
         held = _take(layout, load, device)[0]
-    ahead = None  # k >= 1: the rollout run between G(n-1) and M(n)
+    # k >= 1: the rollout run between G(n-1) and M(n)
+    ahead = None
     for n in range(first, steps):
         if max_off_policy_steps == 0 and n > first:
             held, stop = _take(layout, load, device)
@@ -299,7 +325,8 @@ def rollout_loop(
         if stop:
             return f"stopped in rollout {n + 1}"
         if max_off_policy_steps >= 1 and n + 1 < steps:
-            ahead = roll_out(n + 1, held)  # beside the trainers' update on rollout n
+            # beside the trainers' update on rollout n
+            ahead = roll_out(n + 1, held)
             held, stop = _take(layout, load, device)
             if stop:
                 return f"stopped after step {n + 1}"

@@ -114,7 +114,9 @@ def collate(samples: list[Sample]) -> MicroBatch:
             )
     lens = [len(s.token_ids) - 1 for s in samples]
     S, Lmax = len(samples), max(lens)
-    ids, tgt, pos = [], [], []
+    ids = []
+    tgt = []
+    pos = []
     index = torch.zeros(S, Lmax, dtype=torch.long)
     mask = torch.zeros(S, Lmax)
     eng = torch.zeros(S, Lmax)

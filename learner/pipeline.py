@@ -1,14 +1,15 @@
 """Rollouts overlapped with training (TrainConfig.max_off_policy_steps, issue 28).
 
 With max_off_policy_steps = 0 a step is synchronous: roll out with the current policy, then train
-on it. With k >= 1 the update on rollout N's samples runs in a worker thread (train.py's `learner`)
-from the moment rollout N+1's generation ends (every episode stopped acting, the engine asleep:
-rollout.run_episodes' on_generation_end) while the event loop finishes rollout N+1's
-verifications and judge calls; the engine gets the new weights before rollout N+2. Engine and
-learner never compute at once: on a CPU rank they share the cores, and running both side by side
-was slower than one after the other (BENCHMARKS.md); what overlaps is the container and judge
-work with the update. The pipeline is one rollout deep, so a sample is at most 1 <= k optimizer
-steps old (prime-rl's and verl's one-step off-policy schedule; AReaL-style decoupled loss):
+on it. With k >= 1 the update on rollout N's samples runs in a worker thread (the `learner` of
+training/overlap.py, the driver) from the moment rollout N+1's generation ends (every episode
+stopped acting, the engine asleep: rollout.run_episodes' on_generation_end) while the event loop
+finishes rollout N+1's verifications and judge calls; the engine gets the new weights before
+rollout N+2. Engine and learner never compute at once: on a CPU rank they share the cores, and
+running both side by side was slower than one after the other (BENCHMARKS.md); what overlaps is
+the container and judge work with the update. The pipeline is one rollout deep, so a sample is
+at most 1 <= k optimizer steps old (prime-rl's and verl's one-step off-policy schedule;
+AReaL-style decoupled loss):
 
     iteration:   0        1                2                ...  steps
     rollout:     R0 (v0)  R1 (v0)          R2 (v1)               -
@@ -29,10 +30,10 @@ would interleave with the learner's, is refused by configs.validate). Sync, gath
 checkpoint run in the main thread after the update is joined, in the same order on every rank.
 While the learner trains, the event loop also starts the next rollout's sandboxes
 (rollout.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
-(rollout.close_ahead, from train.roll_out or the teardown, whose sandbox.reap_run also waits for
-the Docker calls still in flight). Left as they are: the sampler's curriculum sees a
-rollout's groups one step later, and a checkpoint holds no rollout in flight (the tasks of the
-one or two rollouts drawn after it are not redrawn on resume).
+(rollout.close_ahead, from training.step.roll_out or the driver's end; the teardown's
+sandbox.reap_run also waits for the Docker calls still in flight). Left as they are: the sampler's
+curriculum sees a rollout's groups one step later, and a checkpoint holds no rollout in flight
+(the tasks of the one or two rollouts drawn after it are not redrawn on resume).
 """
 
 import dataclasses
@@ -45,7 +46,8 @@ import configs
 from learner.distributed import all_reduce
 from learner.packing import Sample
 
-STALE_TIS_CAP = 2.0  # TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
+# TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
+STALE_TIS_CAP = 2.0
 
 
 @dataclass

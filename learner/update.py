@@ -76,7 +76,9 @@ def reduce_metrics(per_mb: list[dict[str, Tensor]]) -> dict[str, float | None]:
     all_reduce(sums)
     all_reduce(lo, dist.ReduceOp.MIN)
     all_reduce(hi, dist.ReduceOp.MAX)
-    sums, lo, hi = sums.tolist(), float(lo), float(hi)
+    sums = sums.tolist()
+    lo = float(lo)
+    hi = float(hi)
     total = sums[keys.index("num_tokens")]
     out = {k: sums[j] if k in _SUMMED else sums[j] / max(total, 1.0) for j, k in enumerate(keys)}
     # no loss token anywhere: there is no ratio to report (None, not an infinity, in metrics.jsonl)
@@ -102,7 +104,8 @@ def accumulate_gradients(
     Returns reduce_metrics over all ranks (see grpo.policy_loss for the names), or None when
     `stop` (collective, asked before each micro-batch) said so: the gradients are then dropped.
     """
-    max_tokens = cfg.rollout.max_context_tokens  # Dr.GRPO's constant: the generation budget
+    # Dr.GRPO's constant: the generation budget
+    max_tokens = cfg.rollout.max_context_tokens
     denom = sum(
         (
             grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, max_tokens)
@@ -220,7 +223,8 @@ def update(
             continue
         metrics["grad_norm"] = optimizer_step(model, optimizer, scheduler, cfg.grad_clip)
         metrics["skipped_update"] = 0.0
-    release_free_memory()  # the activations' pages, before the engine's rollout allocates
+    # the activations' pages, before the engine's rollout allocates
+    release_free_memory()
     return grpo.mean_over_minibatches(per_step)
 
 

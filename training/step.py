@@ -1,0 +1,153 @@
+"""The parts of one step on a rank that the recipe (train.py) and its variants (training/overlap.py,
+training/disaggregated.py) share: the weight sync (step 2), the rollout (step 3) and the update
+(step 5). Tensor parallelism (a follower replaying its leader's generation, the leader's groups
+shared out) and the samples' staleness are handled here, out of the recipe's sight.
+"""
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+
+import engines
+import rollout
+import sandbox
+from bookkeeping.memory import release_free_memory
+from learner.packing import Sample
+from learner.pipeline import Rollout, loss_config, staleness
+from learner.sync import sync_weights
+from learner.update import update
+from training.setup import Run
+
+
+def sync_engine(run: Run) -> float:
+    """Step 2: the policy's weights into this rank's engine if they changed since its last sync
+    (after every update, after a resume) or the engine dropped them when it slept. Collective
+    (every rank decides alike). Returns seconds spent (0.0 when nothing was pushed)."""
+    if not run.stale and not run.engine.weights_dropped:
+        return 0.0
+    sync_s = sync_weights(run.policy, run.engine, run.engine_dtype)
+    run.stale = False
+    return sync_s
+
+
+def roll_out(
+    run: Run,
+    indices: list[int],
+    sync_s: float = 0.0,
+    on_generation_end: Callable[[], None] | None = None,
+    ahead: asyncio.Task | None = None,
+) -> Rollout:
+    """Step 3: group_size episodes of each task in `indices` on this rank
+    (rollout.run_episodes), engine awake, trajectories streamed to
+    trajectories/step_N_rankR.jsonl as their groups are scored; run.rollouts counts it. Each
+    trajectory records the policy version the engine holds (run.step). A stop signal cancels the
+    episodes (their sandboxes close; this run's leftovers are reaped): then the Rollout's groups
+    are None. Under tensor parallelism the followers replay their leader's generation and the
+    leader's groups are shared out (engines.split_for_tp): the Rollout holds this rank's share.
+    sync_s: seconds of the weight sync before it, kept with the rollout for its record.
+    on_generation_end: called (in the event loop) once every episode stopped acting, the engine
+    asleep: the overlapped update starts there, beside the verifications and judge calls.
+    ahead: the sandboxes rollout.start_ahead started for these indices while the learner
+    trained; those no episode took (a stop before or during the rollout) are closed here."""
+    cfg = run.cfg
+    step = run.rollouts
+    # the engine holds policy `version`
+    version = run.step
+    t0 = time.perf_counter()
+    run.engine.wake_up()
+    # seconds until the last episode stopped acting
+    generated = []
+
+    def generation_end() -> None:
+        generated.append(time.perf_counter() - t0)
+        if on_generation_end is not None:
+            run.engine.sleep()
+            # the KV cache and packed weights the engine freed
+            release_free_memory()
+            on_generation_end()
+
+    path = run.out_dir / "trajectories" / f"step_{step + 1:06d}_rank{run.rank}.jsonl"
+    with open(path, "w") as traj_file:
+
+        def write(t: rollout.Trajectory) -> None:
+            t.policy_version = version
+            traj_file.write(json.dumps(t.to_json(), default=str) + "\n")
+
+        seed = (cfg.seed * 1_000_003 + step) * 1_009 + run.rank // run.tp
+        if run.rank % run.tp:
+            # a tensor-parallel follower replays its leader's generate calls
+            job = engines.follow_async(run.engine)
+        else:
+            job = rollout.run_episodes(
+                [run.tasks[i] for i in indices],
+                run.engine,
+                run.tokenizer,
+                cfg.grpo.group_size,
+                cfg.rollout,
+                run.judge,
+                action_format=cfg.policy.action_format,
+                sandbox_cfg=cfg.sandbox,
+                reward_cfg=cfg.reward,
+                run_id=sandbox.RUN_ID,
+                seed=seed,
+                progress=run.rank == 0,
+                on_trajectory=write,
+                on_generation_end=generation_end,
+                ahead=ahead,
+            )
+        episodes = run.loop.create_task(job)
+        run.stop.cancel_on_signal(run.loop, episodes)
+        if run.stop.requested:
+            # the signal came before the rollout (e.g. during the sync)
+            episodes.cancel()
+        try:
+            groups = run.loop.run_until_complete(episodes)
+        except asyncio.CancelledError:
+            groups = None
+            # sandboxes still closing in the background
+            sandbox.reap(run_id=sandbox.RUN_ID)
+        finally:
+            run.stop.cancel_on_signal(run.loop, None)
+            # a rollout cancelled before its episodes took their sandboxes
+            close_started(run, ahead)
+    if not generated or on_generation_end is None:
+        # a tensor-parallel leader's sleep ends its followers' follow()
+        run.engine.sleep()
+        release_free_memory()
+    seconds = time.perf_counter() - t0
+    run.rollouts += 1
+    groups = engines.split_for_tp(groups, run.tp, run.tp_group)
+    # the tasks of the groups split_for_tp gave this rank
+    mine = indices[run.rank % run.tp :: run.tp]
+    generate_s = generated[0] if generated else seconds
+    return Rollout(mine, groups, seconds, sync_s, version, generate_s)
+
+
+def close_started(run: Run, ahead: asyncio.Task | None) -> None:
+    """Close the sandboxes rollout.start_ahead started that no episode took (none: nothing)."""
+    if ahead is not None:
+        run.loop.run_until_complete(rollout.close_ahead(ahead))
+
+
+def learn(
+    run: Run, samples: list[Sample], version: int, stop: Callable[[], bool] | None = None
+) -> tuple[dict, float] | None:
+    """Step 5: the GRPO update over every rank's `samples` (learner.update.update), generated by
+    policy `version`; TIS on when that is older than the learner's (learner.pipeline.loss_config).
+    Touches only policy, optimizer and scheduler: it may run in the learner thread beside the
+    next rollout. Collective (over the ranks that train). stop: checked (collectively) per
+    micro-batch; True before the first optimizer step cuts the update short. Returns (update
+    metrics with staleness_mean/max, seconds of the update), or None when stop cut it short (no
+    optimizer step taken). Raises RuntimeError when a sample is older than
+    max_off_policy_steps."""
+    ages = staleness(samples, run.step, run.cfg.max_off_policy_steps, run.device)
+    t0 = time.perf_counter()
+    # alike on every rank: every rank's samples share their rollout's version
+    cfg = loss_config(run.cfg, stale=run.step > version)
+    metrics = update(
+        run.policy, run.optimizer, run.scheduler, samples, cfg, run.device, run.ref_model, stop=stop
+    )
+    if metrics is None:
+        return None
+    return {**metrics, **ages}, time.perf_counter() - t0
