@@ -1,53 +1,15 @@
-"""The agent loop: action formats, chat rendering, token-exact trajectories, `run_episodes`.
+"""The agent loop: a policy works in a task's sandbox through tool calls, turn by turn, and the tokens it
+saw and sampled become a token-exact `Trajectory`.
 
 An episode: the policy sees a system prompt (tools + action format) and the task instruction; each turn
-it generates tokens, the tool calls in them run in the task's container, and the results come back as an
-observation message. The trajectory keeps the token sequence the policy actually saw:
+it generates tokens, the tool calls in them run in the task's sandbox, and the results come back as an
+observation message (`agent_loop`). When it stops, the task's hidden tests score the sandbox and a judge
+may score the transcript (`run_episode`). `run_episodes` runs groups of episodes of many tasks
+concurrently and scores each group by one reward rule (`score_group`, a `Group`).
 
-    token_ids = prompt | generated_1 | observation_1 | generated_2 | observation_2 | ... | generated_n
-    loss_mask = 0...0  | 1.........1 | 0...........0 | 1.........1 | 0...........0 | ... | 1.........1
-    logprobs  = 0...0  | engine lp   | 0...........0 | engine lp   | 0...........0 | ... | engine lp
-
-Generated tokens are kept exactly as sampled (never re-tokenised). Observation tokens are what the
-model's chat template renders for the observation message(s) after an assistant turn: the template is
-applied to a fixed base conversation with and without the new message(s) and the suffix is taken, so the
-whole sequence equals the template's rendering of `messages` (test_rollout checks it), except that
-earlier `<think>` blocks are kept where a template (Qwen3) would strip them.
-
-Action formats (PolicyConfig.action_format):
-- `hermes` (Qwen3): `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, any number per turn, run
-  in order; the JSON is decoded as JSON (tags inside its strings are text); results come back as `tool`
-  messages (Qwen3's template wraps them in <tool_response>).
-- `markdown` (the CPU default for SmolLM2-135M): each fenced bash block (CommonMark ``` or ~~~ fences; a
-  fence line inside a heredoc body does not close the block) is one bash call; a line
-  `DONE` (or `finish`) ends the episode. A turn stops after its first action (the closing fence line of
-  its first bash block, or a DONE line; `markdown_action_done`): the generated tokens are kept as sampled
-  (loss_mask 1) and the end-of-turn token the template needs goes in after them with loss_mask 0.
-  Results come back as one `user` message: SmolLM2's template
-  would render a `tool` role verbatim, but the model was never trained on that role.
-
-Limits (RolloutConfig; a task's max_turns / agent_timeout_s override) end the episode with a recorded
-stop_reason and it is still verified: max_turns; max_context (the next generation or observation would not
-fit in max_context_tokens); max_tokens_per_turn (a turn cut at the cap: the complete calls in it still run,
-then the episode stops); timeout (wall clock; a pending generation is abandoned, commands are cut to the
-time left); format_errors (max_format_errors malformed turns in a row). Malformed output (invalid JSON,
-unknown tool, missing/extra/mistyped or oversized arguments, no call, an unclosed block) runs nothing and gets
-an error observation that shows the expected format (FormatError messages).
-
-Reasoning (`split_reasoning`): a leading `<think>...</think>` block, or everything up to the first `</think>`
-when the chat template's generation prompt opens `<think>` (ChatFormat.opens_think), is not parsed for actions.
-
-Template match caveat: the match with `chat.render(messages)` is exact when the template tokenises the
-decoded reply the way the engine sampled it; sampled text whose canonical tokenisation differs (e.g. a reply
-starting with "\\n\\n", which the template merges with the preceding "\\n") keeps the sampled ids, by design.
-
-Engines share one interface, `await engine.generate(prompt_ids, sampling) -> Completion`, and batch the
-requests of many concurrent agents internally: TorchEngine (model.py KV cache, continuous batching),
-VLLMEngine (colocated vllm.LLM), OpenAIEngine (HTTP), ScriptedEngine (replays fixed replies; tests).
-
-
-Engines live in engines.py; the parsers of both action formats in actions.py; the evaluation command in
-evaluate.py.
+Beside it: what the agent sees and says in agent/ (action formats and their parsers in actions.py, chat
+rendering in chat.py, the tools run in tools.py), an episode's sandbox in episodes/ (started now or
+ahead of the rollout), the engines in engines/, the evaluation command in evaluate.py.
 """
 
 import asyncio
@@ -66,37 +28,35 @@ import reward as reward_lib
 import sandbox as sandbox_lib
 from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_actions
 from agent.chat import ChatFormat
+from agent.tools import observations, run_tool
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
+from episodes import ahead as ahead_lib
+from episodes import start
 from judging.prompt import describe_outcome
-from sandboxing import compose as compose_lib
 from sandboxing import hosts
-from sandboxing import images as images_lib
 
-
-def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
-    """c cut after its shortest prefix that satisfies stop_check (finish "stop"; tokens and log-probs kept as
-    sampled), or c unchanged when no prefix does or c already ends with a stop token. Engines that check
-    stop_check while decoding return completions this leaves unchanged."""
-    if stop_check is None:
-        return c
-    for n in range(1, len(c.token_ids) + 1):
-        if stop_check(c.token_ids[:n]):
-            if n == len(c.token_ids) and c.finish_reason == "stop":
-                return c
-            return Completion(c.token_ids[:n], c.logprobs[:n], "stop", c.exact)
-    return c
-
-
-# ----------------------------------------------------------------------------- trajectories and the agent loop
+# ----------------------------------------------------------------------------- the trajectory
 
 
 @dataclass
 class Trajectory:
-    """One episode.
+    """One episode: the token sequence the policy actually saw, and how the episode went.
+
+        token_ids = prompt | generated_1 | observation_1 | generated_2 | observation_2 | ... | generated_n
+        loss_mask = 0...0  | 1.........1 | 0...........0 | 1.........1 | 0...........0 | ... | 1.........1
+        logprobs  = 0...0  | engine lp   | 0...........0 | engine lp   | 0...........0 | ... | engine lp
 
     token_ids / loss_mask / logprobs: same length; loss_mask 1 exactly on generated tokens, whose logprobs
     are the engine's; 0 and 0.0 elsewhere. prompt_len: tokens before the first generated one.
+    Generated tokens are kept exactly as sampled (never re-tokenised). Observation tokens are what the
+    model's chat template renders for the observation message(s) after an assistant turn (agent/chat.py:
+    the template's rendering with and without them, the suffix), so the whole sequence equals the
+    template's rendering of `messages` (test_rollout checks it), except that earlier `<think>` blocks are
+    kept where a template (Qwen3) would strip them, and that sampled text whose canonical tokenisation
+    differs (e.g. a reply starting with "\\n\\n", which the template merges with the preceding "\\n") keeps
+    the sampled ids, by design.
+
     messages: the conversation ({"role", "content"} plus, for assistant turns, "tool_calls", "format_error",
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
     stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
@@ -129,8 +89,10 @@ class Trajectory:
     format_errors: int = 0
     error: str | None = None
     exact: bool = True
-    docker_host: str = ""  # the Docker engine the episode ran on (sandboxing/hosts.py)
-    policy_version: int = 0  # optimizer steps of the policy that generated it (set by train.py)
+    # the Docker engine the episode ran on (sandboxing/hosts.py)
+    docker_host: str = ""
+    # optimizer steps of the policy that generated it (set by train.py)
+    policy_version: int = 0
 
     def append(self, ids: list[int], mask: int, logprobs: list[float] | None = None) -> None:
         self.token_ids += ids
@@ -162,165 +124,36 @@ class _Episode:
     output_limit_bytes: int
 
 
-def _resolve(path: str) -> str:
-    return path if path.startswith("/") else "/app/" + path
-
-
-async def run_tool(ep: _Episode, call: ToolCall) -> tuple[str, dict]:
-    """Run one call in the episode's sandbox. Returns (observation text, metadata). Tool failures (a missing
-    file, `old` not found, a timeout) are observations, not exceptions; sandbox infrastructure errors raise."""
-    sb, a = ep.sandbox, call.arguments
-    remaining = max(1.0, ep.deadline - time.monotonic())
-    if call.name == "bash":
-        timeout = min(float(a.get("timeout_s", ep.exec_timeout_s)), remaining)
-        if timeout <= 0:
-            return f"Error: timeout_s must be > 0, got {a['timeout_s']}.", {"exit_code": None}
-        try:
-            r = await sb.exec(a["command"], timeout=timeout)
-        except ValueError as e:  # the sandbox refuses the command itself (too long, NUL byte)
-            return f"Error: {e}", {"exit_code": None}
-        head = (
-            f"[timed out after {timeout:g} s; the command was killed]"
-            if r.timed_out
-            else f"exit code: {r.exit_code}"
-        )
-        return f"{head}\n{r.output}" if r.output else head, {
-            "exit_code": r.exit_code,
-            "timed_out": r.timed_out,
-        }
-    if call.name == "finish":
-        return "", {}
-    path = _resolve(a["path"])
-    if call.name == "write_file":
-        await sb.write_file(path, a["content"])
-        return f"Wrote {len(a['content'].encode())} bytes to {path}.", {}
-    try:
-        data = await sb.read_file(path, max_bytes=1 << 20)
-    except Exception as e:  # missing file, a directory, permissions: the agent should see why
-        return f"Error: cannot read {path}: {e}", {"error": str(e)}
-    text = data.decode("utf-8", errors="replace")
-    if call.name == "read_file":
-        offset, limit = a.get("offset", 1), a.get("limit")
-        if offset < 1 or (limit is not None and limit < 1):
-            return "Error: offset and limit must be >= 1.", {}
-        lines = text.splitlines(keepends=True)[offset - 1 :]
-        out = "".join(lines if limit is None else lines[:limit])
-        if len(out.encode()) > ep.output_limit_bytes:
-            cut = out.encode()[: ep.output_limit_bytes].decode("utf-8", errors="ignore")
-            out = (
-                cut + f"\n[... cut at {ep.output_limit_bytes} bytes; use offset/limit to read more]"
-            )
-        return out if out else f"({path} has no lines from {offset})", {}
-    # edit_file
-    n = text.count(a["old"]) if a["old"] else 0
-    if n == 0:
-        return f"Error: the old text was not found in {path}; nothing changed.", {}
-    if n > 1 and not a.get("replace_all", False):
-        return (
-            f"Error: the old text occurs {n} times in {path}; make it unique or set replace_all; nothing changed.",
-            {},
-        )
-    new = (
-        text.replace(a["old"], a["new"])
-        if a.get("replace_all", False)
-        else text.replace(a["old"], a["new"], 1)
-    )
-    await sb.write_file(path, new)
-    return f"Replaced {n if a.get('replace_all', False) else 1} occurrence(s) in {path}.", {}
-
-
-def _markdown_observation(results: list[tuple[ToolCall, str]]) -> str:
-    blocks = [f"$ {call.arguments['command']}\n{out}" for call, out in results]
-    return "\n\n".join(blocks)
-
-
-async def _generate(
-    traj: Trajectory,
-    engine: Engine,
-    sampling: SamplingParams,
-    turn: int,
-    max_tokens: int,
-    remaining: float,
-    stop_check,
-) -> Completion | None:
-    """One turn's completion (cut at stop_check, as sampled), or None when the episode's wall clock
-    ran out while it was generating. Raises ValueError when tokens and log-probs differ in length."""
-    t0 = time.monotonic()
-    try:
-        # Each turn its own seed: the same seed every turn would reuse the same uniforms.
-        seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
-        turn_sampling = dataclasses.replace(
-            sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check
-        )
-        c = await asyncio.wait_for(
-            engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining
-        )
-    except TimeoutError:
-        return None
-    traj.timings["generate_s"] = traj.timings.get("generate_s", 0.0) + time.monotonic() - t0
-    if len(c.token_ids) != len(c.logprobs):
-        raise ValueError(
-            f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
-            f"{len(c.logprobs)} logprobs"
-        )
-    return cut_at_stop(
-        c, stop_check
-    )  # engines that ignore stop_check: the same cut, after the fact
-
-
-async def _run_calls(
-    traj: Trajectory, ep: _Episode, msg: dict, calls: list[ToolCall]
-) -> tuple[list, bool] | None:
-    """Run one turn's calls in order up to a finish call, each listed in msg["tool_calls"] (the
-    ones after it in msg["not_run"]). Returns (results [(call, observation, metadata)], finished),
-    or None when the sandbox went over its disk limit (a message in traj says so)."""
-    t0 = time.monotonic()
-    results, finished = [], False
-    for call in calls:
-        msg["tool_calls"].append({"name": call.name, "arguments": call.arguments})
-        if call.name == "finish":
-            finished = True
-            break
-        try:
-            out, meta = await run_tool(ep, call)
-        except sandbox_lib.DiskLimitError as e:  # the sandbox was killed: nothing more can run
-            traj.messages.append(
-                {"role": ep.chat.observation_role, "content": f"[termrl: {e}]", "in_tokens": False}
-            )
-            return None
-        results.append((call, out, meta))
-    skipped = calls[len(msg["tool_calls"]) :]
-    if skipped:
-        msg["not_run"] = [{"name": s.name, "arguments": s.arguments} for s in skipped]
-    traj.timings["tools_s"] = traj.timings.get("tools_s", 0.0) + time.monotonic() - t0
-    return results, finished
-
-
-def _observations(chat: ChatFormat, results: list) -> list[dict]:
-    """The observation messages of a turn's results: one `tool` message per call (Hermes), or
-    one `user` message of all of them (markdown; none when nothing ran)."""
-    if chat.observation_role == "tool":
-        return [
-            {"role": "tool", "content": out, "tool_name": call.name, **meta}
-            for call, out, meta in results
-        ]
-    if not results:
-        return []
-    return [{"role": "user", "content": _markdown_observation([(c, out) for c, out, _ in results])}]
+# ----------------------------------------------------------------------------- the agent loop
 
 
 async def agent_loop(
     traj: Trajectory, ep: _Episode, engine: Engine, sampling: SamplingParams
 ) -> str:
-    """Run turns until a stop condition; fill traj (tokens, masks, messages). Returns the stop reason."""
-    cfg, chat = ep.cfg, ep.chat
+    """Run turns until a stop condition; fill traj (tokens, masks, messages). Returns the stop reason.
+
+    A turn: the engine generates, the reply is parsed for tool calls (agent/actions.py: hermes or
+    markdown), they run in order in the sandbox (agent/tools.py), and their observation goes in with
+    loss_mask 0. markdown: a turn stops after its first action (the closing fence line of its first
+    bash block, or a DONE line; `markdown_stop_check`); the generated tokens are kept as sampled and
+    the end-of-turn token the template needs goes in after them with loss_mask 0.
+
+    Limits (RolloutConfig; a task's max_turns / agent_timeout_s override) end the episode with a
+    recorded stop reason, and it is still verified: max_turns; max_context (the next generation or
+    observation would not fit in max_context_tokens); max_tokens_per_turn (a turn cut at the cap: the
+    complete calls in it still run, then the episode stops); timeout (wall clock; a pending generation
+    is abandoned, commands are cut to the time left); format_errors (max_format_errors malformed turns
+    in a row); disk_limit (the sandbox went over its disk limit). Malformed output (invalid JSON,
+    unknown tool, missing/extra/mistyped or oversized arguments, no call, an unclosed block) runs
+    nothing and gets an error observation that shows the expected format (FormatError messages).
+    """
+    cfg = ep.cfg
+    chat = ep.chat
     max_turns = ep.task.max_turns or cfg.max_turns
     # markdown: a turn ends after its first action; the end-of-turn token then goes in as an observation token
-    stop_check = (
-        markdown_stop_check(chat.tokenizer, chat.opens_think)
-        if chat.action_format == "markdown"
-        else None
-    )
+    stop_check = None
+    if chat.action_format == "markdown":
+        stop_check = markdown_stop_check(chat.tokenizer, chat.opens_think)
     consecutive_errors = 0
     for turn in range(max_turns):
         room = cfg.max_context_tokens - len(traj.token_ids)
@@ -337,15 +170,21 @@ async def agent_loop(
         traj.append(c.token_ids, 1, c.logprobs)
         traj.num_turns = turn + 1
         text = chat.decode(c.token_ids)
-        msg = {"role": "assistant", "content": text, "finish_reason": c.finish_reason}
-        msg.update(tool_calls=[], format_error=None)
+        msg = {
+            "role": "assistant",
+            "content": text,
+            "finish_reason": c.finish_reason,
+            "tool_calls": [],
+            "format_error": None,
+        }
         traj.messages.append(msg)
         try:
             calls = parse_actions(
                 text, chat.action_format, cfg.max_tool_arg_bytes, chat.opens_think
             )
         except FormatError as e:
-            calls, msg["format_error"] = [], str(e)
+            calls = []
+            msg["format_error"] = str(e)
         cut = "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
         if c.finish_reason == "length" and not calls:
             return cut
@@ -362,8 +201,9 @@ async def agent_loop(
             if ran is None:
                 return "disk_limit"
             results, finished = ran
-            obs = _observations(chat, results)
-            if finished or c.finish_reason == "length":  # a cut turn: its complete calls ran
+            obs = observations(chat, results)
+            # a cut turn: its complete calls ran
+            if finished or c.finish_reason == "length":
                 traj.messages.extend({**o, "in_tokens": False} for o in obs)
                 return "finish" if finished else cut
         closed = bool(c.token_ids) and c.token_ids[-1] == chat.eot_id
@@ -376,24 +216,183 @@ async def agent_loop(
     return "max_turns"
 
 
-async def _start(task, host: str, image, sandbox_cfg: SandboxConfig, run_id, traj: Trajectory):
-    """The episode's sandbox on Docker engine `host` from `image` (built here when it is None or
-    its build failed on this engine alone); its seconds in traj.timings["start_s"]."""
-    if image is None or isinstance(image, Exception):  # failed on this engine alone: try again here
-        image = await asyncio.to_thread(
-            images_lib.build_image,
-            task,
-            sandbox_cfg.base_image,
-            sandbox_cfg.image_map,
-            sandbox_cfg.build_network,
-            host,
-        )
+async def _generate(
+    traj: Trajectory,
+    engine: Engine,
+    sampling: SamplingParams,
+    turn: int,
+    max_tokens: int,
+    remaining: float,
+    stop_check,
+) -> Completion | None:
+    """One turn's completion (cut at stop_check, as sampled), or None when the episode's wall clock
+    ran out while it was generating. Raises ValueError when tokens and log-probs differ in length."""
     t0 = time.monotonic()
-    limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
-    build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)
-    sb = await compose_lib.start_sandbox(task, image, limits, run_id, host, build)  # +sidecars
-    traj.timings["start_s"] = time.monotonic() - t0
-    return sb
+    # Each turn its own seed: the same seed every turn would reuse the same uniforms.
+    seed = None if sampling.seed is None else hash((sampling.seed, turn)) & (2**63 - 1)
+    try:
+        turn_sampling = dataclasses.replace(
+            sampling, max_tokens=max_tokens, seed=seed, stop_check=stop_check
+        )
+        c = await asyncio.wait_for(
+            engine.generate(traj.token_ids, turn_sampling, traj.messages), remaining
+        )
+    except TimeoutError:
+        return None
+    traj.timings["generate_s"] = traj.timings.get("generate_s", 0.0) + time.monotonic() - t0
+    if len(c.token_ids) != len(c.logprobs):
+        raise ValueError(
+            f"{type(engine).__name__}: completion has {len(c.token_ids)} tokens but "
+            f"{len(c.logprobs)} logprobs"
+        )
+    # engines that ignore stop_check: the same cut, after the fact
+    return cut_at_stop(c, stop_check)
+
+
+def cut_at_stop(c: Completion, stop_check: Callable[[list[int]], bool] | None) -> Completion:
+    """c cut after its shortest prefix that satisfies stop_check (finish "stop"; tokens and log-probs kept as
+    sampled), or c unchanged when no prefix does or c already ends with a stop token. Engines that check
+    stop_check while decoding return completions this leaves unchanged."""
+    if stop_check is None:
+        return c
+    for n in range(1, len(c.token_ids) + 1):
+        if stop_check(c.token_ids[:n]):
+            if n == len(c.token_ids) and c.finish_reason == "stop":
+                return c
+            return Completion(c.token_ids[:n], c.logprobs[:n], "stop", c.exact)
+    return c
+
+
+async def _run_calls(
+    traj: Trajectory, ep: _Episode, msg: dict, calls: list[ToolCall]
+) -> tuple[list, bool] | None:
+    """Run one turn's calls in order up to a finish call, each listed in msg["tool_calls"] (the
+    ones after it in msg["not_run"]). Returns (results [(call, observation, metadata)], finished),
+    or None when the sandbox went over its disk limit (a message in traj says so)."""
+    t0 = time.monotonic()
+    results = []
+    finished = False
+    for call in calls:
+        msg["tool_calls"].append({"name": call.name, "arguments": call.arguments})
+        if call.name == "finish":
+            finished = True
+            break
+        try:
+            out, meta = await run_tool(
+                ep.sandbox, call, ep.deadline, ep.exec_timeout_s, ep.output_limit_bytes
+            )
+        except sandbox_lib.DiskLimitError as e:
+            # the sandbox was killed: nothing more can run
+            message = {"role": ep.chat.observation_role, "content": f"[termrl: {e}]"}
+            traj.messages.append({**message, "in_tokens": False})
+            return None
+        results.append((call, out, meta))
+    skipped = calls[len(msg["tool_calls"]) :]
+    if skipped:
+        msg["not_run"] = [{"name": s.name, "arguments": s.arguments} for s in skipped]
+    traj.timings["tools_s"] = traj.timings.get("tools_s", 0.0) + time.monotonic() - t0
+    return results, finished
+
+
+# ----------------------------------------------------------------------------- one episode
+
+
+async def run_episode(
+    task,
+    engine: Engine | None,
+    chat: ChatFormat,
+    cfg: RolloutConfig,
+    group_index: int = 0,
+    image: str | dict | None = None,
+    sandbox_cfg: SandboxConfig | None = None,
+    run_id: str | None = None,
+    judge=None,
+    reward_cfg: RewardConfig | None = None,
+    seed: int | None = None,
+    oracle: bool = False,
+    on_acted=None,
+    ahead: asyncio.Future | None = None,
+) -> Trajectory:
+    """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
+    it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
+    on_acted: optional callback, called once when the agent stops acting (its last generate call
+    is over), before verification; also when the episode failed or was cancelled earlier.
+    ahead: the episode's sandbox started before the rollout (`episodes.ahead.start_ahead`): a future of
+    (engine url, sandbox, start seconds) taking the place of acquire and start here.
+
+    Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
+    Never raises for a failed episode: the trajectory's error is set (docker errors, image build
+    errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
+    propagates after the sandbox is closed.
+    The episode runs on the Docker engine hosts.acquire() places it on; image: a tag present on every
+    engine, {engine url: tag or the Exception its build raised} (built here where missing), or None
+    (built here). An engine that stopped answering mid-episode backs off (hosts.release).
+    """
+
+    sandbox_cfg = sandbox_cfg or SandboxConfig()
+    traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
+    t_start = time.monotonic()
+    sb = None
+    host = None
+    error = None
+
+    # once per episode, whichever way it stops acting
+    def acted() -> None:
+        nonlocal on_acted
+        callback = on_acted
+        on_acted = None
+        if callback is not None:
+            callback()
+
+    try:
+        if ahead is not None:
+            # shielded: a start cut short would leave its container unseen
+            host, sb, start_s = await asyncio.shield(ahead)
+            traj.docker_host = host
+        else:
+            host = await hosts.acquire()
+            traj.docker_host = host
+            if isinstance(image, dict):
+                image = image.get(host)
+            sb, start_s = await start.start_sandbox(task, host, image, sandbox_cfg, run_id)
+        traj.timings["start_s"] = start_s
+        timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
+        deadline = time.monotonic() + timeout_s
+        ep = _Episode(
+            task,
+            sb,
+            cfg,
+            chat,
+            deadline,
+            sandbox_cfg.exec_timeout_s,
+            sandbox_cfg.output_limit_bytes,
+        )
+        try:
+            await _act(traj, ep, engine, seed, oracle, timeout_s)
+        finally:
+            # acted, failed or cancelled: this episode asks the engine for nothing more
+            acted()
+        traj.timings["agent_s"] = time.monotonic() - t_start
+        report = await _verify(traj, task, sb)
+        await _score(traj, task, sb, report, judge, oracle)
+    except Exception as e:
+        error = e
+        traj.error = f"{type(e).__name__}: {e}"
+        traj.stop_reason = traj.stop_reason or "error"
+        traj.reward = None
+    finally:
+        # the sandbox never started: the episode never acted
+        acted()
+        # cancelled while its start went on: close it
+        if ahead is not None and host is None:
+            with contextlib.suppress(Exception):
+                host, sb, _ = await asyncio.shield(ahead)
+        if sb is not None:
+            await asyncio.shield(sb.close())
+        if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
+            traj.error = f"Docker engine {host} stopped answering: {traj.error}"
+        traj.timings["total_s"] = time.monotonic() - t_start
+    return traj
 
 
 async def _act(
@@ -401,11 +400,12 @@ async def _act(
 ) -> None:
     """The episode's actions: the task's solution.sh (oracle) or the agent loop; sets traj's
     messages, tokens, stop_reason and truncated."""
-    task, sb, cfg = ep.task, ep.sandbox, ep.cfg
+    task = ep.task
+    sb = ep.sandbox
+    cfg = ep.cfg
     if oracle:
-        r = await sb.exec(
-            await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh"), timeout=timeout_s
-        )
+        command = await sandbox_lib.put_solution(sb, task, "/tmp/solution.sh")
+        r = await sb.exec(command, timeout=timeout_s)
         out = {"role": "oracle", "content": r.output, "exit_code": r.exit_code}
         traj.messages = [{**out, "timed_out": r.timed_out}]
         traj.stop_reason = "oracle"
@@ -432,7 +432,8 @@ async def _verify(traj: Trajectory, task, sb):
                 agent_modules=getattr(task, "agent_modules", ()),
                 script=getattr(task, "verifier_script", None),
             )
-        except sandbox_lib.DiskLimitError:  # over the limit after the last command (background)
+        except sandbox_lib.DiskLimitError:
+            # over the limit after the last command (a background job)
             traj.stop_reason = "disk_limit"
     traj.timings["verify_s"] = time.monotonic() - t0
     return report
@@ -442,7 +443,8 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
     """traj's verification from the report (a disk-limit verification when None), then the
     judge's score unless the episode tampered with its tests (then stop_reason "tampered")."""
     log = logging.getLogger("termrl.rollout")
-    if report is None:  # not verified: a snapshot would copy a layer already over the limit
+    # not verified: a snapshot would copy a layer already over the limit
+    if report is None:
         error = f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"
         v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=error)
         traj.verification = v
@@ -451,8 +453,11 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
         log.warning("task %s episode %d: %s", task.id, traj.group_index, v.error)
     else:
         v = reward_lib.verify(report, task.weights)
-        traj.test_report, traj.verification, traj.resolved = report, v, v.resolved
-    if v.tampered:  # scored 0 without the judge: a forged verification earns nothing
+        traj.test_report = report
+        traj.verification = v
+        traj.resolved = v.resolved
+    # scored 0 without the judge: a forged verification earns nothing
+    if v.tampered:
         traj.stop_reason = "tampered"
         log.warning("task %s episode %d: tampered: %s", task.id, traj.group_index, v.tampered)
     elif judge is not None and not oracle and report is not None:
@@ -466,84 +471,7 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
         traj.timings["judge_s"] = time.monotonic() - t0
 
 
-async def run_episode(
-    task,
-    engine: Engine | None,
-    chat: ChatFormat,
-    cfg: RolloutConfig,
-    group_index: int = 0,
-    image: str | dict | None = None,
-    sandbox_cfg: SandboxConfig | None = None,
-    run_id: str | None = None,
-    judge=None,
-    reward_cfg: RewardConfig | None = None,
-    seed: int | None = None,
-    oracle: bool = False,
-    on_acted=None,
-    ahead: asyncio.Future | None = None,
-) -> Trajectory:
-    """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
-    it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
-    on_acted: optional callback, called once when the agent stops acting (its last generate call
-    is over), before verification; also when the episode failed or was cancelled earlier.
-    ahead: the episode's sandbox started before the rollout (`start_ahead`): a future of
-    (engine url, sandbox, start seconds) taking the place of acquire and start here.
-
-    Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
-    Never raises for a failed episode: the trajectory's error is set (docker errors, image build
-    errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
-    propagates after the sandbox is closed.
-    The episode runs on the Docker engine hosts.acquire() places it on; image: a tag present on every
-    engine, {engine url: tag or the Exception its build raised} (built here where missing), or None
-    (built here). An engine that stopped answering mid-episode backs off (hosts.release).
-    """
-
-    sandbox_cfg = sandbox_cfg or SandboxConfig()
-    traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
-    t_start = time.monotonic()
-    sb, host, error = None, None, None
-    once = [on_acted]
-
-    def acted() -> None:  # once per episode, whichever way it stops acting
-        callback, once[0] = once[0], None
-        if callback is not None:
-            callback()
-
-    try:
-        if ahead is not None:  # shielded: a start cut short would leave its container unseen
-            host, sb, traj.timings["start_s"] = await asyncio.shield(ahead)
-            traj.docker_host = host
-        else:
-            traj.docker_host = host = await hosts.acquire()
-            image = image.get(host) if isinstance(image, dict) else image
-            sb = await _start(task, host, image, sandbox_cfg, run_id, traj)
-        timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
-        deadline = time.monotonic() + timeout_s
-        limits = (sandbox_cfg.exec_timeout_s, sandbox_cfg.output_limit_bytes)
-        ep = _Episode(task, sb, cfg, chat, deadline, *limits)
-        try:
-            await _act(traj, ep, engine, seed, oracle, timeout_s)
-        finally:  # acted, failed or cancelled: this episode asks the engine for nothing more
-            acted()
-        traj.timings["agent_s"] = time.monotonic() - t_start
-        report = await _verify(traj, task, sb)
-        await _score(traj, task, sb, report, judge, oracle)
-    except Exception as e:
-        error = e
-        traj.error = f"{type(e).__name__}: {e}"
-        traj.stop_reason = traj.stop_reason or "error"
-        traj.reward = None
-    finally:
-        acted()  # the sandbox never started: the episode never acted
-        if ahead is not None and host is None:  # cancelled while its start went on: close it
-            with contextlib.suppress(Exception):
-                host, sb, _ = await asyncio.shield(ahead)
-        if sb is not None:
-            await asyncio.shield(sb.close())
-        if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
-            traj.error = f"Docker engine {host} stopped answering: {traj.error}"
-        traj.timings["total_s"] = time.monotonic() - t_start
-    return traj
+# ----------------------------------------------------------------------------- a group and a rollout
 
 
 @dataclass
@@ -583,99 +511,6 @@ def score_group(
     for t, r in zip(trajectories, rewards):
         t.reward = r
     return Group(task, list(trajectories), rewards, dropped)
-
-
-async def _build_images(tasks: list, sandbox_cfg: SandboxConfig) -> dict[str, dict]:
-    """Each task's image on every listed Docker engine, built at once: task id -> engine url ->
-    tag, or the Exception its build raised (reported per trajectory, never raised here)."""
-    images: dict[str, dict[str, str | Exception]] = {}
-
-    async def build(task, host: str):
-        try:
-            tag = await asyncio.to_thread(
-                images_lib.build_image,
-                task,
-                sandbox_cfg.base_image,
-                sandbox_cfg.image_map,
-                sandbox_cfg.build_network,
-                host,
-            )
-        except Exception as e:  # reported per trajectory
-            tag = e
-        images.setdefault(task.id, {})[host] = tag
-
-    unique = {t.id: t for t in tasks}.values()
-    await asyncio.gather(*(build(t, h) for t in unique for h in hosts.urls()))
-    return images
-
-
-async def start_ahead(
-    tasks: list, n_per_task: int, cfg: RolloutConfig, sandbox_cfg: SandboxConfig, run_id
-) -> dict[tuple[int, int], asyncio.Task]:
-    """Start the sandboxes of a rollout's first cfg.max_concurrent_episodes episodes before it
-    (train.py's overlapped loop: while the learner trains), for run_episodes(tasks, ...,
-    ahead=<a future of this>). Returns (task index, group index) -> a task resolving to (engine
-    url, sandbox, start seconds). Raises nothing itself: a failed start (its engine slot given
-    back) is that episode's error when it runs; a task whose image failed gets none."""
-    images = await _build_images(tasks, sandbox_cfg)
-
-    async def one(task, image: dict):
-        host = await hosts.acquire()
-        traj = Trajectory(task.id, 0)
-        try:
-            sb = await _start(task, host, image.get(host), sandbox_cfg, run_id, traj)
-        except BaseException as e:  # the slot goes back; the episode reports the error
-            err = e if isinstance(e, Exception) else None
-            await asyncio.shield(asyncio.to_thread(hosts.release, host, err))
-            raise
-        return host, sb, traj.timings["start_s"]
-
-    keys = [(i, j) for i, t in enumerate(tasks) for j in range(n_per_task)]
-    return {
-        (i, j): asyncio.ensure_future(one(tasks[i], images[tasks[i].id]))
-        for i, j in keys[: cfg.max_concurrent_episodes]
-        if _build_failed(tasks[i], j, images[tasks[i].id]) is None
-    }
-
-
-async def close_ahead(ahead: asyncio.Future) -> None:
-    """Close the sandboxes of `start_ahead` that no episode took (run_episodes takes an entry out
-    of the mapping when an episode owns it; a stop or an error before or during their rollout
-    leaves the rest) and give their engine slots back; waits for the starts still in flight, whose
-    containers a reap would otherwise miss. A start that failed already gave its slot back; an
-    `ahead` cancelled before its starts were made started nothing. Idempotent."""
-    if ahead.cancelled():
-        return
-    started = await ahead
-    untaken = list(started.values())
-    started.clear()
-    await asyncio.gather(*(_close_one(t) for t in untaken))
-
-
-async def _close_one(start: asyncio.Future) -> None:
-    """One sandbox of start_ahead that no episode took: closed, its engine slot given back."""
-    try:
-        host, sb, _ = await start
-    except Exception:  # its start failed and gave the slot back
-        return
-    await asyncio.shield(sb.close())
-    await asyncio.to_thread(hosts.release, host)
-
-
-def _build_failed(task, j: int, image: dict) -> Trajectory | None:
-    """Episode j's failed trajectory when task's image failed to build on every engine (one error
-    per episode), else None."""
-    if not all(isinstance(x, Exception) for x in image.values()):
-        return None
-    x = next(iter(image.values()))
-    return Trajectory(
-        task.id,
-        j,
-        difficulty=task.difficulty,
-        category=task.category,
-        stop_reason="error",
-        error=f"image build failed: {type(x).__name__}: {x}",
-    )
 
 
 class _Progress:
@@ -722,7 +557,7 @@ async def run_episodes(
     ahead: asyncio.Future | None = None,
 ) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
-    once; sandbox.py bounds the docker calls in flight. Images are built first, once per task.
+    once; sandboxing/calls.py bounds the Docker calls in flight. Images are built first, once per task.
     Each episode is verified (and judged) as soon as it ends, while the others still generate.
 
     Returns one Group per task in the order of `tasks` (score_group), trajectories by group_index.
@@ -730,8 +565,8 @@ async def run_episodes(
     on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
     stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
     (train.py's overlapped update starts there); not when cancelled before. ahead: a future of
-    `start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what no episode
-    took (cancelled before they ran) is the caller's to close (close_ahead)."""
+    `episodes.ahead.start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what
+    no episode took (cancelled before they ran) is the caller's to close (episodes.ahead.close_ahead)."""
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
     if engine is None and not oracle:
@@ -740,35 +575,53 @@ async def run_episodes(
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
     started = await ahead if ahead is not None else {}
-    images = await _build_images(tasks, sandbox_cfg)
+    images = await start.build_images(tasks, sandbox_cfg)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
-    args = (sandbox_cfg, run_id, judge, reward_cfg)
-    acting = [len(tasks) * n_per_task]  # episodes that may still call the engine
+    # episodes that may still call the engine
+    acting = len(tasks) * n_per_task
 
     def acted() -> None:
-        acting[0] -= 1
-        if acting[0] == 0 and on_generation_end is not None:
+        nonlocal acting
+        acting -= 1
+        if acting == 0 and on_generation_end is not None:
             on_generation_end()
 
     async def episode(i: int, task, j: int) -> Trajectory:
         image = images[task.id]
         traj = _build_failed(task, j, image)
-        if traj is None:
-            # this episode owns its sandbox started ahead from here (close_ahead closes the rest)
-            kw, entered = dict(on_acted=acted, ahead=started.pop((i, j), None)), []
-            try:
-                async with sem:
-                    s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                    entered.append(True)
-                    traj = await run_episode(
-                        task, engine, chat, cfg, j, image, *args, s, oracle, **kw
-                    )
-            finally:  # cancelled before it ran: its sandbox started ahead is closed here
-                if not entered and kw["ahead"] is not None:
-                    await asyncio.shield(_close_one(kw["ahead"]))
-        else:  # its image failed to build: it never acts
+        if traj is not None:
+            # its image failed to build: it never acts
             acted()
+            bar.episode_done(traj)
+            return traj
+        # this episode owns its sandbox started ahead from here (close_ahead closes the rest)
+        own_ahead = started.pop((i, j), None)
+        entered = False
+        try:
+            async with sem:
+                entered = True
+                s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
+                traj = await run_episode(
+                    task,
+                    engine,
+                    chat,
+                    cfg,
+                    j,
+                    image,
+                    sandbox_cfg,
+                    run_id,
+                    judge,
+                    reward_cfg,
+                    s,
+                    oracle,
+                    on_acted=acted,
+                    ahead=own_ahead,
+                )
+        finally:
+            # cancelled before it ran: its sandbox started ahead is closed here
+            if not entered and own_ahead is not None:
+                await asyncio.shield(ahead_lib.close_one(own_ahead))
         bar.episode_done(traj)
         return traj
 
@@ -776,8 +629,9 @@ async def run_episodes(
         trajectories = await asyncio.gather(*(episode(i, task, j) for j in range(n_per_task)))
         g = score_group(task, trajectories, reward_cfg, judged=judge is not None and not oracle)
         bar.rewards.extend(r for r in g.rewards if r is not None)
-        for t in g.trajectories if on_trajectory is not None else ():
-            on_trajectory(t)
+        if on_trajectory is not None:
+            for t in g.trajectories:
+                on_trajectory(t)
         return g
 
     try:
@@ -786,12 +640,30 @@ async def run_episodes(
         bar.bar.close()
 
 
-# ----------------------------------------------------------------------------- metrics
+def _build_failed(task, j: int, image: dict) -> Trajectory | None:
+    """Episode j's failed trajectory when task's image failed to build on every engine (one error
+    per episode), else None."""
+    x = start.build_error(image)
+    if x is None:
+        return None
+    return Trajectory(
+        task.id,
+        j,
+        difficulty=task.difficulty,
+        category=task.category,
+        stop_reason="error",
+        error=f"image build failed: {type(x).__name__}: {x}",
+    )
 
 
-if (
-    __name__ == "__main__"
-):  # the command moved (issue 23); running this file must not silently do nothing
+# TEMPORARY (issue 37): train.py still calls rollout.start_ahead / rollout.close_ahead; the merge points
+# it at episodes.ahead and removes these two lines.
+start_ahead = ahead_lib.start_ahead
+close_ahead = ahead_lib.close_ahead
+
+
+# the command moved (issue 23): running this file must not silently do nothing
+if __name__ == "__main__":
     sys.exit(
         "error: `python rollout.py` is no command: rollout.py is the agent loop's library. "
         "Evaluate (or run the oracle) with `python evaluate.py [--oracle] --tasks ...`"

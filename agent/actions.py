@@ -9,12 +9,13 @@
   heredoc body (`<<EOF` ... `EOF`) does not close the block, so a heredoc writing markdown is kept whole
   (a longer fence, ````bash, needs no deviation).
 - Reasoning (`split_reasoning`): the leading `<think>...</think>` block, or the reply up to its first
-  `</think>` when the chat template's generation prompt opens `<think>` (rollout.ChatFormat.opens_think), is
+  `</think>` when the chat template's generation prompt opens `<think>` (agent/chat.py: ChatFormat.opens_think), is
   not parsed: calls inside it are not run.
 
 Malformed replies raise FormatError, whose message is the observation shown to the model (it ends with the
 expected format). Lone UTF-16 surrogate escapes in JSON strings (`"\\ud83d"`, not valid Unicode) are format
-errors, so no command or observation ever holds one. The system prompts live in rollout.py.
+errors, so no command or observation ever holds one. The system prompts live in agent/prompts.py; the
+calls run in agent/tools.py.
 """
 
 import json
@@ -175,12 +176,13 @@ def parse_hermes(
     not {"name": ..., "arguments": {...}}, or any check_call error (e.g. a lone UTF-16 surrogate escape).
     """
     reasoning, rest = split_reasoning(text, opens_think)
-    calls, pos = [], 0
+    calls = []
+    pos = 0
     while True:
-        start, think = rest.find("<tool_call>", pos), rest.find("<think>", pos)
-        if think >= 0 and (
-            start < 0 or think < start
-        ):  # a later reasoning block: skipped, calls in it not run
+        start = rest.find("<tool_call>", pos)
+        think = rest.find("<think>", pos)
+        # a later reasoning block: skipped, calls in it not run
+        if think >= 0 and (start < 0 or think < start):
             close = rest.find("</think>", think)
             if close < 0:
                 break
@@ -294,7 +296,8 @@ def _markdown_items(lines: list[str], final: bool) -> tuple[list[tuple[str, str]
     """(items, language of a block left open or None). Items in order: ("bash", command) for blocks tagged
     bash/sh/shell/console or untagged, ("finish", line) for a DONE/finish line outside blocks, ("text", lang)
     for blocks in other languages."""
-    items, i = [], 0
+    items = []
+    i = 0
     while i < len(lines):
         m = _OPEN_FENCE.fullmatch(lines[i])
         if m is None or (m.group(2)[0] == "`" and "`" in m.group(3)):
@@ -367,9 +370,8 @@ def markdown_action_done(text: str, opens_think: bool = False) -> bool:
     (parse_markdown's fallback for a never-terminated heredoc applies only to a finished reply).
     """
     _, rest = split_reasoning(text, opens_think)
-    items, _ = _markdown_items(
-        rest.split("\n")[:-1], final=False
-    )  # the last piece is an unfinished line
+    # the last piece is an unfinished line
+    items, _ = _markdown_items(rest.split("\n")[:-1], final=False)
     return any(kind != "text" for kind, _ in items)
 
 

@@ -32,15 +32,18 @@ class ChatFormat:
     BASE = BASE_CONVERSATION
 
     def __init__(self, tokenizer, action_format: str = "markdown"):
-        system_prompt(action_format)  # validates the name
-        self.tokenizer, self.action_format = tokenizer, action_format
+        # validates the name
+        system_prompt(action_format)
+        self.tokenizer = tokenizer
+        self.action_format = action_format
         self.observation_role = "tool" if action_format == "hermes" else "user"
         self.eot_id = end_of_turn(tokenizer)
         self.stop_ids = stop_ids_of(tokenizer)
         self.opens_think = generation_opens_think(tokenizer)
         base = self.render(self.BASE)
         i = len(base) - 1 - base[::-1].index(self.eot_id)
-        self._base, self._after_eot = base, base[i + 1 :]
+        self._base = base
+        self._after_eot = base[i + 1 :]
         probe = self.render(
             self.BASE + [{"role": self.observation_role, "content": "O"}],
             add_generation_prompt=True,

@@ -27,7 +27,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sandbox
-from sandboxing import hosts, images
+from sandboxing import calls, hosts, images
 
 LIMITS = sandbox.Limits(memory_bytes=64 << 20, pids=64)  # `echo` and `sleep` need little
 
@@ -101,7 +101,7 @@ def main() -> None:
     print("$ python bench/bench_hosts.py " + " ".join(sys.argv[1:]))
     print(
         f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}, "
-        f"max_concurrent={sandbox.MAX_CONCURRENT} "
+        f"max_concurrent={calls.MAX_CONCURRENT} "
         f"per engine, image {images.BASE_IMAGE}, {n} sandboxes x {args.commands} commands"
     )
     ratios, walls = [], {"A": [], "B": []}

@@ -29,7 +29,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sandbox  # noqa: E402
-from sandboxing import images  # noqa: E402
+from sandboxing import calls, images  # noqa: E402
 
 CLI_FLAGS = [
     "--init",
@@ -215,7 +215,7 @@ def main() -> None:
     print("$ python bench/bench_sandbox.py " + " ".join(sys.argv[1:]))
     print(
         f"docker {docker('version', '-f', '{{.Server.Version}}').strip()}, {os.cpu_count()} CPUs, "
-        f"load {os.getloadavg()[0]:.1f}, max_concurrent={sandbox.MAX_CONCURRENT}, image {images.BASE_IMAGE}"
+        f"load {os.getloadavg()[0]:.1f}, max_concurrent={calls.MAX_CONCURRENT}, image {images.BASE_IMAGE}"
     )
 
     if "a" in args.parts:

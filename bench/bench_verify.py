@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sandbox
-from sandboxing import images
+from sandboxing import images, reaping
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +77,7 @@ async def one(which, tests_dir: Path, run_id: str) -> tuple[float, dict]:
             report = await sb.run_tests(tests_dir, timeout=60.0)
             phases = report.phases
         else:
-            labels = {**sandbox._labels(run_id), "termrl.verifies": sb.name}
+            labels = {**reaping.labels(run_id), "termrl.verifies": sb.name}
             report = await asyncio.to_thread(
                 which.run_tests_blocking, api, sb.id, sb.name, labels, sb.limits, tests_dir, 60.0
             )

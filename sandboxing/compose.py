@@ -13,18 +13,22 @@ network namespace that has nothing but `lo`:
 - each sidecar joins it (`network_mode=container:<holder>`), in depends_on order, and is waited for:
   until Docker reports its healthcheck healthy, else until its `expose`/`ports` listen, else until it
   runs; one that exits or turns unhealthy fails the start with its log's tail;
-- the agent's container (sandbox.Sandbox) joins it too, so `main` reaches `db:5432` on 127.0.0.1;
+- the agent's container (sandbox.ComposeSandbox, started by sandbox.start_sandbox) joins it too, so
+  `main` reaches `db:5432` on 127.0.0.1;
 - at verification the agent's container is killed first (no process of the agent lives on in the
   shared namespace to answer for a sidecar or touch it), then the fresh verifier container joins the
   same namespace: the tests see the sidecars in the state the agent left them, as harbor's do.
 
-Every container carries the sandbox's labels (termrl=1, run id, session, owner, started) plus
-`termrl.pod`, so sandbox.reap and the test sweeps remove them; `close` removes them all. The holder
+Every container carries the sandbox's labels (termrl=1, run id, session, owner, started: reaping.py)
+plus `termrl.pod`, so sandbox.reap and the test sweeps remove them; `close` removes them all. The holder
 and the sidecars have no dead man of their own (the agent's container does): after a kill -9 of the
 owner they run until the next reap (a dead owner's things) or limits.max_lifetime_s (the holder's sleep).
 Not enforced on sidecars: the disk limit (sandboxing/disk.py watches the agent's container) and host
-admission (configs.host_budget counts the agent's container and its verifier); two services on one
-port collide (one namespace).
+admission (sandboxing/admission.py counts the agent's container and its verifier); two services on
+one port collide (one namespace).
+
+This file holds the pod's primitives (blocking; run in worker threads); sandbox.py's ComposeSandbox
+starts and closes a pod with them.
 """
 
 from __future__ import annotations
@@ -39,12 +43,14 @@ import docker.errors
 import docker.types
 
 import configs
-import sandbox
-from sandboxing import images, toolchain
+from sandboxing import images, reaping, toolchain
+from sandboxing.calls import SandboxError
 
 log = logging.getLogger("termrl.compose")
 
-READY_TIMEOUT_S = 600.0  # outer bound; a healthcheck's own retries usually decide first
+# seconds, an outer bound; a healthcheck's own retries usually decide first
+READY_TIMEOUT_S = 600.0
+# seconds between two looks at a sidecar that is not ready yet
 POLL_S = 0.5
 
 
@@ -53,12 +59,10 @@ class _Build:
 
     def __init__(self, task_id: str, name: str, dockerfile: Path, context: Path):
         self.id = re.sub(r"[^a-z0-9._-]", "-", f"{task_id}-{name}".lower())[:100]
-        self.dockerfile, self.context_dir, self.tests_dir, self.build_setup = (
-            dockerfile,
-            context,
-            None,
-            None,
-        )
+        self.dockerfile = dockerfile
+        self.context_dir = context
+        self.tests_dir = None
+        self.build_setup = None
 
 
 def sidecar_images(
@@ -69,7 +73,8 @@ def sidecar_images(
     it is mapped and sent to `host` the same way. Raises images.ImageBuildError naming the image."""
     out = {}
     for side in task.sidecars:
-        dockerfile, context = side.dockerfile, side.context_dir
+        dockerfile = side.dockerfile
+        context = side.context_dir
         if dockerfile is None:
             context = configs.cache_dir() / "compose" / f"{task.id}-{side.name}"
             context.mkdir(parents=True, exist_ok=True)
@@ -85,22 +90,22 @@ def sidecar_images(
     return out
 
 
+def pod_name(run_id: str) -> str:
+    """A fresh pod's name (its containers' name prefix): the run's id, cut, and 8 random hex digits."""
+    pod = "termrl-pod-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-30:].lstrip("-_.")
+    return pod + "-" + secrets.token_hex(4)
+
+
 def _labels(run_id: str, pod: str, role: str) -> dict[str, str]:
-    return {
-        "termrl": "1",
-        "termrl.run_id": run_id,
-        "termrl.session": sandbox.SESSION,
-        "termrl.started": f"{time.time():.3f}",
-        "termrl.owner": sandbox._owner(),
-        "termrl.pod": pod,
-        "termrl.role": role,
-    }
+    """The sandbox's labels (reaping.labels) plus the pod and this container's role in it."""
+    return {**reaping.labels(run_id), "termrl.pod": pod, "termrl.role": role}
 
 
 def _host_config(api, limits, network_mode: str, extra_hosts: dict | None = None):
     """sandbox's isolation, with json-file logs (a sidecar that fails to start shows its tail)."""
     config = toolchain.host_config(api, limits, logs=True, network_mode=network_mode)
-    if extra_hosts:  # the holder's /etc/hosts, which every container joining it shares
+    # the holder's /etc/hosts, which every container joining it shares
+    if extra_hosts:
         config["ExtraHosts"] = [f"{name}:{ip}" for name, ip in sorted(extra_hosts.items())]
     return config
 
@@ -143,15 +148,23 @@ def _wait_ready(api, cid: str, side, holder: str, task_id: str) -> None:
             why = f"was not ready after {READY_TIMEOUT_S:.0f} s"
         if why is not None:
             tail = api.logs(cid, tail=20).decode("utf-8", "replace")
-            raise sandbox.SandboxError(
-                f"task {task_id}: sidecar {side.name!r} {why}; log tail:\n{tail}"
-            )
+            raise SandboxError(f"task {task_id}: sidecar {side.name!r} {why}; log tail:\n{tail}")
         time.sleep(POLL_S)
 
 
-def _start_pod(api, task, tags: dict[str, str], main_image: str, limits, run_id: str, pod: str):
-    """Holder, then the sidecars in order; returns the container ids, holder first. On failure the
-    ones started are removed and the error raised."""
+def start_pod(
+    api,
+    task,
+    tags: dict[str, str],
+    main_image: str,
+    limits,
+    holder_limits,
+    run_id: str,
+    pod: str,
+) -> list[str]:
+    """Holder (from main_image, with holder_limits), then the sidecars (images `tags`: name -> tag,
+    with limits) in order, each waited for; returns the container ids, holder first. On failure the
+    ones started are removed and the error raised (SandboxError from the wait, docker's errors)."""
     ids: list[str] = []
     try:
         ids.append(
@@ -164,7 +177,7 @@ def _start_pod(api, task, tags: dict[str, str], main_image: str, limits, run_id:
                 hostname="sandbox",
                 host_config=_host_config(
                     api,
-                    sandbox.Limits(memory_bytes=64 << 20, cpus=0.1, pids=8),
+                    holder_limits,
                     "none",
                     extra_hosts={n: "127.0.0.1" for n in task.service_names},
                 ),
@@ -173,6 +186,9 @@ def _start_pod(api, task, tags: dict[str, str], main_image: str, limits, run_id:
         api.start(ids[0])
         for side in task.sidecars:
             kwargs = {"entrypoint": side.entrypoint} if side.entrypoint is not None else {}
+            healthcheck = None
+            if side.healthcheck:
+                healthcheck = docker.types.Healthcheck(**side.healthcheck)
             cid = api.create_container(
                 tags[side.name],
                 command=side.command,
@@ -181,9 +197,7 @@ def _start_pod(api, task, tags: dict[str, str], main_image: str, limits, run_id:
                 user=side.user or "",
                 labels=_labels(run_id, pod, f"sidecar {side.name}"),
                 name=f"{pod}-{re.sub(r'[^a-zA-Z0-9_.-]', '-', side.name)}",
-                healthcheck=docker.types.Healthcheck(**side.healthcheck)
-                if side.healthcheck
-                else None,
+                healthcheck=healthcheck,
                 host_config=_host_config(api, limits, f"container:{ids[0]}"),
                 **kwargs,
             )["Id"]
@@ -192,90 +206,17 @@ def _start_pod(api, task, tags: dict[str, str], main_image: str, limits, run_id:
             _wait_ready(api, cid, side, ids[0], task.id)
         return ids
     except BaseException:
-        _remove(api, ids)
+        remove(api, ids)
         raise
 
 
-def _remove(api, ids: list[str]) -> None:
-    for cid in reversed(ids):  # sidecars first, the namespace's holder last
+def remove(api, ids: list[str]) -> None:
+    """Remove a pod's containers (start_pod's ids), sidecars first, the namespace's holder last;
+    failures logged, never raised (a reap is the backstop)."""
+    for cid in reversed(ids):
         try:
             api.remove_container(cid, force=True, v=True)
         except docker.errors.NotFound:
             pass
         except Exception as e:  # noqa: BLE001 - cleanup; sandbox.reap is the backstop
             log.warning("removing pod container %s failed: %s (reap() will)", cid[:12], e)
-
-
-class ComposeSandbox(sandbox.Sandbox):
-    """A Sandbox (the agent's `main`) in a pod's network namespace beside the task's sidecars.
-    Start with `await ComposeSandbox.start_pod(task, image, ...)`; close removes the whole pod."""
-
-    pod_ids: list[str]
-
-    @classmethod
-    async def start_pod(
-        cls,
-        task,
-        image: str,
-        limits: sandbox.Limits | None = None,
-        run_id: str | None = None,
-        host: str | None = None,
-        build: tuple = (None, None, None),
-    ) -> ComposeSandbox:
-        """Build the sidecars' images (build = (base_image, image_map, build_network) for
-        images.build_image), start the holder and the sidecars (module docstring), then the agent's
-        container from `image` in their namespace.
-
-        Raises SandboxError (a sidecar exited, turned unhealthy or was never ready; Docker refused a
-        container) or images.ImageBuildError (a sidecar's image); nothing of the pod is left then.
-        """
-        limits, run_id = limits or sandbox.Limits(), run_id or sandbox.RUN_ID
-        tags = await sandbox._blocking(sidecar_images, task, *build, host, limit=False)
-        pod = "termrl-pod-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[-30:].lstrip("-_.")
-        pod += "-" + secrets.token_hex(4)
-        api = sandbox.docker_api(120.0, host)
-        try:
-            ids = await sandbox._blocking(
-                _start_pod, api, task, tags, image, limits, run_id, pod, limit=False
-            )  # not behind the engine's semaphore: readiness may take minutes
-        except docker.errors.APIError as e:
-            raise sandbox.SandboxError(
-                f"task {task.id}: starting its sidecars failed: {e.explanation or e}"
-            ) from e
-        try:
-            box = await cls.start(image, limits, run_id, host, network_mode=f"container:{ids[0]}")
-        except BaseException:
-            await sandbox._blocking(_remove, api, ids, limit=False)
-            raise
-        box.pod_ids = ids
-        return box
-
-    async def run_tests(self, *args, **kwargs):
-        """sandbox.Sandbox.run_tests after the agent's container is killed: its processes must not
-        live on in the namespace the verifier and the sidecars share."""
-        if not self.closed:
-            try:
-                await sandbox._blocking(
-                    sandbox.docker_api(60.0, self.host).kill, self.id, limit=False
-                )
-            except docker.errors.APIError as e:  # gone or stopped already: frozen all the same
-                if not isinstance(e, docker.errors.NotFound) and "is not running" not in str(e):
-                    raise sandbox.SandboxError(
-                        f"sandbox {self.name}: kill before verification: {e}"
-                    ) from e
-        return await super().run_tests(*args, **kwargs)
-
-    def _close_blocking(self) -> None:
-        try:
-            super()._close_blocking()
-        finally:
-            _remove(sandbox.docker_api(30.0, self.host), getattr(self, "pod_ids", []))
-
-
-async def start_sandbox(
-    task, image: str, limits=None, run_id=None, host=None, build: tuple = (None, None, None)
-) -> sandbox.Sandbox:
-    """The episode's sandbox: a plain Sandbox, or a ComposeSandbox when the task has sidecars."""
-    if getattr(task, "sidecars", ()):
-        return await ComposeSandbox.start_pod(task, image, limits, run_id, host, build)
-    return await sandbox.Sandbox.start(image, limits=limits, run_id=run_id, host=host)

@@ -46,14 +46,15 @@ def layer_bytes(roots: list[str], limit: int) -> int:
     Raises:
         PermissionError: a root exists but is not readable (DiskWatch then asks the engine).
     """
-    total, seen, stack = 0, set(), list(roots)
+    total = 0
+    seen = set()
+    stack = list(roots)
     while stack:
         top = stack.pop()
         try:
             it = os.scandir(top)
-        except (
-            FileNotFoundError
-        ):  # removed under us (the container is being removed): nothing left there
+        except FileNotFoundError:
+            # removed under us (the container is being removed): nothing left there
             continue
         with it:
             for e in it:
@@ -86,10 +87,16 @@ class DiskWatch:
     def __init__(
         self, api, cid: str, limit: int, interval_s: float = 1.0, volumes: tuple[str, ...] = ()
     ):
-        self.api, self.cid, self.limit, self.interval_s = api, cid, int(limit), float(interval_s)
+        self.api = api
+        self.cid = cid
+        self.limit = int(limit)
+        self.interval_s = float(interval_s)
         self.exceeded: int | None = None
-        self.last = 0  # bytes at the latest check
-        self.checks, self.check_s = 0, 0.0  # for the bench: number of checks, seconds spent in them
+        # bytes at the latest check
+        self.last = 0
+        # for the bench: the number of checks, and the seconds spent in them
+        self.checks = 0
+        self.check_s = 0.0
         self._stop = threading.Event()
         data = api.inspect_container(cid)["GraphDriver"]["Data"] or {}
         roots = [data["UpperDir"]] + list(volumes) if data.get("UpperDir") else []
@@ -117,7 +124,8 @@ class DiskWatch:
         """One check now; kills the container and returns True when it is over the limit."""
         t0 = time.perf_counter()
         size = self.last = self.measure()
-        self.checks, self.check_s = self.checks + 1, self.check_s + time.perf_counter() - t0
+        self.checks += 1
+        self.check_s += time.perf_counter() - t0
         if size <= self.limit:
             return False
         self.exceeded = size

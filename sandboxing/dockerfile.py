@@ -42,21 +42,22 @@ def parse(text: str) -> list[Instruction]:
     Raises ValueError naming the line when a heredoc has no closing delimiter.
     """
     lines = text.splitlines()
-    out, i = [], 0
+    out = []
+    i = 0
     while i < len(lines):
         stripped = lines[i].strip()
         if not stripped or stripped.startswith("#"):
             i += 1
             continue
-        first, parts = i + 1, []
+        first = i + 1
+        parts = []
         while True:
             line = lines[i].rstrip()
             i += 1
             if line.endswith("\\"):
                 parts.append(line[:-1])
-                while i < len(lines) and lines[i].lstrip().startswith(
-                    "#"
-                ):  # comments inside continuations
+                # comments inside continuations
+                while i < len(lines) and lines[i].lstrip().startswith("#"):
                     i += 1
                 if i < len(lines):
                     continue
@@ -118,7 +119,9 @@ def expand_heredocs(text: str) -> tuple[str, dict[str, bytes]]:
     instructions = parse(text)
     if not any(ins.heredocs for ins in instructions):
         return text, {}
-    lines, files, n = text.splitlines(), {}, 0
+    lines = text.splitlines()
+    files = {}
+    n = 0
     for ins in reversed(instructions):
         if not ins.heredocs:
             continue
@@ -168,7 +171,10 @@ def rewrite_from(text: str, resolve) -> tuple[str, list[tuple[str, str]]]:
     Images named by an earlier stage or holding a variable (`FROM ${BASE_IMAGE}`) are left alone.
     Returns (text, [(old, new) for each rewritten FROM]). resolve's exceptions propagate.
     """
-    lines, changes, stages, edits = text.splitlines(), [], set(), []
+    lines = text.splitlines()
+    changes = []
+    stages = set()
+    edits = []
     for ins in parse(text):
         if ins.keyword != "FROM":
             continue

@@ -93,7 +93,8 @@ def _script_tar(script: str) -> bytes:
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         data = script.encode()
         info = tarfile.TarInfo("test.sh")
-        info.size, info.mode = len(data), 0o755
+        info.size = len(data)
+        info.mode = 0o755
         tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
 
@@ -153,10 +154,9 @@ def run_script_blocking(
         except (docker.errors.APIError, VerifyError):
             if box.watch.exceeded is None:
                 raise
-            rc, output = (
-                None,
-                "",
-            )  # the disk watchdog's kill broke the exec: the disk limit is the reason
+            # the disk watchdog's kill broke the exec: the disk limit is the reason
+            rc = None
+            output = ""
         box.watch.stop()
         if box.watch.exceeded is not None:
             held = box.watch.exceeded / 2**20

@@ -209,11 +209,11 @@ def unreachable(exc: BaseException | None) -> bool:
             ),
         ):
             return True
-        if isinstance(exc, docker.errors.DockerException) and "fetching server API version" in str(
-            exc
-        ):
+        no_version = "fetching server API version" in str(exc)
+        if isinstance(exc, docker.errors.DockerException) and no_version:
             return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
     return False
 
 
@@ -266,9 +266,11 @@ def configure(entries, episode_mem: int, episode_disk: int = EPISODE_DISK_BYTES)
     global _engines, _configured
     if not entries:
         with _lock:
-            _engines, _configured = [EngineState(LOCAL)], False
+            _engines = [EngineState(LOCAL)]
+            _configured = False
         return []
-    states, lines = [], []
+    states = []
+    lines = []
     for entry in entries:
         url, cap = parse_entry(entry)
         if any(s.url == url for s in states):
@@ -291,7 +293,8 @@ def configure(entries, episode_mem: int, episode_disk: int = EPISODE_DISK_BYTES)
         states.append(EngineState(url, cap))
         lines.append(info_line(url, info, disk, fit, cap))
     with _lock:
-        _engines, _configured = states, True
+        _engines = states
+        _configured = True
     return lines
 
 
@@ -332,7 +335,8 @@ async def acquire(poll_s: float = 0.1) -> str:
             with _lock:
                 if ok:
                     log.warning("engine %s answers again; placing episodes on it", e.url)
-                    e.down_until, e.failures = None, 0
+                    e.down_until = None
+                    e.failures = 0
                 else:
                     e.failures += 1
                     e.down_until = time.monotonic() + backoff_s(e.failures)
@@ -383,9 +387,8 @@ def host_resources() -> tuple[int, int]:
         try:
             st = os.statvfs(path)
             return ram, st.f_bavail * st.f_frsize
-        except (
-            OSError
-        ):  # not readable by this user (a docker-group member): its parent's filesystem
+        # not readable by this user (a docker-group member): its parent's filesystem
+        except OSError:
             if path == path.parent:
                 raise
             path = path.parent

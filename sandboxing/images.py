@@ -38,8 +38,8 @@ import docker.errors
 import httpx
 
 import configs
-from sandbox import docker_api
 from sandboxing import hosts
+from sandboxing.calls import docker_api
 from sandboxing.dockerfile import expand_heredocs, rewrite_from
 from sandboxing.dockerfile import parse as parse_dockerfile
 
@@ -47,9 +47,8 @@ log = logging.getLogger("termrl.images")
 
 # $BASE_IMAGE, else termrl/base:bookworm: the same default as configs.SandboxConfig.base_image.
 BASE_IMAGE = configs.default_base_image()
-IMAGE_MAP = (
-    configs.SandboxConfig().image_map
-)  # "pattern=local image" (fnmatch); the first match wins
+# "pattern=local image" (fnmatch); the first match wins
+IMAGE_MAP = configs.SandboxConfig().image_map
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _NETWORK_RUN = re.compile(
     r"\b(apt-get|apt|apk|yum|dnf)\s+(update|install|add)\b|\bpip3?\s+install\b|\buv\s+(add|pip|sync)\b|"
@@ -242,7 +241,8 @@ def _with_host_trust(text: str, files: dict[str, bytes]) -> str:
     ca = "/usr/local/share/termrl-host-ca.crt"
     env = [("PIP_CERT", ca), ("SSL_CERT_FILE", ca), ("REQUESTS_CA_BUNDLE", ca), *_host_pip_env()]
     inject = [f"COPY .termrl-build/ca.crt {ca}", "ENV " + " ".join(f'{k}="{v}"' for k, v in env)]
-    lines, stages = text.splitlines(), {w.lower() for w in _stage_names(text)}
+    lines = text.splitlines()
+    stages = {w.lower() for w in _stage_names(text)}
     for ins in reversed([i for i in parse_dockerfile(text) if i.keyword == "FROM"]):
         words = [w for w in ins.args.split() if not w.startswith("--")]
         if words and words[0].lower() not in stages:
@@ -291,7 +291,8 @@ def prepare_dockerfile(
         text, files = expand_heredocs(text)
     except ValueError as e:
         raise ImageBuildError(f"task {task.id}: {task.dockerfile}: {e}") from None
-    used, mapped = [], []
+    used = []
+    mapped = []
 
     def resolve(image: str) -> str:
         target = map_image(image, image_map, present)
@@ -378,7 +379,8 @@ def build_image(
         raise ValueError(
             f"task.id = {task.id!r}: must be lowercase letters, digits, '.', '_' or '-' (image name)"
         )
-    dockerfile, context = Path(task.dockerfile), Path(task.context_dir)
+    dockerfile = Path(task.dockerfile)
+    context = Path(task.context_dir)
     if not dockerfile.is_file():
         raise ValueError(f"task {task.id}: task.dockerfile = {str(dockerfile)!r} is not a file")
     if not context.is_dir():
@@ -405,7 +407,8 @@ def build_image(
 
 def _base_ids(task_id: str, used: list[str], host: str | None) -> list[str]:
     """The image ids of the images a build is FROM, each sent to `host` first when it lacks them."""
-    api, ids = docker_api(60.0, host), []
+    api = docker_api(60.0, host)
+    ids = []
     for image in used:
         send_image(image, host)
         try:
@@ -481,7 +484,8 @@ def _build(
             *sorted(extra.items()),
         ):
             info = tarfile.TarInfo(name)
-            info.size, info.mode = len(data), 0o644
+            info.size = len(data)
+            info.mode = 0o644
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
     tail: collections.deque[str] = collections.deque(maxlen=40)

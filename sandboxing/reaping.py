@@ -1,19 +1,47 @@
-"""Reaping: removal of what termrl runs left on the Docker engines (label termrl=1): sandboxes,
-verifier containers with their volumes, snapshot images. `sandbox.reap` is this module's `reap`.
+"""Reaping: the labels every container, volume and image of termrl carries, and the removal by them
+of what termrl runs left on the Docker engines (label termrl=1): sandboxes, verifier containers with
+their volumes, snapshot images. `sandbox.reap` and `sandbox.reap_run` are this module's.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import socket
 import time
 
 import docker.errors
 
 from sandboxing import hosts
+from sandboxing.calls import drain_calls
 
 log = logging.getLogger("termrl.sandbox")
+
+# One id per process unless the caller names its run; labels every container this process starts.
+RUN_ID = (
+    os.environ.get("TERMRL_RUN_ID")
+    or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+)
+# A group of runs started together (the test suite and its child processes set TERMRL_SESSION): its sweep
+# removes what the group started and nothing of another run on the same engine.
+SESSION = os.environ.get("TERMRL_SESSION") or RUN_ID
+
+
+def owner() -> str:
+    """This process, as the label termrl.owner names it: "<hostname>:<pid>"."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def labels(run_id: str) -> dict[str, str]:
+    """What reap() filters by: termrl=1, the run, the session, the start time, the owner process."""
+    return {
+        "termrl": "1",
+        "termrl.run_id": run_id,
+        "termrl.session": SESSION,
+        "termrl.started": f"{time.time():.3f}",
+        "termrl.owner": owner(),
+    }
 
 
 def _owner_dead(owner: str) -> bool:
@@ -59,6 +87,14 @@ def reap(
                 "reap: engine %s does not answer (%s); its things stay until it does", url, e
             )
     return removed
+
+
+def reap_run(run_id: str) -> None:
+    """Remove every container, volume and snapshot of run `run_id`, also those that Docker calls
+    still in flight create (train.py's and evaluate.py's teardown): reap, drain_calls, reap."""
+    reap(run_id=run_id)
+    drain_calls()
+    reap(run_id=run_id)
 
 
 def _reap_engine(

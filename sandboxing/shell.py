@@ -1,18 +1,30 @@
 """The shell inside a sandbox: the server script (the container's main process), the worker script (one
-long-lived bash per sandbox that runs every command), the attach-socket reader and the output capture.
+long-lived bash per sandbox that runs every command), the attach-socket reader, the output capture, and
+the sandbox's end of the protocol (`ShellSession`: a command sent and its output streamed, the server
+restarted with its container when it died, a stuck one killed from outside).
 
-sandbox.py starts the container with SERVER_SCRIPT and WORKER_SCRIPT in its environment and talks to the
-server through `Shell`; this file holds everything about the in-container protocol (see the comment below).
+sandbox.py starts the container with SERVER_SCRIPT and WORKER_SCRIPT in its environment and runs its
+commands through a `ShellSession`; this file holds everything about the in-container protocol (see the
+comment below).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
+import secrets
 import socket
+import threading
 import time
+from dataclasses import dataclass
 
 import docker
+import docker.errors
+
+from sandboxing.calls import SandboxError
+
+log = logging.getLogger("termrl.sandbox")
 
 # ---------------------------------------------------------------------------------------------------------
 # In-container shell. The server (the container's main process, bash) reads one command at a time from the
@@ -158,8 +170,11 @@ class Capture:
     """Keeps the first `limit // 2` and the last `limit - limit // 2` bytes of a stream: memory O(limit)."""
 
     def __init__(self, limit: int):
-        self.head_limit, self.tail_limit = limit // 2, limit - limit // 2
-        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+        self.head_limit = limit // 2
+        self.tail_limit = limit - limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
@@ -169,7 +184,8 @@ class Capture:
             data = data[room:]
         if data:
             self.tail += data
-            if len(self.tail) > 2 * self.tail_limit:  # trim in batches, not on every chunk
+            # trim in batches, not on every chunk
+            if len(self.tail) > 2 * self.tail_limit:
                 del self.tail[: len(self.tail) - self.tail_limit]
 
     def result(self) -> tuple[str, bool]:
@@ -177,9 +193,8 @@ class Capture:
         cut = self.total - len(self.head) - len(tail)
         if cut <= 0:
             return clean_output(bytes(self.head) + tail), False
-        return clean_output(
-            bytes(self.head)
-        ) + f"\n[... {cut} bytes of output cut ...]\n" + clean_output(tail), True
+        marker = f"\n[... {cut} bytes of output cut ...]\n"
+        return clean_output(bytes(self.head)) + marker + clean_output(tail), True
 
 
 class Shell:
@@ -191,11 +206,15 @@ class Shell:
         sock = api.attach_socket(
             container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         )
-        self._io = sock  # keep the SocketIO (and the response it holds) alive
+        # keep the SocketIO (and the response it holds) alive
+        self._io = sock
         self.sock: socket.socket = getattr(sock, "_sock", sock)
-        self.raw = b""  # bytes not yet split into multiplexed frames
-        self.carry = b""  # stdout bytes held back because a marker may straddle two reads
-        self.leftover = b""  # output that arrived after the last command ended (background jobs)
+        # bytes not yet split into multiplexed frames
+        self.raw = b""
+        # stdout bytes held back because a marker may straddle two reads
+        self.carry = b""
+        # output that arrived after the last command ended (background jobs)
+        self.leftover = b""
         self.alive = True
 
     def frames(self, deadline: float) -> list[tuple[int, bytes]] | None:
@@ -210,10 +229,11 @@ class Shell:
         if not data:
             self.alive = False
             return None
-        raw, pos, out = self.raw + data, 0, []
-        while (
-            len(raw) - pos >= 8
-        ):  # frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian)
+        raw = self.raw + data
+        pos = 0
+        out = []
+        # a frame: stream (1 byte), 3 zero bytes, payload size (4 bytes, big endian), payload
+        while len(raw) - pos >= 8:
             size = int.from_bytes(raw[pos + 4 : pos + 8], "big")
             if len(raw) - pos < 8 + size:
                 break
@@ -235,7 +255,8 @@ class Shell:
 def split_markers(shell: Shell, nonce: bytes, data: bytes, emit) -> list[list[bytes]]:
     """Split stdout data into output (passed to emit) and this command's markers (returned, as fields)."""
     prefix = b"\x00TERMRL:" + nonce + b":"
-    buf, found = shell.carry + data, []
+    buf = shell.carry + data
+    found = []
     while True:
         i = buf.find(prefix)
         if i < 0:
@@ -245,16 +266,231 @@ def split_markers(shell: Shell, nonce: bytes, data: bytes, emit) -> list[list[by
             return found
         emit(buf[:i])
         j = buf.find(b"\x00", i + len(prefix))
-        if j < 0 and len(buf) - i < 128:  # a marker split across reads: wait for the rest
+        # a marker split across reads: wait for the rest
+        if j < 0 and len(buf) - i < 128:
             shell.carry = buf[i:]
             return found
-        if j < 0:  # not a marker after all (too long): plain output
+        # not a marker after all (too long): plain output
+        if j < 0:
             emit(buf[i : i + 1])
             buf = buf[i + 1 :]
             continue
         fields = buf[i + len(prefix) : j].split(b":")
         found.append(fields)
         buf = buf[j + 1 :]
-        if fields[0] == b"E":  # what follows belongs to whatever runs after this command
-            shell.leftover, shell.carry = buf, b""
+        # what follows belongs to whatever runs after this command
+        if fields[0] == b"E":
+            shell.leftover = buf
+            shell.carry = b""
             return found
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The sandbox's end of the protocol
+
+
+@dataclass
+class ExecResult:
+    """One command's outcome. exit_code is None when the command timed out or its shell was killed."""
+
+    exit_code: int | None
+    # stdout and stderr interleaved, UTF-8 (errors replaced), ANSI stripped, head + tail capped
+    output: str
+    timed_out: bool
+    # True when bytes were cut from the middle (the output says how many)
+    truncated: bool
+    # wall clock seconds, host side
+    duration_s: float
+
+
+class ShellSession:
+    """The commands of one sandbox, one at a time, through its shell server (`Shell`): a command is sent
+    as one message and its output streamed back until its end marker. A server that died (`kill -9 -1`,
+    OOM) is restarted with its stopped container (files kept, processes lost); one stuck past a command's
+    timeout has the command's shell killed from a fresh `docker exec` (the sweep). Blocking: called from a
+    worker thread (sandbox.Sandbox.exec)."""
+
+    def __init__(self, container_id: str, name: str, shell: Shell):
+        self.container_id = container_id
+        self.name = name
+        # also the dead man: closing its socket stops the container
+        self.shell: Shell | None = shell
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the shell's socket: the server reads EOF and exits, the container stops."""
+        if self.shell is not None:
+            self.shell.close()
+
+    def run(
+        self,
+        api,
+        cmd: str,
+        timeout: float,
+        stateful: bool,
+        output_bytes: int,
+        check_open,
+        check_disk,
+    ) -> ExecResult:
+        """Run one command (waiting for the one before it), restarting the shell server first when it
+        is gone. stateful: in the worker, whose state persists (else in a fresh bash). output_bytes:
+        head + tail kept. check_open / check_disk: the sandbox's checks, called under the lock and
+        before a restart (they raise SandboxError / DiskLimitError). Raises SandboxError when the
+        container cannot be restarted or the shell keeps dying before the command starts."""
+        with self._lock:
+            check_open()
+            t0 = time.monotonic()
+            for _ in range(2):
+                if self.shell is None or not self.shell.alive:
+                    # a container killed for its disk is never restarted
+                    check_disk()
+                    self.shell = self._reopen(api)
+                res = self._send(api, self.shell, cmd, timeout, stateful, output_bytes, t0)
+                if res is not None:
+                    return res
+                # The command never started: the shell died first (a shell opened while the container was
+                # stopping after `kill -9 -1` dies at once): let the container settle, restart it, retry once.
+                self.shell.close()
+                self.shell = None
+                self._settle(api)
+            raise SandboxError(
+                f"sandbox {self.name}: the shell keeps dying before the command starts"
+            )
+
+    def _send(
+        self,
+        api,
+        shell: Shell,
+        cmd: str,
+        timeout: float,
+        stateful: bool,
+        output_bytes: int,
+        t0: float,
+    ) -> ExecResult | None:
+        """Send one command and stream its output. None when the shell was gone before the command started."""
+        nonce = secrets.token_hex(8)
+        try:
+            shell.sock.sendall(
+                f"{nonce} {timeout:.3f} {int(stateful)}\n".encode() + cmd.encode() + b"\0"
+            )
+        except OSError:
+            return None
+        cap = Capture(output_bytes)
+        cap.feed(shell.leftover)
+        shell.leftover = b""
+        group = None
+        end = None
+        swept = False
+        # the server itself stops the command at `timeout`, within about a second
+        deadline = t0 + timeout + 5.0
+        while end is None:
+            if time.monotonic() > deadline:
+                if swept or group is None:
+                    break
+                # the server is stuck: kill the command's shell from outside
+                with contextlib.suppress(Exception):
+                    self._sweep(api, group)
+                swept = True
+                deadline = time.monotonic() + 2.0
+            frames = shell.frames(deadline)
+            if frames is None:
+                break
+            for stream, payload in frames:
+                if end is not None:
+                    # after this command's end: output of background jobs, for the next one
+                    shell.leftover += payload
+                elif stream != 1:
+                    # the server's own stderr (rare): keep it, never scan it for markers
+                    cap.feed(payload)
+                else:
+                    for fields in split_markers(shell, nonce.encode(), payload, cap.feed):
+                        if fields[0] == b"S":
+                            group = int(fields[1])
+                        elif fields[0] == b"E":
+                            end = (int(fields[1]), fields[2] == b"1")
+        if group is None and end is None and not shell.alive:
+            return None
+        output, truncated = cap.result()
+        duration = time.monotonic() - t0
+        if end is not None:
+            rc, timed_out = end
+            # the command's shell never started
+            if group is None:
+                output += (
+                    f"\n[termrl: the shell could not start the command (status {rc}); "
+                    "timeout or bash may be missing from the sandbox]"
+                )
+            return ExecResult(None if timed_out else rc, output, timed_out, truncated, duration)
+        # No end marker: the shell died (kill -9 -1, OOM) or hung past every deadline.
+        hung = shell.alive
+        shell.close()
+        self.shell = None
+        if hung:
+            # the server too: the container stops
+            with contextlib.suppress(Exception):
+                self._sweep(api, group, pattern="[t]ermrl-shell")
+            output += "\n[termrl: the command did not stop after its timeout; its shell was killed]"
+        else:
+            output += (
+                "\n[termrl: the shell running this command was killed; "
+                "the next command starts a new one]"
+            )
+        if not self._settle(api):
+            output += (
+                "\n[termrl: the sandbox container stopped because every process in it was killed; "
+                "the next command restarts it: files are kept, processes are not]"
+            )
+        return ExecResult(None, output, hung, truncated, duration)
+
+    def _settle(self, api, within_s: float = 2.0) -> bool:
+        """Wait until a container whose processes were all killed has stopped; return whether it still runs."""
+        stop_by = time.monotonic() + within_s
+        while self._running(api) and time.monotonic() < stop_by:
+            time.sleep(0.1)
+        return self._running(api)
+
+    def _reopen(self, api) -> Shell:
+        """Restart the stopped container (its main process, the shell server, was killed, e.g. by
+        `kill -9 -1`) with a new attach socket: files are kept, processes are not. A container whose server
+        is stuck (e.g. a background fork bomb holds every pid) is killed first."""
+        if self._settle(api):
+            with contextlib.suppress(docker.errors.APIError):
+                api.kill(self.container_id)
+            if self._settle(api, 10.0):
+                raise SandboxError(
+                    f"sandbox {self.name}: its shell is gone and the container does not stop"
+                )
+        try:
+            shell = Shell(api, self.container_id)
+            api.start(self.container_id)
+        except docker.errors.NotFound:
+            raise SandboxError(
+                f"sandbox {self.name}: container {self.container_id[:12]} no longer exists (reaped?)"
+            ) from None
+        except docker.errors.APIError as e:
+            raise SandboxError(
+                f"sandbox {self.name}: restarting its stopped container failed: {e.explanation or e}"
+            ) from e
+        log.warning(
+            "sandbox %s: its container had stopped; restarted it (files kept, processes lost)",
+            self.name,
+        )
+        return shell
+
+    def _running(self, api) -> bool:
+        try:
+            return bool(api.inspect_container(self.container_id)["State"]["Running"])
+        except docker.errors.NotFound:
+            return False
+
+    def _sweep(self, api, pid: int | None, pattern: str | None = None) -> None:
+        """Kill a process (and processes whose command line matches pattern) from a fresh exec."""
+        cmd = []
+        if pid:
+            cmd.append(f"kill -KILL {int(pid)}")
+        if pattern:
+            cmd.append(f"pkill -KILL -f '{pattern}'")
+        if cmd:
+            argv = ["sh", "-c", "; ".join(cmd) + "; true"]
+            eid = api.exec_create(self.container_id, argv, user="root")["Id"]
+            api.exec_start(eid)

@@ -27,16 +27,14 @@ class VerifyError(RuntimeError):
 DEFAULT_WORKDIR = "/app"
 
 
-TOOLCHAIN = (
-    "/.termrl-toolchain"  # where the toolchain volume is mounted (fill and verifier containers)
-)
-ROOT = TOOLCHAIN + "/tc"  # the copy: ROOT + <path in the task image>
-LOADER = (
-    ROOT + "/ld"
-)  # the loader's copy; the PT_INTERP of the copied programs (<= 27 bytes, see _FILL)
-BIN = (
-    ROOT + "/bin-termrl"
-)  # python3, python, python3.X -> the copied interpreter; first on the tests' PATH
+# where the toolchain volume is mounted (fill and verifier containers)
+TOOLCHAIN = "/.termrl-toolchain"
+# the copy: ROOT + <path in the task image>
+ROOT = TOOLCHAIN + "/tc"
+# the loader's copy; the PT_INTERP of the copied programs (<= 27 bytes, see _FILL)
+LOADER = ROOT + "/ld"
+# python3, python, python3.X -> the copied interpreter; first on the tests' PATH
+BIN = ROOT + "/bin-termrl"
 
 # Runs as `python3 -I -c _PROBE` in a throwaway container of the task image (its own files, unchanged).
 _PROBE = r"""
@@ -187,13 +185,11 @@ class Toolchain:
         return ":".join(ROOT + d for d in self.libdirs)
 
 
-_toolchains: dict[
-    tuple[str, str], concurrent.futures.Future
-] = {}  # (engine, image id) -> Toolchain
+# (engine, image id) -> the future of its Toolchain
+_toolchains: dict[tuple[str, str], concurrent.futures.Future] = {}
 _toolchain_lock = threading.Lock()
-_fill_lock = (
-    threading.Lock()
-)  # one filler per volume in this process; others lose the rename (_FILL)
+# one filler per volume in this process; others lose the rename (_FILL)
+_fill_lock = threading.Lock()
 probes = 0  # probe containers this process ran (one per engine and image id: tests count them)
 
 
@@ -235,7 +231,8 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
     config = api.inspect_image(image)
     key = (engine, config["Id"])
     with _toolchain_lock:
-        fut, mine = _toolchains.get(key), False
+        fut = _toolchains.get(key)
+        mine = False
         if fut is None:
             fut = _toolchains[key] = concurrent.futures.Future()
             mine = True

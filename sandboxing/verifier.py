@@ -142,7 +142,8 @@ def parse_junit(xml: bytes) -> tuple[dict[str, bool], list[str], str | None]:
     except ET.ParseError as e:
         raise ValueError(f"JUnit report does not parse: {e}") from e
     tests: dict[str, bool] = {}
-    skipped, errors = [], []
+    skipped = []
+    errors = []
     for case in root.iter("testcase"):
         name = case.get("name", "")
         children = [c for c in case if c.tag in ("failure", "error", "skipped")]
@@ -169,9 +170,8 @@ def parse_junit(xml: bytes) -> tuple[dict[str, bool], list[str], str | None]:
 REPORT_DIR = PRIVATE + "/out"
 REPORT = REPORT_DIR + "/report.xml"
 REPORT_BYTES = 16 << 20  # largest JUnit report read, bytes (a big suite writes a few MB)
-INLINE_BYTES = (
-    16 << 10
-)  # a report up to this size comes back on the boot's output (fits the kept tail)
+# a report up to this size comes back on the boot's output (fits the kept tail)
+INLINE_BYTES = 16 << 10
 SWEPT_INCOMPLETE = 70  # the boot's exit code when a process outlived the sweep (never scored)
 SLOW = 71  # the boot's exit code when the wall clock ran out (never scored)
 _BLOCK = re.compile(r"\nTERMRL_REPORT (inline [A-Za-z0-9+/=]*|file|missing)\n\Z")
@@ -371,9 +371,8 @@ def _ini(tests_dir: Path) -> str:
     return f"{PRIVATE}/pytest.ini"
 
 
-_TYPE_BITS = (
-    (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
-)  # Go FileMode
+# Go FileMode's type bits: a directory, symlink, device, pipe, socket, ... (not a regular file)
+_TYPE_BITS = (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 
 
 def read_report(api, cid: str, path: str = REPORT, cap: int = REPORT_BYTES) -> bytes:
@@ -387,7 +386,8 @@ def read_report(api, cid: str, path: str = REPORT, cap: int = REPORT_BYTES) -> b
         stream, stat = api.get_archive(cid, path, chunk_size=1 << 16)
     except docker.errors.NotFound as e:
         raise VerifyError(f"pytest wrote no JUnit report at {path}") from e
-    mode, size = int(stat.get("mode", 0)), int(stat.get("size", 0))
+    mode = int(stat.get("mode", 0))
+    size = int(stat.get("size", 0))
     if mode & _TYPE_BITS:
         stream.close()
         raise VerifyError(f"the JUnit report {path} is not a regular file (mode {mode:#o})")
@@ -495,7 +495,9 @@ def _verify_in(
     agent_modules: tuple[str, ...],
     t0: float,
 ) -> TestReport:
-    tc, env, output = box.tc, _env(box.tc), ""
+    tc = box.tc
+    env = _env(box.tc)
+    output = ""
     why = start_box(api, box, [])
     if why is None and test_setup:
         if tc.shell is None:
@@ -552,7 +554,8 @@ def _take_report(api, vid: str, out: str, rc: int) -> tuple[bytes, str]:
         raise VerifyError(
             f"pytest exited {rc} without the verifier's report line; output tail:\n{out[-2000:]}"
         )
-    out, block = out[: m.start()], m.group(1)
+    block = m.group(1)
+    out = out[: m.start()]
     if block == "missing":
         raise VerifyError(f"pytest wrote no JUnit report at {REPORT}; output tail:\n{out[-2000:]}")
     if block == "file":

@@ -116,15 +116,19 @@ def _exec(
     """Run cmd in the verifier container; (exit code or None on timeout, output head + tail). On timeout the
     container is killed, which ends every process in it."""
     eid = api.exec_create(cid, cmd, environment=env, workdir=workdir)["Id"]
-    head, tail, box = bytearray(), bytearray(), {"total": 0}
+    head = bytearray()
+    tail = bytearray()
+    total = 0
+    error = None
 
     def pump():
+        nonlocal total, error
         try:
             for data in api.exec_start(eid, stream=True):
-                box["total"] += len(data)
+                total += len(data)
                 _cap(head, tail, data, OUTPUT_BYTES)
         except Exception as e:  # noqa: BLE001 - reported below
-            box["error"] = e
+            error = e
 
     t = threading.Thread(target=pump, daemon=True, name="verifier-exec")
     t.start()
@@ -133,11 +137,11 @@ def _exec(
     if t.is_alive():
         api.kill(cid)
         t.join(30)
-    elif "error" in box:
-        raise VerifyError(f"running {cmd[0]} in the verifier container failed: {box['error']}")
+    elif error is not None:
+        raise VerifyError(f"running {cmd[0]} in the verifier container failed: {error}")
     else:
         rc = api.exec_inspect(eid)["ExitCode"]
-    cut = box["total"] - len(head) - len(tail)
+    cut = total - len(head) - len(tail)
     text = head + (f"\n[... {cut} bytes of output cut ...]\n".encode() if cut > 0 else b"") + tail
     return rc, bytes(text).decode("utf-8", "replace")
 
@@ -350,7 +354,8 @@ def verifier_container(
         phases.update(toolchain_s=t1 - t0, tests_s=t2 - t1, snapshot_s=time.monotonic() - t2)
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
-    vid, t1 = None, time.monotonic()
+    vid = None
+    t1 = time.monotonic()
     try:
         vid = api.create_container(
             snapshot,

@@ -19,7 +19,7 @@ from rich.table import Table
 
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
-from sandboxing import compose, images
+from sandboxing import images
 from tasks.task import Task
 
 SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
@@ -106,7 +106,7 @@ def check_after(task: Task, exec_result, report) -> list[str]:
 
 async def _run_tests(image: str, task: Task, limits, first: str | None = None):
     """The tests in a fresh container of image, after the shell command `first` when given."""
-    async with await compose.start_sandbox(task, image, limits) as sb:
+    async with await sandbox.start_sandbox(task, image, limits) as sb:
         if first is not None:
             await sb.exec(first, timeout=60)
         return await _tests(sb, task)
@@ -123,7 +123,7 @@ async def _tests(sb, task: Task):
 
 
 async def _run_solution(image: str, task: Task, limits):
-    async with await compose.start_sandbox(task, image, limits) as sb:
+    async with await sandbox.start_sandbox(task, image, limits) as sb:
         command = await sandbox.put_solution(sb, task, SOLUTION_PATH)
         result = await sb.exec(command, timeout=task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S)
         if result.timed_out or result.exit_code != 0:

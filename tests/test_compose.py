@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sandbox
-from sandboxing import compose, images
+from sandboxing import images
 from tasks import load_tasks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "harbor" / "hb-compose"
@@ -24,7 +24,7 @@ def _containers(client, run_id: str) -> list:
 
 async def _pod(task, run_id: str):
     image = await asyncio.to_thread(images.build_image, task)
-    return await compose.start_sandbox(task, image, run_id=run_id)
+    return await sandbox.start_sandbox(task, image, run_id=run_id)
 
 
 @pytest.mark.docker
@@ -121,7 +121,7 @@ def test_reap_removes_a_pod_left_by_its_run(docker_client):
     run_id = f"{RUN_ID}-reap"
     sb = asyncio.run(_pod(task, run_id))
     sb._closed = True  # as if its owner died without closing it
-    sb._shell.close()
+    sb._session.close()
     assert len(_containers(docker_client, run_id)) == 3  # holder, sidecar, main
     assert sandbox.reap(run_id=run_id) == 3
     assert _containers(docker_client, run_id) == []

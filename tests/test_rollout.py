@@ -25,6 +25,7 @@ import rollout as R
 from agent import actions as A
 from agent.chat import ChatFormat
 from configs import RewardConfig, SandboxConfig
+from episodes import ahead as ahead_lib
 from hf.chat import stop_ids_of
 from judging.judge import build_judge
 
@@ -128,13 +129,15 @@ def test_generation_end_is_announced_once_after_the_last_generate_and_before_sco
 
 @pytest.mark.docker
 def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(tok, tasks):
-    # train.py starts the next rollout's sandboxes while the learner trains (rollout.start_ahead)
+    # train.py starts the next rollout's sandboxes while the learner trains (episodes.ahead.start_ahead)
     eng = E.ScriptedEngine(tok, ["```bash\necho hello > hello.txt\n```", "DONE"])
     cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-{os.getpid()}"
     task = tasks["write-hello-file"]
 
     async def main():
-        ahead = asyncio.ensure_future(R.start_ahead([task], 3, cfg, SandboxConfig(), run_id))
+        ahead = asyncio.ensure_future(
+            ahead_lib.start_ahead([task], 3, cfg, SandboxConfig(), run_id)
+        )
         started = dict(await ahead)  # the episodes take theirs out of it
         boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
         before = containers_of(run_id)
@@ -158,10 +161,10 @@ def test_sandboxes_started_ahead_of_a_rollout_that_never_runs_are_closed(tasks):
 
     async def main():
         ahead = asyncio.ensure_future(
-            R.start_ahead([tasks["write-hello-file"]], 3, cfg, SandboxConfig(), run_id)
+            ahead_lib.start_ahead([tasks["write-hello-file"]], 3, cfg, SandboxConfig(), run_id)
         )
         started = dict(await ahead)  # the starts begin; none is awaited here
-        await R.close_ahead(ahead)
+        await ahead_lib.close_ahead(ahead)
         return started
 
     started = asyncio.run(main())
@@ -181,7 +184,9 @@ def test_sandboxes_started_ahead_of_a_rollout_cancelled_before_it_ran_are_left_t
     task = tasks["write-hello-file"]
 
     async def main():
-        ahead = asyncio.ensure_future(R.start_ahead([task], 2, cfg, SandboxConfig(), run_id))
+        ahead = asyncio.ensure_future(
+            ahead_lib.start_ahead([task], 2, cfg, SandboxConfig(), run_id)
+        )
         started = dict(await ahead)
         job = asyncio.ensure_future(
             R.run_episodes([task], eng, tok, 2, cfg, run_id=run_id, ahead=ahead, progress=False)
@@ -190,8 +195,8 @@ def test_sandboxes_started_ahead_of_a_rollout_cancelled_before_it_ran_are_left_t
         with pytest.raises(asyncio.CancelledError):
             await job
         left = dict(await ahead)  # what close_ahead will close: every sandbox, none taken
-        await R.close_ahead(ahead)
-        await R.close_ahead(ahead)  # idempotent: teardown may call it again
+        await ahead_lib.close_ahead(ahead)
+        await ahead_lib.close_ahead(ahead)  # idempotent: teardown may call it again
         boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
         return started, left, boxes, await ahead
 
