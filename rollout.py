@@ -564,7 +564,7 @@ async def run_episodes(
     seed: episode j of task i samples with seed (seed, i, j) mixed into one int (reproducible).
     on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
     stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
-    (train.py's overlapped update starts there); not when cancelled before. ahead: a future of
+    (training/overlap.py's update starts there); not when cancelled before. ahead: a future of
     `episodes.ahead.start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what
     no episode took (cancelled before they ran) is the caller's to close (episodes.ahead.close_ahead)."""
     if n_per_task < 1:
@@ -654,12 +654,6 @@ def _build_failed(task, j: int, image: dict) -> Trajectory | None:
         stop_reason="error",
         error=f"image build failed: {type(x).__name__}: {x}",
     )
-
-
-# TEMPORARY (issue 37): train.py still calls rollout.start_ahead / rollout.close_ahead; the merge points
-# it at episodes.ahead and removes these two lines.
-start_ahead = ahead_lib.start_ahead
-close_ahead = ahead_lib.close_ahead
 
 
 # the command moved (issue 23): running this file must not silently do nothing

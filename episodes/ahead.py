@@ -1,4 +1,4 @@
-"""Sandboxes started ahead of a rollout: train.py's overlapped loop starts the next rollout's first
+"""Sandboxes started ahead of a rollout: training/overlap.py starts the next rollout's first
 sandboxes while the learner trains (`start_ahead`), run_episodes(..., ahead=...) hands each to its
 episode, and what no episode took (a stop before or during the rollout) is closed (`close_ahead`)."""
 
@@ -13,7 +13,7 @@ async def start_ahead(
     tasks: list, n_per_task: int, cfg: RolloutConfig, sandbox_cfg: SandboxConfig, run_id
 ) -> dict[tuple[int, int], asyncio.Task]:
     """Start the sandboxes of a rollout's first cfg.max_concurrent_episodes episodes before it
-    (train.py's overlapped loop: while the learner trains), for run_episodes(tasks, ...,
+    (training/overlap.py: while the learner trains), for run_episodes(tasks, ...,
     ahead=<a future of this>). Returns (task index, group index) -> a task resolving to (engine
     url, sandbox, start seconds). Raises nothing itself: a failed start (its engine slot given
     back) is that episode's error when it runs; a task whose image failed gets none."""

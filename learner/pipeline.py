@@ -29,8 +29,8 @@ runs only the event loop, which issues none (tensor-parallel vLLM, whose followe
 would interleave with the learner's, is refused by configs.validate). Sync, gather, log and
 checkpoint run in the main thread after the update is joined, in the same order on every rank.
 While the learner trains, the event loop also starts the next rollout's sandboxes
-(rollout.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
-(rollout.close_ahead, from training.step.roll_out or the driver's end; the teardown's
+(episodes.ahead.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
+(episodes.ahead.close_ahead, from training.step.roll_out or the driver's end; the teardown's
 sandbox.reap_run also waits for the Docker calls still in flight). Left as they are: the sampler's
 curriculum sees a rollout's groups one step later, and a checkpoint holds no rollout in flight
 (the tasks of the one or two rollouts drawn after it are not redrawn on resume).

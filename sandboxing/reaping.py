@@ -91,7 +91,7 @@ def reap(
 
 def reap_run(run_id: str) -> None:
     """Remove every container, volume and snapshot of run `run_id`, also those that Docker calls
-    still in flight create (train.py's and evaluate.py's teardown): reap, drain_calls, reap."""
+    still in flight create (training/setup.py's and evaluate.py's teardown): reap, drain_calls, reap."""
     reap(run_id=run_id)
     drain_calls()
     reap(run_id=run_id)

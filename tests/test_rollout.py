@@ -107,7 +107,7 @@ def test_a_note_to_the_grader_earns_nothing_on_an_unsolved_episode(tok, tasks, t
 
 @pytest.mark.docker
 def test_generation_end_is_announced_once_after_the_last_generate_and_before_scoring(tok, tasks):
-    # train.py's overlapped loop starts the update there: the engine must get no call after it,
+    # training/overlap.py starts the update there: the engine must get no call after it,
     # while the last episode's verification (and so its group's scoring) is still to come
     eng = E.ScriptedEngine(tok, ["```bash\necho hello > hello.txt\n```", "DONE"])
     seen, scored = [], []
@@ -156,7 +156,7 @@ def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(t
 
 @pytest.mark.docker
 def test_sandboxes_started_ahead_of_a_rollout_that_never_runs_are_closed(tasks):
-    # a stop beside the update: train.py's teardown closes them, their starts still in flight
+    # a stop beside the update: the teardown (training/setup.py) closes them, their starts still in flight
     cfg, run_id = replace(CFG, max_concurrent_episodes=3), f"ahead-stop-{os.getpid()}"
 
     async def main():
@@ -177,7 +177,7 @@ def test_sandboxes_started_ahead_of_a_rollout_that_never_runs_are_closed(tasks):
 def test_sandboxes_started_ahead_of_a_rollout_cancelled_before_it_ran_are_left_to_close_ahead(
     tok, tasks
 ):
-    # the stop landed between the update and the next rollout: train.roll_out cancels the rollout
+    # the stop landed between the update and the next rollout: training.step.roll_out cancels the rollout
     # before its first step, so no episode takes a sandbox; roll_out then calls close_ahead
     eng = E.ScriptedEngine(tok, ["DONE"])
     cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-cancel-{os.getpid()}"

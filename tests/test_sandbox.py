@@ -536,7 +536,7 @@ def test_reap_by_run_id_and_age(docker_client):
 def test_drain_calls_waits_for_a_start_whose_caller_was_cancelled_so_a_reap_then_finds_it(
     docker_client,
 ):
-    # a cancelled coroutine's Docker call goes on in its thread (train.py's teardown: reap, drain, reap)
+    # a cancelled coroutine's Docker call goes on in its thread (training/setup.py's teardown: reap, drain, reap)
     run_id = f"drain-{uuid.uuid4().hex[:8]}"
     f = {"label": [f"termrl.run_id={run_id}"]}
 

@@ -21,6 +21,7 @@ PACKAGES = (
     "learner",
     "sandboxing",
     "tasks",
+    "training",
 )
 # the entry points: run as commands, imported by nothing of ours (tests aside); evaluate.py is one
 # too, and experiments/ (make learn) builds on it

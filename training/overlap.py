@@ -19,9 +19,9 @@ import asyncio
 import concurrent.futures
 import time
 
-import rollout
 import sandbox
 from bookkeeping.record import finish, record
+from episodes import ahead as ahead_lib
 from learner.distributed import agreed_stop
 from learner.packing import samples_from_groups
 from learner.pipeline import Rollout
@@ -109,13 +109,15 @@ def _train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float]:
 
 
 def _start_ahead(run: Run, training: concurrent.futures.Future) -> tuple[list[int], asyncio.Task]:
-    """Draw the next rollout's tasks and start their sandboxes (rollout.start_ahead) in the event
+    """Draw the next rollout's tasks and start their sandboxes (episodes.ahead.start_ahead) in the event
     loop while the learner thread trains, until it is done. Returns the indices and the task of
     their sandboxes, for roll_out; the update's errors surface at training.result()."""
     cfg = run.cfg
     indices = run.sampler.next_batch()
     tasks = [run.tasks[i] for i in indices]
-    job = rollout.start_ahead(tasks, cfg.grpo.group_size, cfg.rollout, cfg.sandbox, sandbox.RUN_ID)
+    job = ahead_lib.start_ahead(
+        tasks, cfg.grpo.group_size, cfg.rollout, cfg.sandbox, sandbox.RUN_ID
+    )
     ahead = run.loop.create_task(job)
     done = asyncio.wrap_future(training, loop=run.loop)
     # the sandboxes start meanwhile

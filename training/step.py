@@ -13,6 +13,7 @@ import engines
 import rollout
 import sandbox
 from bookkeeping.memory import release_free_memory
+from episodes import ahead as ahead_lib
 from learner.packing import Sample
 from learner.pipeline import Rollout, loss_config, staleness
 from learner.sync import sync_weights
@@ -48,7 +49,7 @@ def roll_out(
     sync_s: seconds of the weight sync before it, kept with the rollout for its record.
     on_generation_end: called (in the event loop) once every episode stopped acting, the engine
     asleep: the overlapped update starts there, beside the verifications and judge calls.
-    ahead: the sandboxes rollout.start_ahead started for these indices while the learner
+    ahead: the sandboxes episodes.ahead.start_ahead started for these indices while the learner
     trained; those no episode took (a stop before or during the rollout) are closed here."""
     cfg = run.cfg
     step = run.rollouts
@@ -125,9 +126,9 @@ def roll_out(
 
 
 def close_started(run: Run, ahead: asyncio.Task | None) -> None:
-    """Close the sandboxes rollout.start_ahead started that no episode took (none: nothing)."""
+    """Close the sandboxes episodes.ahead.start_ahead started that no episode took (none: nothing)."""
     if ahead is not None:
-        run.loop.run_until_complete(rollout.close_ahead(ahead))
+        run.loop.run_until_complete(ahead_lib.close_ahead(ahead))
 
 
 def learn(
