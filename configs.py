@@ -654,7 +654,7 @@ def need(ok: bool, name: str, value, why: str) -> None:
         raise ConfigError(f"{name} = {value!r}: {why}")
 
 
-def check_rules(cfg, rules: list[Rule]) -> None:
+def check_rules(cfg: object, rules: list[Rule]) -> None:
     """Check each row of `rules` against cfg, in order: the field is a dotted path into cfg
     ('grpo.clip_low' reads cfg.grpo.clip_low).
     Raises ConfigError(f"{field} = {value!r}: {message}") for the first row whose check fails."""
