@@ -13,10 +13,14 @@ import argparse
 import copy
 import dataclasses
 import json
+import math
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from types import SimpleNamespace
+from typing import Any, Literal
 
 import tyro
 
@@ -54,7 +58,9 @@ class ConfigError(ValueError):
 class PolicyConfig:
     """The policy model and the generation engine it is served by."""
 
-    path: str = "default"  # HF folder (config.json + safetensors), or 'default' (embedded SmolLM2-135M-Instruct) or 'tiny-random-qwen3'  # noqa: E501
+    # HF folder (config.json + safetensors), or 'default' (embedded SmolLM2-135M-Instruct) or
+    # 'tiny-random-qwen3'
+    path: str = "default"
     # learner parameter dtype (bf16 params need a GPU)
     dtype: Literal["float32", "bfloat16"] = "float32"
     # recompute each block's activations in backward (saves memory)
@@ -68,8 +74,12 @@ class PolicyConfig:
     engine_max_batch: int = 32  # sequences decoded together by the torch engine
     # torch engine on CPU: step via engines/cpu_fast.py (same greedy tokens)
     engine_fast_cpu: bool = True
-    engine_speculate_max_batch: int = 4  # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off; measured on CPU)  # noqa: E501
-    engine_speculate_tokens: int = 5  # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step, yet >= 1 each)  # noqa: E501
+    # torch engine: prompt-lookup draft tokens while <= this many sequences decode (0 = off;
+    # measured on CPU)
+    engine_speculate_max_batch: int = 4
+    # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step,
+    # yet >= 1 each)
+    engine_speculate_tokens: int = 5
     # share of GPU memory vLLM may take for weights + KV cache
     vllm_gpu_memory_utilization: float = 0.5
     # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines
@@ -78,16 +88,16 @@ class PolicyConfig:
     vllm_kv_cache_mib: int = 0
     # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
     vllm_sleep_level: Literal[1, 2] = 2
-    vllm_kv_fill: float = 0.25  # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)  # noqa: E501
+    # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)
+    vllm_kv_fill: float = 0.25
 
 
 @dataclass
 class SandboxConfig:
     """Docker sandboxes: one container per episode."""
 
-    base_image: str = field(
-        default_factory=default_base_image
-    )  # image task Dockerfiles build FROM (default: $BASE_IMAGE, else BASE_TAGS['bookworm'])
+    # image task Dockerfiles build FROM (default: $BASE_IMAGE, else BASE_TAGS['bookworm'])
+    base_image: str = field(default_factory=default_base_image)
     memory_mb: int = 1024  # container memory limit, MiB (swap equal: no swap)
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
@@ -142,9 +152,8 @@ class RewardConfig:
 
     w_tests: float = 0.65  # weight of the hidden tests
     w_judge: float = 0.35  # weight of the LLM judge (ignored when no judge backend is set)
-    judge_backends: tuple[
-        str, ...
-    ] = ()  # chain tried in order: 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'
+    # chain tried in order: 'anthropic:MODEL[@BASE_URL]' or 'openai:MODEL@BASE_URL'
+    judge_backends: tuple[str, ...] = ()
     judge_timeout_s: float = 60.0  # per request, seconds
     judge_max_retries: int = 2  # retries per backend before moving to the next one
     judge_cooldown_s: float = 300.0  # a backend that keeps failing is skipped this long, seconds
@@ -163,10 +172,8 @@ class RewardConfig:
     judge_max_tokens: int = 1024  # judge reply budget, tokens
     # judge sampling temperature (openai backends; the anthropic SDK 2.x has none)
     judge_temperature: float = 0.0
-    judge_default_price: tuple[float, float] = (
-        3.0,
-        15.0,
-    )  # USD per million input/output tokens, models not in judge.PRICES
+    # USD per million input/output tokens, models not in judge.PRICES
+    judge_default_price: tuple[float, float] = (3.0, 15.0)
 
 
 @dataclass
@@ -250,7 +257,7 @@ def _replace(cfg: TrainConfig, **sections) -> TrainConfig:
     return out
 
 
-# Sized by sandboxing/admission.memory_budget for 80 GB GPUs (tests/test_gpu_paths.py): fp32 master
+# Sized by learner/gpu_memory.memory_budget for 80 GB GPUs (tests/test_gpu_paths.py): fp32 master
 # weights and AdamW state take 12 bytes per parameter over all ranks, so 32B needs 16 GPUs (65 GiB per
 # GPU on 8), and tensor-parallel engines of 4 GPUs leave room for the KV cache.
 # What every GPU preset shares: bf16 compute over fp32 masters, recomputed activations, a vLLM
@@ -435,7 +442,8 @@ class EvalConfig:
     policy: PolicyConfig = field(
         default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy)
     )
-    model: str = ""  # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
+    # short for --policy.path (HF folder, 'default' or 'tiny-random-qwen3'); '' = policy.path
+    model: str = ""
     # policy = the policy.engine on policy.path; openai = a server; scripted replays --script
     engine: Literal["policy", "openai", "scripted"] = "policy"
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
@@ -457,6 +465,7 @@ class EvalConfig:
     progress: bool = True  # progress line on stderr
     # exit 0 even when some episodes errored (default: exit 1, with the count)
     allow_errors: bool = False
+
     rollout: RolloutConfig = field(
         default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout)
     )
@@ -477,19 +486,166 @@ class LearnConfig:
     out: str = "runs/learn"  # learning.json, learning.png, eval/; training writes to <out>/train
     nproc: int = 2  # training ranks (torchrun --nproc_per_node)
     train: bool = True  # False (--no-train): evaluate the policy already exported to <out>/train/hf
-    seed: int = 777  # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
+    # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
+    seed: int = 777
     k: int = 16  # episodes per trained task, per policy
+    # easy tasks, not trained on
     heldout_task_ids: tuple[str, ...] = (
         "create-empty-file",
         "first-line",
         "make-script-executable",
         "nested-dirs",
-    )  # easy, not trained on
+    )
     heldout_k: int = 8  # episodes per held-out task, per policy
     bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
 
 
 # ----------------------------------------------------------------------------- validation, once, at start-up
+#
+# A rule is one row: (field, check, message). `check` takes the field's value; when it returns
+# False, `check_rules` raises ConfigError(f"{field} = {value!r}: {message}"), e.g.
+# "grpo.clip_low = 1.5: must be in (0, 1)". Rows run in the order written. The rules that read two
+# fields, every entry of a list, or the disk are the short functions after the tables.
+
+Rule = tuple[str, Callable[[Any], bool], str]
+
+POLICY_RULES: list[Rule] = [
+    ("policy.max_seq_len", lambda v: v >= 64, "must be >= 64"),
+    ("policy.engine_max_batch", lambda v: v >= 1, "must be >= 1"),
+    ("policy.engine_fast_cpu", lambda v: isinstance(v, bool), "must be true or false"),
+    ("policy.engine_speculate_max_batch", lambda v: v >= 0, "must be >= 0"),
+    ("policy.engine_speculate_tokens", lambda v: v >= 1, "must be >= 1"),
+    ("policy.vllm_gpu_memory_utilization", lambda v: 0 < v <= 1, "must be in (0, 1]"),
+    ("policy.vllm_tensor_parallel_size", lambda v: v >= 1, "must be >= 1"),
+    ("policy.vllm_kv_cache_mib", lambda v: v >= 0, "must be >= 0"),
+    ("policy.vllm_sleep_level", lambda v: v in (1, 2), "must be 1 or 2"),
+    ("policy.vllm_kv_fill", lambda v: 0 < v <= 1, "must be in (0, 1]"),
+]
+
+SANDBOX_RULES: list[Rule] = [
+    ("sandbox.base_image", lambda v: bool(v), "must name an image"),
+    ("sandbox.memory_mb", lambda v: v >= 64, "must be >= 64"),
+    ("sandbox.cpus", lambda v: v > 0, "must be > 0"),
+    ("sandbox.pids", lambda v: v >= 16, "must be >= 16"),
+    ("sandbox.storage_mb", lambda v: v >= 16, "must be >= 16"),
+    ("sandbox.verify_wall_s", lambda v: 0 <= v < math.inf, "must be finite and >= 0 (0 = auto)"),
+    ("sandbox.max_concurrent", lambda v: v >= 0, "must be >= 0 (0 = auto)"),
+    ("sandbox.output_limit_bytes", lambda v: v >= 256, "must be >= 256"),
+    ("sandbox.exec_timeout_s", lambda v: v > 0, "must be > 0"),
+    (
+        "sandbox.build_network",
+        lambda v: v in ("auto", "host", "none"),
+        "must be 'auto', 'host' or 'none'",
+    ),
+]
+
+# rollout.temperature has a row of its own for training and for evaluation (below).
+ROLLOUT_RULES: list[Rule] = [
+    ("rollout.max_turns", lambda v: v >= 1, "must be >= 1"),
+    ("rollout.max_tokens_per_turn", lambda v: v >= 1, "must be >= 1"),
+    ("rollout.episode_timeout_s", lambda v: v > 0, "must be > 0"),
+    ("rollout.max_format_errors", lambda v: v >= 1, "must be >= 1"),
+    ("rollout.max_tool_arg_bytes", lambda v: v >= 1, "must be >= 1"),
+    ("rollout.top_p", lambda v: 0 < v <= 1, "must be in (0, 1]"),
+    ("rollout.top_k", lambda v: v >= 0, "must be >= 0 (0 = off)"),
+    ("rollout.max_concurrent_episodes", lambda v: v >= 1, "must be >= 1"),
+]
+
+REWARD_RULES: list[Rule] = [
+    ("reward.w_tests", lambda v: v >= 0, "must be >= 0"),
+    ("reward.w_judge", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_timeout_s", lambda v: v > 0, "must be > 0"),
+    ("reward.judge_max_retries", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_cooldown_s", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_backoff_s", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_max_retry_after_s", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_temperature", lambda v: v >= 0, "must be >= 0"),
+    ("reward.judge_max_concurrent", lambda v: v >= 1, "must be >= 1"),
+    ("reward.judge_transcript_tokens", lambda v: v >= 1, "must be >= 1"),
+    ("reward.judge_cooldown_after", lambda v: v >= 1, "must be >= 1"),
+    ("reward.judge_max_tokens", lambda v: v >= 1, "must be >= 1"),
+    (
+        "reward.judge_default_price",
+        lambda v: len(v) == 2 and min(v) >= 0,
+        "must be two prices >= 0 (USD per million input, output tokens)",
+    ),
+]
+
+GRPO_RULES: list[Rule] = [
+    (
+        "grpo.group_size",
+        lambda v: v >= 2,
+        "must be >= 2 (GRPO compares rollouts within a group)",
+    ),
+    ("grpo.clip_low", lambda v: 0 < v < 1, "must be in (0, 1)"),
+    ("grpo.clip_high", lambda v: v > 0, "must be > 0"),
+    ("grpo.dual_clip", lambda v: v == 0 or v > 1, "must be 0 (off) or > 1"),
+    ("grpo.kl_coef", lambda v: v >= 0, "must be >= 0"),
+    ("grpo.tis_cap", lambda v: v == 0 or v >= 1, "must be 0 (off) or >= 1"),
+    ("grpo.num_minibatches", lambda v: v >= 1, "must be >= 1"),
+]
+
+# The knobs of TrainConfig itself.
+RUN_RULES: list[Rule] = [
+    ("steps", lambda v: v >= 1, "must be >= 1"),
+    ("tasks_per_step", lambda v: v >= 1, "must be >= 1"),
+    ("save_every", lambda v: v >= 1, "must be >= 1"),
+    ("curriculum_window", lambda v: v >= 1, "must be >= 1"),
+    ("nproc_per_node", lambda v: v >= 1, "must be >= 1"),
+    ("nnodes", lambda v: v >= 1, "must be >= 1"),
+    ("warmup_steps", lambda v: v >= 0, "must be >= 0"),
+    ("weight_decay", lambda v: v >= 0, "must be >= 0"),
+    ("seed", lambda v: v >= 0, "must be >= 0"),
+    ("rank_memory_mb", lambda v: v >= 0, "must be >= 0"),
+    ("max_off_policy_steps", lambda v: v >= 0, "must be >= 0"),
+    ("rollout_ranks", lambda v: v >= 0, "must be >= 0"),
+    ("lr", lambda v: v > 0, "must be > 0"),
+    ("grad_clip", lambda v: v >= 0, "must be >= 0 (0 = off)"),
+    ("micro_batch_tokens", lambda v: v >= 64, "must be >= 64"),
+]
+
+TRAIN_RULES: list[Rule] = [
+    *POLICY_RULES,
+    *SANDBOX_RULES,
+    *ROLLOUT_RULES,
+    (
+        "rollout.temperature",
+        lambda v: v > 0,
+        "must be > 0 (GRPO needs sampled, not greedy, rollouts)",
+    ),
+    *REWARD_RULES,
+    *GRPO_RULES,
+    *RUN_RULES,
+]
+
+EVAL_RULES: list[Rule] = [
+    *POLICY_RULES,
+    *SANDBOX_RULES,
+    *ROLLOUT_RULES,
+    ("rollout.temperature", lambda v: v >= 0, "must be >= 0 (0 = greedy)"),
+    *REWARD_RULES,
+    ("k", lambda v: v >= 1, "must be >= 1"),
+    ("seed", lambda v: v >= 0, "must be >= 0"),
+    ("script_delay_s", lambda v: v >= 0, "must be >= 0"),
+]
+
+LEARN_RULES: list[Rule] = [
+    ("preset", lambda v: v in PRESETS, f"unknown; choose one of {', '.join(PRESETS)}"),
+    ("nproc", lambda v: v >= 1, "must be >= 1"),
+    ("k", lambda v: v >= 1, "must be >= 1"),
+    ("heldout_k", lambda v: v >= 1, "must be >= 1"),
+    ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
+    ("seed", lambda v: v >= 0, "must be >= 0"),
+]
+
+# The numeric flags of `python -m tasks` (validate_tasks_cli), each checked when given.
+TASKS_CLI_RULES: list[Rule] = [
+    ("jobs", lambda v: v >= 1, "must be >= 1"),
+    ("n", lambda v: v >= 1, "must be >= 1"),
+    ("max_tokens", lambda v: v >= 1, "must be >= 1"),
+    ("sample", lambda v: v >= 1, "must be >= 1 (omit it to validate every task)"),
+    ("dedup_threshold", lambda v: 0 < v <= 1, "must be in (0, 1]"),
+]
 
 
 def need(ok: bool, name: str, value, why: str) -> None:
@@ -498,91 +654,71 @@ def need(ok: bool, name: str, value, why: str) -> None:
         raise ConfigError(f"{name} = {value!r}: {why}")
 
 
-def _ge(section, dotted: str, low, note: str = "") -> None:
-    """need(value >= low, ...) for the field `dotted` (section.field) of `section`."""
-    value = getattr(section, dotted.rsplit(".", 1)[-1])
-    need(value >= low, dotted, value, f"must be >= {low}{note}")
+def check_rules(cfg: object, rules: list[Rule]) -> None:
+    """Check each row of `rules` against cfg, in order: the field is a dotted path into cfg
+    ('grpo.clip_low' reads cfg.grpo.clip_low).
+    Raises ConfigError(f"{field} = {value!r}: {message}") for the first row whose check fails."""
+    for path, check, why in rules:
+        value = cfg
+        for name in path.split("."):
+            value = getattr(value, name)
+        need(check(value), path, value, why)
 
 
-def _field(section, dotted: str, ok, why: str) -> None:
-    """need(ok(value), ...) for the field `dotted` (section.field) of `section`."""
-    value = getattr(section, dotted.rsplit(".", 1)[-1])
-    need(ok(value), dotted, value, why)
+# The Docker engine docker.from_env() finds: $DOCKER_HOST or the default socket.
+LOCAL_DOCKER_HOST = "local"
+_DOCKER_URL = re.compile(r"unix:///\S+|tcp://[^\s/]+:\d+|ssh://[^\s/]+")
 
 
-def _check_policy(p: PolicyConfig, check_paths: bool) -> None:
-    need(p.max_seq_len >= 64, "policy.max_seq_len", p.max_seq_len, "must be >= 64")
-    need(p.engine_max_batch >= 1, "policy.engine_max_batch", p.engine_max_batch, "must be >= 1")
-    _field(p, "policy.engine_fast_cpu", lambda v: isinstance(v, bool), "must be true or false")
-    _ge(p, "policy.engine_speculate_max_batch", 0)
-    _ge(p, "policy.engine_speculate_tokens", 1)
-    _field(p, "policy.vllm_gpu_memory_utilization", lambda v: 0 < v <= 1, "must be in (0, 1]")
-    _ge(p, "policy.vllm_tensor_parallel_size", 1)
-    need(p.vllm_kv_cache_mib >= 0, "policy.vllm_kv_cache_mib", p.vllm_kv_cache_mib, "must be >= 0")
-    _field(p, "policy.vllm_sleep_level", lambda v: v in (1, 2), "must be 1 or 2")
-    need(0 < p.vllm_kv_fill <= 1, "policy.vllm_kv_fill", p.vllm_kv_fill, "must be in (0, 1]")
-    if check_paths:
-        _field(
-            p,
-            "policy.path",
-            lambda v: v in BUILTIN_MODELS or Path(v).is_dir(),
-            f"must be a model folder or one of {BUILTIN_MODELS}",
+def parse_docker_host(entry: str) -> tuple[str, int]:
+    """One sandbox.docker_hosts entry, `URL` or `URL=N`, -> (url, cap); cap 0 = from capacity.
+
+    URL: 'local', unix:///PATH, tcp://HOST:PORT or ssh://[USER@]HOST; N: episodes at once there.
+    Raises ValueError naming the entry: a URL of none of these forms, or N not an integer >= 1.
+    """
+    text = str(entry).strip()
+    url = text
+    cap = 0
+    if "=" in text:
+        url, _, cap_text = text.rpartition("=")
+        url = url.strip()
+        if not re.fullmatch(r"\d+", cap_text.strip()):
+            raise ValueError(
+                f"sandbox.docker_hosts entry {entry!r}: the cap after '=' must be an integer >= 1"
+            )
+        cap = int(cap_text)
+        if cap < 1:
+            raise ValueError(f"sandbox.docker_hosts entry {entry!r}: cap = {cap}: must be >= 1")
+    if url != LOCAL_DOCKER_HOST and not _DOCKER_URL.fullmatch(url):
+        raise ValueError(
+            f"sandbox.docker_hosts entry {entry!r}: must be 'local', unix:///PATH, "
+            "tcp://HOST:PORT or ssh://[USER@]HOST, optionally '=N' (episodes at once)"
         )
+    return url, cap
 
 
-def _check_sandbox(sb: SandboxConfig) -> None:
-    need(bool(sb.base_image), "sandbox.base_image", sb.base_image, "must name an image")
-    need(sb.memory_mb >= 64, "sandbox.memory_mb", sb.memory_mb, "must be >= 64")
-    need(sb.cpus > 0, "sandbox.cpus", sb.cpus, "must be > 0")
-    need(sb.pids >= 16, "sandbox.pids", sb.pids, "must be >= 16")
-    need(sb.storage_mb >= 16, "sandbox.storage_mb", sb.storage_mb, "must be >= 16")
-    finite = lambda v: 0 <= v < float("inf")  # noqa: E731
-    _field(sb, "sandbox.verify_wall_s", finite, "must be finite and >= 0 (0 = auto)")
-    _ge(sb, "sandbox.max_concurrent", 0, " (0 = auto)")
-    _ge(sb, "sandbox.output_limit_bytes", 256)
-    need(sb.exec_timeout_s > 0, "sandbox.exec_timeout_s", sb.exec_timeout_s, "must be > 0")
-    why = "must be 'auto', 'host' or 'none'"
-    _field(sb, "sandbox.build_network", lambda v: v in ("auto", "host", "none"), why)
+def _check_sandbox_lists(sb: SandboxConfig) -> None:
     for entry in sb.image_map:
         pattern, sep, target = entry.partition("=")
-        ok, why = (
-            bool(sep and pattern.strip() and target.strip()),
-            "each entry must be 'pattern=image'",
-        )
-        need(ok, "sandbox.image_map", entry, why)
-    from sandboxing.hosts import parse_entry  # lazily: docker-py is not needed to read a config
-
+        ok = bool(sep and pattern.strip() and target.strip())
+        need(ok, "sandbox.image_map", entry, "each entry must be 'pattern=image'")
+    urls = []
     for entry in sb.docker_hosts:
         try:
-            parse_entry(entry)
+            urls.append(parse_docker_host(entry)[0])
         except ValueError as e:
             raise ConfigError(str(e)) from None
-    urls = [parse_entry(e)[0] for e in sb.docker_hosts]
     why = "an engine is listed twice"
     need(len(set(urls)) == len(urls), "sandbox.docker_hosts", sb.docker_hosts, why)
 
 
-def _check_rollout(ro: RolloutConfig, greedy_ok: bool) -> None:
-    need(ro.max_turns >= 1, "rollout.max_turns", ro.max_turns, "must be >= 1")
-    _ge(ro, "rollout.max_tokens_per_turn", 1)
+def _check_lengths(ro: RolloutConfig) -> None:
     why = "must exceed rollout.max_tokens_per_turn"
-    _field(ro, "rollout.max_context_tokens", lambda v: v > ro.max_tokens_per_turn, why)
-    need(ro.episode_timeout_s > 0, "rollout.episode_timeout_s", ro.episode_timeout_s, "must be > 0")
-    _ge(ro, "rollout.max_format_errors", 1)
-    _ge(ro, "rollout.max_tool_arg_bytes", 1)
-    if greedy_ok:
-        _ge(ro, "rollout.temperature", 0, " (0 = greedy)")
-    else:
-        why = "must be > 0 (GRPO needs sampled, not greedy, rollouts)"
-        _field(ro, "rollout.temperature", lambda v: v > 0, why)
-    need(0 < ro.top_p <= 1, "rollout.top_p", ro.top_p, "must be in (0, 1]")
-    need(ro.top_k >= 0, "rollout.top_k", ro.top_k, "must be >= 0 (0 = off)")
-    _ge(ro, "rollout.max_concurrent_episodes", 1)
+    ok = ro.max_context_tokens > ro.max_tokens_per_turn
+    need(ok, "rollout.max_context_tokens", ro.max_context_tokens, why)
 
 
-def _check_reward(r: RewardConfig) -> None:
-    need(r.w_tests >= 0, "reward.w_tests", r.w_tests, "must be >= 0")
-    need(r.w_judge >= 0, "reward.w_judge", r.w_judge, "must be >= 0")
+def _check_judges(r: RewardConfig) -> None:
     total = r.w_tests + r.w_judge
     need(total > 0, "reward.w_tests + reward.w_judge", total, "must have a positive sum")
     for spec in r.judge_backends:
@@ -591,45 +727,32 @@ def _check_reward(r: RewardConfig) -> None:
         need(kind in ("anthropic", "openai") and ":" in spec, "reward.judge_backends", spec, why)
         why = "an openai backend needs '@BASE_URL'"
         need(kind != "openai" or "@" in spec, "reward.judge_backends", spec, why)
-    need(r.judge_timeout_s > 0, "reward.judge_timeout_s", r.judge_timeout_s, "must be > 0")
-    for (
-        name
-    ) in "judge_max_retries judge_cooldown_s judge_backoff_s judge_max_retry_after_s".split():
-        _ge(r, f"reward.{name}", 0)
-    _ge(r, "reward.judge_temperature", 0)
-    for name in "judge_max_concurrent judge_transcript_tokens judge_cooldown_after".split():
-        _ge(r, f"reward.{name}", 1)
-    _ge(r, "reward.judge_max_tokens", 1)
     why = "must be >= reward.judge_backoff_s"
-    _field(r, "reward.judge_backoff_max_s", lambda v: v >= r.judge_backoff_s, why)
-    _field(
-        r,
-        "reward.judge_default_price",
-        lambda v: len(v) == 2 and min(v) >= 0,
-        "must be two prices >= 0 (USD per million input, output tokens)",
+    ok = r.judge_backoff_max_s >= r.judge_backoff_s
+    need(ok, "reward.judge_backoff_max_s", r.judge_backoff_max_s, why)
+
+
+def _check_context(cfg: TrainConfig | EvalConfig) -> None:
+    why = "must be >= rollout.max_context_tokens"
+    ok = cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens
+    need(ok, "policy.max_seq_len", cfg.policy.max_seq_len, why)
+
+
+def _check_tensor_parallel(cfg: TrainConfig) -> None:
+    if cfg.policy.vllm_tensor_parallel_size == 1:
+        return
+    why = (
+        "must be 0 with policy.vllm_tensor_parallel_size > 1 (the followers' collectives would "
+        "interleave with the learner's)"
     )
+    need(cfg.max_off_policy_steps == 0, "max_off_policy_steps", cfg.max_off_policy_steps, why)
+    why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (one engine per rollout rank)"
+    need(cfg.rollout_ranks == 0, "rollout_ranks", cfg.rollout_ranks, why)
 
 
-def _check_grpo(g: GRPOConfig) -> None:
-    _ge(g, "grpo.group_size", 2, " (GRPO compares rollouts within a group)")
-    need(0 < g.clip_low < 1, "grpo.clip_low", g.clip_low, "must be in (0, 1)")
-    need(g.clip_high > 0, "grpo.clip_high", g.clip_high, "must be > 0")
-    need(
-        g.dual_clip == 0 or g.dual_clip > 1, "grpo.dual_clip", g.dual_clip, "must be 0 (off) or > 1"
-    )
-    need(g.kl_coef >= 0, "grpo.kl_coef", g.kl_coef, "must be >= 0")
-    need(g.tis_cap == 0 or g.tis_cap >= 1, "grpo.tis_cap", g.tis_cap, "must be 0 (off) or >= 1")
-    need(g.num_minibatches >= 1, "grpo.num_minibatches", g.num_minibatches, "must be >= 1")
-
-
-def check_layout(cfg: TrainConfig, world: int) -> None:
-    """The rollout ranks against the number of ranks, known once torchrun started (train.py).
-    Raises ConfigError naming rollout_ranks unless 0 <= rollout_ranks < world and (disaggregated)
-    each rollout rank gets a task per step."""
-    n, k = cfg.rollout_ranks, cfg.tasks_per_step
-    need(n < world, "rollout_ranks", n, f"must be < the number of ranks ({world}): one trains")
-    why = f"must be <= tasks_per_step ({k}): each rollout rank runs a task a step"
-    need(n == 0 or k >= n, "rollout_ranks", n, why)
+def _check_model_path(path: str) -> None:
+    ok = path in BUILTIN_MODELS or Path(path).is_dir()
+    need(ok, "policy.path", path, f"must be a model folder or one of {BUILTIN_MODELS}")
 
 
 def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
@@ -640,9 +763,15 @@ def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths
         need(Path(tasks).exists(), "tasks", tasks, "path does not exist")
 
 
-def _check_context(cfg: TrainConfig | EvalConfig) -> None:
-    why = "must be >= rollout.max_context_tokens"
-    _field(cfg.policy, "policy.max_seq_len", lambda v: v >= cfg.rollout.max_context_tokens, why)
+def check_layout(cfg: TrainConfig, world: int) -> None:
+    """The rollout ranks against the number of ranks, known once torchrun started (train.py).
+    Raises ConfigError naming rollout_ranks unless 0 <= rollout_ranks < world and (disaggregated)
+    each rollout rank gets a task per step."""
+    n = cfg.rollout_ranks
+    k = cfg.tasks_per_step
+    need(n < world, "rollout_ranks", n, f"must be < the number of ranks ({world}): one trains")
+    why = f"must be <= tasks_per_step ({k}): each rollout rank runs a task a step"
+    need(n == 0 or k >= n, "rollout_ranks", n, why)
 
 
 def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
@@ -653,28 +782,14 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
         ConfigError: naming the field (`section.field`) and the value, e.g.
             "grpo.clip_low = 1.5: must be in (0, 1)".
     """
-    _check_policy(cfg.policy, check_paths)
-    _check_sandbox(cfg.sandbox)
-    _check_rollout(cfg.rollout, greedy_ok=False)
-    _check_reward(cfg.reward)
-    _check_grpo(cfg.grpo)
+    check_rules(cfg, TRAIN_RULES)
+    _check_sandbox_lists(cfg.sandbox)
+    _check_lengths(cfg.rollout)
+    _check_judges(cfg.reward)
     _check_context(cfg)
-    for name in "steps tasks_per_step save_every curriculum_window nproc_per_node nnodes".split():
-        _ge(cfg, name, 1)
-    for name in ("warmup_steps", "weight_decay", "seed", "rank_memory_mb", "max_off_policy_steps"):
-        _ge(cfg, name, 0)
-    why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (the followers' collectives would "
-    why += "interleave with the learner's)"
-    tp1 = cfg.policy.vllm_tensor_parallel_size == 1
-    need(
-        cfg.max_off_policy_steps == 0 or tp1, "max_off_policy_steps", cfg.max_off_policy_steps, why
-    )
-    _ge(cfg, "rollout_ranks", 0)
-    why = "must be 0 with policy.vllm_tensor_parallel_size > 1 (one engine per rollout rank)"
-    need(cfg.rollout_ranks == 0 or tp1, "rollout_ranks", cfg.rollout_ranks, why)
-    need(cfg.lr > 0, "lr", cfg.lr, "must be > 0")
-    need(cfg.grad_clip >= 0, "grad_clip", cfg.grad_clip, "must be >= 0 (0 = off)")
-    _ge(cfg, "micro_batch_tokens", 64)
+    _check_tensor_parallel(cfg)
+    if check_paths:
+        _check_model_path(cfg.policy.path)
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
@@ -686,67 +801,63 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
         ConfigError: naming the field and the value, e.g. "k = 0: must be >= 1".
     """
     if cfg.model:
-        cfg.policy.path, cfg.model = cfg.model, ""
-    _check_policy(cfg.policy, check_paths and not cfg.oracle)
-    _check_sandbox(cfg.sandbox)
-    _check_rollout(cfg.rollout, greedy_ok=True)
-    _check_reward(cfg.reward)
-    need(cfg.k >= 1, "k", cfg.k, "must be >= 1")
-    need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
-    need(cfg.script_delay_s >= 0, "script_delay_s", cfg.script_delay_s, "must be >= 0")
+        cfg.policy.path = cfg.model
+        cfg.model = ""
+    check_rules(cfg, EVAL_RULES)
+    _check_sandbox_lists(cfg.sandbox)
+    _check_lengths(cfg.rollout)
+    _check_judges(cfg.reward)
     if not cfg.oracle:
         _check_context(cfg)
-        need(
-            cfg.engine != "openai" or bool(cfg.openai_base_url),
-            "openai_base_url",
-            cfg.openai_base_url,
-            "is required with engine = 'openai'",
-        )
-        need(
-            cfg.engine != "scripted" or bool(cfg.script),
-            "script",
-            cfg.script,
-            "is required with engine = 'scripted'",
-        )
-        if check_paths and cfg.engine == "scripted":
-            need(Path(cfg.script).is_file(), "script", cfg.script, "file does not exist")
-            try:
-                replies = json.loads(Path(cfg.script).read_text())
-            except (ValueError, UnicodeDecodeError) as e:
-                raise ConfigError(f"script = {cfg.script!r}: not JSON ({e})") from None
-            need(
-                isinstance(replies, list) and all(isinstance(r, str) for r in replies),
-                "script",
-                cfg.script,
-                "must hold a JSON list of strings (the assistant replies)",
-            )
+        _check_engine(cfg, check_paths)
+        if check_paths:
+            _check_model_path(cfg.policy.path)
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
+
+
+def _check_engine(cfg: EvalConfig, check_paths: bool) -> None:
+    """What evaluate.py's engine needs: a server URL for openai, a readable script for scripted."""
+    need(
+        cfg.engine != "openai" or bool(cfg.openai_base_url),
+        "openai_base_url",
+        cfg.openai_base_url,
+        "is required with engine = 'openai'",
+    )
+    need(
+        cfg.engine != "scripted" or bool(cfg.script),
+        "script",
+        cfg.script,
+        "is required with engine = 'scripted'",
+    )
+    if not (check_paths and cfg.engine == "scripted"):
+        return
+    need(Path(cfg.script).is_file(), "script", cfg.script, "file does not exist")
+    try:
+        replies = json.loads(Path(cfg.script).read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ConfigError(f"script = {cfg.script!r}: not JSON ({e})") from None
+    need(
+        isinstance(replies, list) and all(isinstance(r, str) for r in replies),
+        "script",
+        cfg.script,
+        "must hold a JSON list of strings (the assistant replies)",
+    )
 
 
 def validate_learn(cfg: LearnConfig) -> LearnConfig:
     """Check the knobs of learn.py (the training flags are checked by parse_cli). Returns cfg.
     Raises ConfigError naming the field, e.g. "k = 0: must be >= 1"."""
-    need(
-        cfg.preset in PRESETS, "preset", cfg.preset, f"unknown; choose one of {', '.join(PRESETS)}"
-    )
-    for name in ("nproc", "k", "heldout_k", "bootstrap_resamples"):
-        need(getattr(cfg, name) >= 1, name, getattr(cfg, name), "must be >= 1")
-    need(cfg.seed >= 0, "seed", cfg.seed, "must be >= 0")
+    check_rules(cfg, LEARN_RULES)
     return cfg
 
 
 def validate_tasks_cli(**knobs) -> None:
-    """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold, sample) by name.
-    Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
-    for name in ("jobs", "n", "max_tokens"):
-        if name in knobs:
-            need(knobs[name] >= 1, name, knobs[name], "must be >= 1")
-    sample, dedup = knobs.get("sample"), knobs.get("dedup_threshold")
-    if sample is not None:
-        need(sample >= 1, "sample", sample, "must be >= 1 (omit it to validate every task)")
-    if dedup is not None:
-        need(0 < dedup <= 1, "dedup_threshold", dedup, "must be in (0, 1]")
+    """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold, sample) by name;
+    a knob not given or None is not checked. Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
+    given = {name: value for name, value in knobs.items() if value is not None}
+    rules = [rule for rule in TASKS_CLI_RULES if rule[0] in given]
+    check_rules(SimpleNamespace(**given), rules)
 
 
 def parse_cli(
@@ -765,18 +876,19 @@ def parse_cli(
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--preset", default=os.environ.get("TERMRL_PRESET", DEFAULT_PRESET))
     known, rest = pre.parse_known_args(args)
+    choices = ", ".join(PRESETS)
     if known.preset not in PRESETS:
-        raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {', '.join(PRESETS)}")
-    doc = (
-        description or "termrl"
-    ) + f"\n\npreset: {known.preset} (--preset NAME, one of: {', '.join(PRESETS)})"
+        raise ConfigError(f"preset = {known.preset!r}: unknown; choose one of {choices}")
+    doc = f"{description or 'termrl'}\n\npreset: {known.preset} (--preset NAME, one of: {choices})"
     preset = PRESETS[known.preset]
     cfg = tyro.cli(TrainConfig, default=preset, args=rest, description=doc)
     if Path(cfg.tasks).resolve() != Path(preset.tasks).resolve():
         # The preset's selection names tasks of its own folder: another folder means all its tasks.
         given = {a.split("=")[0].replace("_", "-") for a in rest}
-        cfg.task_ids = cfg.task_ids if "--task-ids" in given else ()
-        cfg.difficulties = cfg.difficulties if "--difficulties" in given else ()
+        if "--task-ids" not in given:
+            cfg.task_ids = ()
+        if "--difficulties" not in given:
+            cfg.difficulties = ()
     return validate(cfg, check_paths=check_paths)
 
 

@@ -140,8 +140,8 @@ def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None
         seq_mean_token_sum_norm:  B * max_tokens: every row counts, empty or not, times the
                                   constant generation budget (Dr.GRPO), so masking one episode
                                   (e.g. a truncated one) leaves the other sequences' gradients as they are
-    train.py sums this over all micro-batches of all ranks (all_reduce SUM) and passes the
-    total as `denominator`, so the summed gradients equal those of one big batch.
+    learner/update.accumulate_gradients sums this over all micro-batches of all ranks (all_reduce
+    SUM) and passes the total as `denominator`, so the summed gradients equal those of one big batch.
     Raises ValueError for an unknown aggregation, or max_tokens missing / not a positive int
     for seq_mean_token_sum_norm.
     """
@@ -337,7 +337,8 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {cfg.kl_estimator!r}")
     if cfg.kl_coef != 0.0 and x.ref_logprobs is None:
         raise ValueError(f"ref_logprobs: required when kl_coef != 0 (kl_coef={cfg.kl_coef})")
-    loss_mask, agg = x.loss_mask, (cfg.aggregation, x.denominator, x.max_tokens)
+    loss_mask = x.loss_mask
+    agg = (cfg.aggregation, x.denominator, x.max_tokens)
     m = loss_mask.to(x.logprobs.dtype)
     n = m.sum().detach()
     old_logprobs = x.old_logprobs.detach()
@@ -442,16 +443,18 @@ def _ratio_metrics(
 
 
 def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, float | None]:
-    """One record for the optimizer steps of one training step (train.reduce_metrics of each, metrics of grpo.policy_loss): num_tokens summed,
-    ratio_min / ratio_max the min / max of those present (None if none), token means weighted by each step's
-    num_tokens, the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""  # noqa: E501
+    """One record for the optimizer steps of one training step (each step's record is
+    learner/update.reduce_metrics of policy_loss's metrics): num_tokens summed, ratio_min / ratio_max
+    the min / max of those present (None if none), token means weighted by each step's num_tokens,
+    the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""
     n = [m["num_tokens"] for m in per_step]
     out = {}
     for k in per_step[0]:
         vals = [m[k] for m in per_step]
         present = [v for v in vals if v is not None]
         if k in ("ratio_min", "ratio_max"):
-            out[k] = (min if k == "ratio_min" else max)(present) if present else None
+            pick = min if k == "ratio_min" else max
+            out[k] = pick(present) if present else None
         elif k == "num_tokens":
             out[k] = sum(vals)
         elif k in ("pg_loss", "kl_loss", "grad_norm", "lr", "skipped_update"):

@@ -50,9 +50,8 @@ class ModelConfig:
     head_dim: int = 128
     rms_norm_eps: float = 1e-6
     rope_theta: float = 1_000_000.0
-    rope_scaling: dict | None = (
-        None  # None = plain RoPE; else {"rope_type": "llama3" | "yarn", ...}
-    )
+    # None = plain RoPE; else {"rope_type": "llama3" | "yarn", ...}
+    rope_scaling: dict | None = None
     max_position_embeddings: int = 40960
     tie_word_embeddings: bool = True
     bos_token_id: int | None = None
@@ -79,13 +78,15 @@ class ModelConfig:
         Raises FileNotFoundError (no config.json) or ValueError naming the offending field.
         """
         if isinstance(path_or_dict, dict):
-            hf, where = path_or_dict, "config"
+            hf = path_or_dict
+            where = "config"
         else:
             path = Path(path_or_dict)
             path = path / "config.json" if path.is_dir() else path
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: config.json not found")
-            hf, where = json.loads(path.read_text()), str(path)
+            hf = json.loads(path.read_text())
+            where = str(path)
 
         archs = hf.get("architectures")
         if not isinstance(archs, list) or not archs or archs[0] not in ARCHITECTURES:
@@ -233,11 +234,14 @@ def rope_inv_freq(cfg: ModelConfig) -> tuple[torch.Tensor, float]:
         ramp over dims [low, high] from beta_fast/beta_slow rotations; cos/sin scaled by
         0.1*ln(factor)+1 (or the mscale ratio / attention_factor when given).
     """
-    d, theta, rs = cfg.head_dim, cfg.rope_theta, cfg.rope_scaling
+    d = cfg.head_dim
+    theta = cfg.rope_theta
+    rs = cfg.rope_scaling
     inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float) / d))
     if rs is None:
         return inv_freq, 1.0
-    factor, orig = rs["factor"], rs["original_max_position_embeddings"]
+    factor = rs["factor"]
+    orig = rs["original_max_position_embeddings"]
     if rs["rope_type"] == "llama3":
         low_wavelen = orig / rs["low_freq_factor"]
         high_wavelen = orig / rs["high_freq_factor"]
@@ -263,17 +267,20 @@ def rope_inv_freq(cfg: ModelConfig) -> tuple[torch.Tensor, float]:
     def correction_dim(rotations: float) -> float:
         return (d * math.log(orig / (rotations * 2 * math.pi))) / (2 * math.log(theta))
 
-    low, high = correction_dim(rs.get("beta_fast") or 32), correction_dim(rs.get("beta_slow") or 1)
+    low = correction_dim(rs.get("beta_fast") or 32)
+    high = correction_dim(rs.get("beta_slow") or 1)
     if rs.get("truncate", True):
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, d - 1)
-    high = high + 0.001 if low == high else high  # avoid 0/0 in the ramp
+    if low == high:
+        # avoid 0/0 in the ramp
+        high += 0.001
     ramp = ((torch.arange(d // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
     extrapolation = 1 - ramp
     pos_freqs = theta ** (torch.arange(0, d, 2, dtype=torch.float) / d)
-    inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation) + (
-        1.0 / pos_freqs
-    ) * extrapolation
+    interpolated = 1.0 / (factor * pos_freqs)
+    extrapolated = 1.0 / pos_freqs
+    inv_freq = interpolated * (1 - extrapolation) + extrapolated * extrapolation
     return inv_freq, float(attention_factor)
 
 
@@ -301,15 +308,12 @@ class CacheStep:
     slots: torch.Tensor  # int64 [B] cache row of each sequence
     positions: torch.Tensor  # int64 [B, T] absolute position of each new token
     max_len: int  # 1 + largest position: keys beyond it are never read
-    lo: (
-        int | None
-    )  # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
-    mask: (
-        torch.Tensor
-    )  # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
-    kv_mask: torch.Tensor | None = (
-        None  # T == 1: mask per (row, KV head) [B * n_kv, 1, max_len], made by layer 0
-    )
+    # slots are exactly lo, lo+1, ...: the cache rows are read as a view; None: gathered
+    lo: int | None
+    # [B, 1, T, max_len]: bool (key visible) for T > 1, additive fp (0 / -inf) for T == 1
+    mask: torch.Tensor
+    # T == 1: mask per (row, KV head) [B * n_kv, 1, max_len], made by layer 0
+    kv_mask: torch.Tensor | None = None
 
 
 def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) -> CacheStep:
@@ -318,9 +322,8 @@ def cache_step(slots: list[int], positions: torch.Tensor, dtype: torch.dtype) ->
     device = positions.device
     max_len = int(positions.max()) + 1
     lo = slots[0] if slots == list(range(slots[0], slots[0] + len(slots))) else None
-    visible = (
-        torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]
-    )  # [B, T, L]
+    # [B, T, L]
+    visible = torch.arange(max_len, device=device)[None, None, :] <= positions[:, :, None]
     if positions.shape[1] == 1:
         mask = torch.zeros(visible.shape, dtype=dtype, device=device).masked_fill_(
             ~visible, float("-inf")
@@ -425,9 +428,8 @@ class Attention(nn.Module):
             )
         B, T, H, hd = q.shape
         slot_idx = ctx.slots[:, None].expand_as(ctx.positions)
-        cache.k[slot_idx, :, ctx.positions] = k.to(
-            cache.k.dtype
-        )  # [B, T, n_kv, hd] into [B, n_kv, S, hd]
+        # [B, T, n_kv, hd] into [B, n_kv, S, hd]
+        cache.k[slot_idx, :, ctx.positions] = k.to(cache.k.dtype)
         cache.v[slot_idx, :, ctx.positions] = v.to(cache.v.dtype)
         if ctx.lo is not None:  # consecutive slots (the engine's usual case): views, no copy
             keys = cache.k[ctx.lo : ctx.lo + B, :, : ctx.max_len].to(q.dtype)  # [B, n_kv, L, hd]
@@ -439,12 +441,12 @@ class Attention(nn.Module):
             return F.scaled_dot_product_attention(
                 q.transpose(1, 2), keys, values, attn_mask=ctx.mask, enable_gqa=True
             ).transpose(1, 2)
-        n_kv, L = self.n_kv, keys.shape[2]
+        n_kv = self.n_kv
+        L = keys.shape[2]
         if ctx.kv_mask is None:
             ctx.kv_mask = ctx.mask.expand(B, n_kv, 1, L).reshape(B * n_kv, 1, L)
-        qg = q.reshape(
-            B * n_kv, H // n_kv, hd
-        )  # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        # head h reads KV head h // (H / n_kv), as HF repeat_kv
+        qg = q.reshape(B * n_kv, H // n_kv, hd)
         scores = torch.baddbmm(
             ctx.kv_mask, qg, keys.reshape(B * n_kv, L, hd).transpose(1, 2), alpha=hd**-0.5
         )

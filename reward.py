@@ -53,10 +53,14 @@ class Verification:
     skipped: list[str] = field(default_factory=list)
     tampered: str | None = None
 
-    flagged = property(lambda self: self.timed_out or self.error is not None)
+    @property
+    def flagged(self) -> bool:
+        """The report says the run timed out or erred; it is still scored by the tests it has."""
+        return self.timed_out or self.error is not None
 
     def metrics(self) -> dict[str, float]:
-        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted, report_flagged, tampered."""  # noqa: E501
+        """Counts for the training log: verification, resolved, tests_missing, tests_unweighted,
+        report_flagged, tampered."""
         return {
             "verification": self.score,
             "resolved": float(self.resolved),
@@ -111,29 +115,35 @@ def verify(report, weights: dict[str, float]) -> Verification:
     tests = report.tests
     if not isinstance(tests, dict):
         raise ValueError(f"report.tests: expected dict[str, bool], got {type(tests).__name__}")
-    for name, ok in ((n, ok) for n, ok in tests.items() if not isinstance(ok, bool)):
-        raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
+    for name, ok in tests.items():
+        if not isinstance(ok, bool):
+            raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
     tampered = getattr(report, "tampered", None)
     if tampered:
         return Verification(
-            0.0,
-            False,
-            [],
-            list(weights),
-            [],
-            [],
-            bool(report.timed_out),
-            report.error,
-            [],
-            tampered,
+            score=0.0,
+            resolved=False,
+            passed=[],
+            failed=list(weights),
+            missing=[],
+            unweighted=[],
+            timed_out=bool(report.timed_out),
+            error=report.error,
+            skipped=[],
+            tampered=tampered,
         )
     parts = getattr(report, "parts", None)
-    if parts is not None:  # a Harbor test.sh scored itself: weights are not test names
+    # a Harbor test.sh scored itself: weights are not test names
+    if parts is not None:
         return _verify_parts(parts, bool(report.timed_out), report.error)
 
     skipped_names = {normalize_test_id(t) for t in (getattr(report, "skipped", None) or [])}
     names = {t: normalize_test_id(t) for t in tests}
-    passed, failed, missing, skipped, covered = [], [], [], [], set()
+    passed = []
+    failed = []
+    missing = []
+    skipped = []
+    covered = set()
     for key in weights:
         cases = [t for t in tests if _covers(normalize_test_id(key), names[t])]
         covered.update(cases)
@@ -141,7 +151,10 @@ def verify(report, weights: dict[str, float]) -> Verification:
             missing.append(key)
         if any(names[t] in skipped_names for t in cases):
             skipped.append(key)
-        (passed if cases and all(tests[t] for t in cases) else failed).append(key)
+        if cases and all(tests[t] for t in cases):
+            passed.append(key)
+        else:
+            failed.append(key)
     score = sum(float(weights[k]) for k in passed) / total
     unweighted = [t for t in tests if t not in covered]
     v = Verification(

@@ -1,6 +1,6 @@
 """First light on one GPU: the learner, the torch engine and weight sync on one device (issue 29).
 
-One process, one device, a Qwen3 of a checkpoint's shape (admission.QWEN3_CONFIGS) with random
+One process, one device, a Qwen3 of a checkpoint's shape (gpu_memory.QWEN3_CONFIGS) with random
 weights, the other knobs from a preset. Every part runs on CPU too (`--device cpu --model tiny`:
 the rehearsal, tests/test_first_light.py); each writes its numbers to first_light.json, then one
 table is printed (also first_light.txt).
@@ -14,7 +14,7 @@ table is printed (also first_light.txt).
             also against the bf16 matmul rate measured in the same run), with model FLOPs per
             sequence of n tokens 6 * P_matmul * n + 6 * L * H * head_dim * n^2 (causal attention,
             forward and backward; recomputation not counted); peak memory
-            (torch.cuda.max_memory_allocated of each step) against admission.memory_items' learner
+            (torch.cuda.max_memory_allocated of each step) against gpu_memory.memory_items' learner
             resident + training extra, same config, W = 1.
   master    the first two steps at lr 1e-6: parameters and AdamW state fp32, block outputs bf16,
             and the share of weights that changed (>= 99%; bf16 master weights would keep ~98%).
@@ -64,20 +64,20 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import configs  # noqa: E402
 import engines  # noqa: E402
 import model as modeling  # noqa: E402
+from learner import gpu_memory  # noqa: E402
 
 # The learner's weight sync and step, in one place (learner/).
 from learner.distributed import set_gradient_sum  # noqa: E402
 from learner.packing import Sample, make_micro_batches  # noqa: E402
 from learner.sync import iter_full_weights, sync_weights  # noqa: E402
 from learner.update import accumulate_gradients, build_optimizer, optimizer_step  # noqa: E402
-from sandboxing import admission  # noqa: E402
 
 GiB = 2**30
 # Dense bf16 peak by device name (vendor datasheets, SXM parts), FLOP/s.
 PEAK_BF16 = {"H200": 989e12, "H100": 989e12, "A100": 312e12}
 # A Qwen3 small enough for a CPU rehearsal in seconds (weights.save_tiny_random's shape, 4 layers).
 TINY = dict(
-    admission.QWEN3_CONFIGS["Qwen3-1.7B"],
+    gpu_memory.QWEN3_CONFIGS["Qwen3-1.7B"],
     hidden_size=64,
     intermediate_size=128,
     num_hidden_layers=4,
@@ -227,7 +227,7 @@ def part_learner(
     flops = model_flops(hf, [len(s.token_ids) - 1 for s in samples])
     predicted = {}
     for ac in (True, False):
-        items, _, _ = admission.memory_items(
+        items, _, _ = gpu_memory.memory_items(
             dataclasses.replace(
                 cfg, policy=dataclasses.replace(cfg.policy, activation_checkpointing=ac)
             ),
@@ -587,7 +587,7 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, torch.device]:
     ap.add_argument(
         "--model",
         default="Qwen3-1.7B",
-        help="a admission.QWEN3_CONFIGS name, 'tiny', or '' (the preset's)",
+        help="a gpu_memory.QWEN3_CONFIGS name, 'tiny', or '' (the preset's)",
     )
     ap.add_argument("--micro-batch-tokens", type=int, default=0, help="0 = the preset's")
     ap.add_argument(
@@ -640,7 +640,7 @@ def main(argv=None) -> int:
     a, device = parse_args(argv)
     preset = configs.PRESETS[a.preset]
     name = a.model or os.path.basename(preset.policy.path)
-    hf = TINY if name == "tiny" else admission.QWEN3_CONFIGS[name]
+    hf = TINY if name == "tiny" else gpu_memory.QWEN3_CONFIGS[name]
     T = a.micro_batch_tokens or preset.micro_batch_tokens
     seq_len = a.seq_len or min(4096, T // 4)
     # lr 1e-6 from the first step (no warmup): the master-weight check needs a real update.

@@ -24,7 +24,6 @@ import asyncio
 import dataclasses
 import logging
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
@@ -72,25 +71,8 @@ class EngineState:
     failed: int = 0  # episodes that failed because this engine stopped answering
 
 
-def parse_entry(entry: str) -> tuple[str, int]:
-    """`URL` or `URL=N` -> (url, cap); cap 0 = from capacity. Raises ValueError naming the entry."""
-    url, sep, n = (
-        str(entry).strip().rpartition("=") if "=" in str(entry) else (str(entry).strip(), "", "")
-    )
-    url = url.strip()
-    if sep and not re.fullmatch(r"\d+", n.strip()):
-        raise ValueError(
-            f"sandbox.docker_hosts entry {entry!r}: the cap after '=' must be an integer >= 1"
-        )
-    cap = int(n) if sep else 0
-    if sep and cap < 1:
-        raise ValueError(f"sandbox.docker_hosts entry {entry!r}: cap = {cap}: must be >= 1")
-    if url != LOCAL and not re.fullmatch(r"(unix:///\S+|tcp://[^\s/]+:\d+|ssh://[^\s/]+)", url):
-        raise ValueError(
-            f"sandbox.docker_hosts entry {entry!r}: must be 'local', unix:///PATH, "
-            "tcp://HOST:PORT or ssh://[USER@]HOST, optionally '=N' (episodes at once)"
-        )
-    return url, cap
+# `URL` or `URL=N` -> (url, cap): the entry's syntax is the knob's, checked at start-up (configs.py).
+parse_entry = configs.parse_docker_host
 
 
 def load(e: EngineState) -> float:

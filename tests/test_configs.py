@@ -1,10 +1,14 @@
 """configs.py: presets, the tyro CLI and start-up validation naming the field."""
 
+import ast
 import copy
 import dataclasses
+import io
 import os
+import re
 import subprocess
 import sys
+import tokenize
 import typing
 from pathlib import Path
 
@@ -144,6 +148,117 @@ def test_every_field_has_a_one_line_doc_in_help():
             assert flag in help_text, flag
     assert "--steps INT" in help_text and "optimizer steps" in help_text
     assert "group_size" not in help_text or "rollouts per task (G)" in help_text
+
+
+def _field_comments() -> dict[tuple[str, str], str]:
+    """(class, field) -> the comment written for that field in configs.py: the `#` lines right above
+    it, else the comment after the code on its first line; '' when it has neither."""
+    source = Path(configs.__file__).read_text()
+    lines = source.splitlines()
+    after_code = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        row, col = tok.start
+        if tok.type == tokenize.COMMENT and lines[row - 1][:col].strip():
+            after_code[row] = tok.string
+    comments = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:
+            if not isinstance(stmt, ast.AnnAssign):
+                continue
+            above = []
+            row = stmt.lineno - 1
+            while row >= 1 and lines[row - 1].strip().startswith("#"):
+                above.insert(0, lines[row - 1].strip())
+                row -= 1
+            written = above or [after_code.get(stmt.lineno, "")]
+            text = " ".join(c.strip().removeprefix("#").strip() for c in written)
+            comments[(node.name, stmt.target.id)] = text
+    return comments
+
+
+def _help_texts(command: str) -> dict[str, str]:
+    """What `--help` shows, by flag ('--policy.path') and by section ('policy options': the text
+    under the section's title), wrapped lines joined. COLUMNS=120: tyro lays the sections out in
+    one column below 130."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"import configs; configs.{command}(['--help'])"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    texts: dict[str, list[str]] = {}
+    key = None
+    section = None
+    for raw in out.stdout.splitlines():
+        line = raw.rstrip()
+        # With UTF-8 boxes every line of a section sits between two '│'.
+        if line.startswith("│"):
+            line = line[1:].rstrip("│").rstrip()
+        text = line.strip()
+        indent = len(line) - len(line.lstrip())
+        title = text.strip("╭╮─ ")
+        if title.endswith("options") and not title.startswith("-"):
+            section = title
+            key = None
+        elif not text or set(text) <= set("-─╭╮╰╯├┤ "):
+            key = None
+        elif text.startswith("-") and indent < 5:
+            # the flag, then its help on the same line when the flag is short
+            flag_and_help = re.split(r"\s{2,}", text, maxsplit=1)
+            key = text.split()[0].rstrip(",")
+            texts[key] = flag_and_help[1:]
+            section = None
+        elif key is not None:
+            texts[key].append(text)
+        elif section is not None:
+            texts.setdefault(section, []).append(text)
+    return {k: " ".join(v) for k, v in texts.items()}
+
+
+def _without_default(help_text: str) -> str:
+    start = help_text.rfind("(default:")
+    return help_text[:start] if start >= 0 else help_text
+
+
+@pytest.mark.parametrize(
+    "command, root",
+    [
+        ("parse_cli", configs.TrainConfig),
+        ("parse_eval_cli", configs.EvalConfig),
+        ("parse_learn_cli", configs.LearnConfig),
+    ],
+)
+def test_every_knobs_help_is_the_comment_written_for_it(command, root):
+    # tyro reads a field's help from the comment above it or after it on its line; a field written
+    # without one took the comment of the field above it (--reward.judge-default-price showed
+    # "judge sampling temperature"), so every knob has its own, and --help shows exactly it.
+    comments = _field_comments()
+    texts = _help_texts(command)
+    wrong = []
+    for f in dataclasses.fields(root):
+        kind = typing.get_type_hints(root)[f.name]
+        if dataclasses.is_dataclass(kind):
+            # a section: titled "<name> options", described by its own comment or its class docstring
+            expected = comments[(root.__name__, f.name)] or kind.__doc__
+            shown = texts.get(f"{f.name} options", "")
+            knobs = [(kind, g.name, f"--{f.name}.{g.name}") for g in dataclasses.fields(kind)]
+        else:
+            expected = None
+            knobs = [(root, f.name, f"--{f.name}")]
+        if expected is not None and shown.split() != expected.split():
+            wrong.append(f"{f.name} options: shows {shown!r}, written {expected!r}")
+        for cls, name, flag in knobs:
+            flag = flag.replace("_", "-")
+            written = comments[(cls.__name__, name)]
+            shown = _without_default(texts.get(flag, ""))
+            if not written or shown.split() != written.split() or "noqa" in shown:
+                wrong.append(f"{flag}: shows {shown.strip()!r}, written {written!r}")
+    assert not wrong, "\n".join(wrong)
 
 
 # ----------------------------------------------------------------------------- every numeric knob at its bound

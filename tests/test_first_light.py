@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import configs
-from sandboxing import admission
+from learner import gpu_memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -77,7 +77,7 @@ def test_learner_step_reports_both_checkpointing_settings_against_the_budget(reh
     cfg = configs.PRESETS["qwen3-4b-2xa100"]
     for key, ac in (("ac_on", True), ("ac_off", False)):
         c = configs._replace(cfg, policy=dict(activation_checkpointing=ac), micro_batch_tokens=256)
-        items, _, _ = admission.memory_items(c, first_light.TINY, 1)
+        items, _, _ = gpu_memory.memory_items(c, first_light.TINY, 1)
         assert lr[key]["predicted_bytes"] == sum(list(items.values())[:7])
         assert (
             lr[key]["tokens_per_s"] > 0 and lr[key]["peak_bytes"] is None
@@ -88,7 +88,7 @@ def test_learner_step_reports_both_checkpointing_settings_against_the_budget(reh
 def test_weight_sync_moves_every_bf16_byte_exactly(rehearsal):
     s = rehearsal[1]["sync"]
     assert s["exact"] is True
-    assert s["bytes"] == 2 * admission.count_params(first_light.TINY)[0]  # tied lm_head sent once
+    assert s["bytes"] == 2 * gpu_memory.count_params(first_light.TINY)[0]  # tied lm_head sent once
 
 
 def test_engine_agrees_with_transformers_generate_at_each_batch(rehearsal):

@@ -15,8 +15,8 @@ import torch
 
 import configs
 from hf import weights
+from learner import gpu_memory
 from model import ModelConfig, Transformer
-from sandboxing import admission
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GiB = 2**30
@@ -122,11 +122,12 @@ def test_bf16_compute_with_fp32_master_weights_updates_every_weight_like_fp32(tm
 
 
 def test_qwen3_parameter_counts_from_config():
-    assert admission.count_params(QWEN3_8B)[0] == 8_190_735_360  # "8.2B"
-    assert admission.count_params(QWEN3_32B)[0] == 32_762_123_264  # "32.8B"
+    assert gpu_memory.count_params(QWEN3_8B)[0] == 8_190_735_360  # "8.2B"
+    assert gpu_memory.count_params(QWEN3_32B)[0] == 32_762_123_264  # "32.8B"
 
 
-QWEN3_4B, QWEN3_14B = admission.QWEN3_CONFIGS["Qwen3-4B"], admission.QWEN3_CONFIGS["Qwen3-14B"]
+QWEN3_4B = gpu_memory.QWEN3_CONFIGS["Qwen3-4B"]
+QWEN3_14B = gpu_memory.QWEN3_CONFIGS["Qwen3-14B"]
 
 
 @pytest.mark.parametrize(
@@ -140,13 +141,13 @@ QWEN3_4B, QWEN3_14B = admission.QWEN3_CONFIGS["Qwen3-4B"], admission.QWEN3_CONFI
     ],
 )
 def test_gpu_presets_fit_in_80_gib(preset, hf, world):
-    fits, report = admission.memory_budget(configs.PRESETS[preset], hf, world, 80 * GiB)
+    fits, report = gpu_memory.memory_budget(configs.PRESETS[preset], hf, world, 80 * GiB)
     assert fits, report
 
 
 def test_qwen3_table_matches_the_published_shapes():
     # The same fields as the hub's config.json: parameter counts 1.7B, 4.0B, 8.2B, 14.8B, 32.8B.
-    counts = {name: admission.count_params(hf)[0] for name, hf in admission.QWEN3_CONFIGS.items()}
+    counts = {name: gpu_memory.count_params(hf)[0] for name, hf in gpu_memory.QWEN3_CONFIGS.items()}
     assert counts == {
         "Qwen3-1.7B": 1_720_574_976,
         "Qwen3-4B": 4_022_468_096,
@@ -155,13 +156,13 @@ def test_qwen3_table_matches_the_published_shapes():
         "Qwen3-32B": 32_762_123_264,
     }
     for name, hf in (("Qwen3-8B", QWEN3_8B), ("Qwen3-32B", QWEN3_32B)):
-        assert {k: v for k, v in admission.QWEN3_CONFIGS[name].items() if k in hf} == hf
+        assert {k: v for k, v in gpu_memory.QWEN3_CONFIGS[name].items() if k in hf} == hf
 
 
 def test_each_gpu_preset_names_a_checkpoint_of_the_table():
     for name, cfg in configs.PRESETS.items():
         if cfg.policy.engine == "vllm":
-            assert os.path.basename(cfg.policy.path) in admission.QWEN3_CONFIGS, name
+            assert os.path.basename(cfg.policy.path) in gpu_memory.QWEN3_CONFIGS, name
 
 
 def test_qwen3_4b_2xa100_preset_numbers():
@@ -171,7 +172,7 @@ def test_qwen3_4b_2xa100_preset_numbers():
     #   engine weights 2P/1 = 7.49 GiB; KV 2*36*8*128*2 B = 144 KiB/token
     #   x 0.25 * 24 * 32768 = 196,608 tokens = 27.00 GiB; + 2 GiB reserve -> (2) 36.49 <= 40
     #   grads 7.49 + gathered 1.10 + activations 4.62 + head 1.70 + reserve 2 -> (3) 39.39 <= 80
-    report = admission.check_memory_budget(
+    report = gpu_memory.check_memory_budget(
         configs.PRESETS["qwen3-4b-2xa100"], QWEN3_4B, 2, 80 * GiB
     )
     assert "(1) start-up: learner resident + u*G <= G: 62.48 <= 80.00 GiB ok" in report
@@ -183,7 +184,7 @@ def test_qwen3_4b_2xa100_preset_numbers():
 def test_qwen3_4b_2xa100_preset_is_refused_on_40_gib_a100s():
     # resident 22.48 + 0.5 * 40 = 42.48 > 40; the engine's 36.49 GiB > its 20 GiB share.
     with pytest.raises(configs.ConfigError) as e:
-        admission.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], QWEN3_4B, 2, 40 * GiB)
+        gpu_memory.check_memory_budget(configs.PRESETS["qwen3-4b-2xa100"], QWEN3_4B, 2, 40 * GiB)
     msg = str(e.value)
     assert "(1) start-up: learner resident + u*G <= G: 42.48 <= 40.00 GiB DOES NOT FIT" in msg
     assert "(2) rollout: engine <= u*G: 36.49 <= 20.00 GiB DOES NOT FIT" in msg
@@ -197,7 +198,7 @@ def test_qwen3_14b_8xh100_preset_numbers():
     #   x 0.25 * 40 * 32768 = 327,680 tokens = 25.00 GiB; + 2 GiB reserve -> (2) 40.75 <= 48
     #   grads 6.88 + gathered 4.13 + activations 9.62 + head 3.15 + reserve 2 -> (3) 46.41 <= 80
     cfg = configs.PRESETS["qwen3-14b-8xh100"]
-    report = admission.check_memory_budget(cfg, QWEN3_14B, 8, 80 * GiB)
+    report = gpu_memory.check_memory_budget(cfg, QWEN3_14B, 8, 80 * GiB)
     assert "(1) start-up: learner resident + u*G <= G: 68.63 <= 80.00 GiB ok" in report
     assert "(2) rollout: engine <= u*G: 40.75 <= 48.00 GiB ok" in report
     assert "(3) training: resident + extra + reserve <= G: 46.41 <= 80.00 GiB ok" in report
@@ -211,7 +212,7 @@ def test_qwen3_32b_preset_numbers():
     #   engine weights 2P/4 = 15.26 GiB; KV 2*64*(8/4)*128*2 B = 64 KiB/token
     #   x 0.25 * 48 * 32768 = 393,216 tokens = 24.00 GiB; + 2 GiB reserve -> (2) 41.26 <= 48
     #   grads 7.63 + gathered 4.71 + activations 14.38 + head 3.15 -> (3) 54.75 <= 80
-    _, report = admission.memory_budget(
+    _, report = gpu_memory.memory_budget(
         configs.PRESETS["qwen3-32b-16xh100"], QWEN3_32B, 16, 80 * GiB
     )
     assert "(1) start-up: learner resident + u*G <= G: 70.88 <= 80.00 GiB ok" in report
@@ -228,7 +229,7 @@ def test_32b_on_8_gpus_with_one_gpu_engines_is_refused_with_the_arithmetic():
         policy=dict(vllm_tensor_parallel_size=1, vllm_gpu_memory_utilization=0.5),
     )
     with pytest.raises(configs.ConfigError) as e:
-        admission.check_memory_budget(cfg, QWEN3_32B, 8, 80 * GiB)
+        gpu_memory.check_memory_budget(cfg, QWEN3_32B, 8, 80 * GiB)
     msg = str(e.value)
     # resident 12P/8 = 45.77 GiB: + 40 = 85.77 > 80; the bf16 engine weights alone are 61.02 GiB > 40;
     # KV 256 KiB/token x 393,216 tokens = 96 GiB: 61.02 + 96 + 2 = 159.02.
@@ -239,7 +240,7 @@ def test_32b_on_8_gpus_with_one_gpu_engines_is_refused_with_the_arithmetic():
 
 def test_8b_on_2_gpus_does_not_fit_with_fp32_master_weights():
     cfg = configs._replace(configs.PRESETS["qwen3-8b-4xa100"], nproc_per_node=2)
-    fits, report = admission.memory_budget(cfg, QWEN3_8B, 2, 80 * GiB)
+    fits, report = gpu_memory.memory_budget(cfg, QWEN3_8B, 2, 80 * GiB)
     assert not fits
     # resident 12P/2 = 45.77 GiB; 45.77 + 0.5 * 80 = 85.77 > 80
     assert "(1) start-up: learner resident + u*G <= G: 85.77 <= 80.00 GiB DOES NOT FIT" in report
@@ -249,7 +250,7 @@ def test_tensor_parallel_size_must_divide_the_world():
     with pytest.raises(
         configs.ConfigError, match="policy.vllm_tensor_parallel_size = 4: must divide the 6 ranks"
     ):
-        admission.check_memory_budget(configs.PRESETS["qwen3-32b-16xh100"], QWEN3_32B, 6, 80 * GiB)
+        gpu_memory.check_memory_budget(configs.PRESETS["qwen3-32b-16xh100"], QWEN3_32B, 6, 80 * GiB)
 
 
 def test_sleep_level_and_tp_knobs_are_validated():

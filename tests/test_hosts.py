@@ -2,7 +2,7 @@
 
 import pytest
 
-from configs import ConfigError, SandboxConfig, _check_sandbox
+from configs import ConfigError, SandboxConfig, TrainConfig, validate
 from sandboxing.hosts import (
     EngineState,
     NoEngineError,
@@ -99,9 +99,13 @@ def test_a_bad_entry_is_named(entry, why):
     assert f"sandbox.docker_hosts entry {entry!r}" in str(e.value) and why in str(e.value)
 
 
+def _validate_hosts(*entries: str) -> None:
+    validate(TrainConfig(sandbox=SandboxConfig(docker_hosts=entries)), check_paths=False)
+
+
 def test_config_validation_names_the_field():
     with pytest.raises(ConfigError, match=r"sandbox.docker_hosts entry 'unix:///a=0': cap = 0"):
-        _check_sandbox(SandboxConfig(docker_hosts=("unix:///a=0",)))
+        _validate_hosts("unix:///a=0")
     with pytest.raises(ConfigError, match="sandbox.docker_hosts = .*an engine is listed twice"):
-        _check_sandbox(SandboxConfig(docker_hosts=("unix:///a=2", "unix:///a=4")))
-    _check_sandbox(SandboxConfig(docker_hosts=("local=4", "unix:///run/termrl-docker2.sock=4")))
+        _validate_hosts("unix:///a=2", "unix:///a=4")
+    _validate_hosts("local=4", "unix:///run/termrl-docker2.sock=4")

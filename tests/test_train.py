@@ -26,6 +26,7 @@ from train_helpers import (
 import configs
 import grpo
 import learner.distributed
+import learner.gpu_memory
 import learner.packing
 import learner.pipeline
 import learner.update
@@ -34,7 +35,6 @@ import rollout
 import train
 from bookkeeping import checkpoints, logs
 from hf import weights
-from sandboxing import admission
 from tasks.sampler import TaskSampler
 
 # -----------------------------------------------------------------------------
@@ -674,7 +674,7 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
 
 def test_the_vllm_memory_report_reads_the_resolved_default_model_not_a_folder_named_default():
     cfg = configs.parse_cli(["--policy.path", "default"])
-    report = admission.engine_memory_report(
+    report = learner.gpu_memory.engine_memory_report(
         cfg, Path(weights.resolve_model_dir(cfg.policy.path)), 2, 80 * 2**30
     )
     assert "fp32 master weights 4P/W" in report and "engine weights 2P/tp (tp=1)" in report

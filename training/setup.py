@@ -33,6 +33,7 @@ from bookkeeping.memory import RssRecorder, fix_mmap_threshold
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
+from learner import gpu_memory
 from learner.distributed import init_distributed, load_policy, resolve_model_dir
 from learner.layout import Layout, build_layout, share_sampler, trainer_mesh
 from learner.update import build_optimizer
@@ -164,7 +165,7 @@ def _build(run: Run, local_rank: int) -> None:
     if kind == "vllm" and run.layout is None and device.type == "cuda":
         # the GPU memory plan of training beside vLLM (vLLM on CPU has its own KV size)
         total = torch.cuda.get_device_properties(device).total_memory
-        run.say(admission.engine_memory_report(cfg, run.model_dir, run.world, total))
+        run.say(gpu_memory.engine_memory_report(cfg, run.model_dir, run.world, total))
     if generates:
         _admit_episodes(run, first)
     # ranks of one vLLM engine share its leader's tasks (collective; None when tp = 1)
