@@ -62,7 +62,7 @@ def _resolve(name: str, modules: set[str]) -> str | None:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports, at the top or inside a function (a lazy import
-    still makes a circle at run time); `from pkg import mod` counts as importing pkg.mod."""
+    still makes a circle at run time); `from pkg import mod` counts as importing pkg.mod only."""
     files = _module_files()
     modules = set(files)
     graph: dict[str, set[str]] = {}
@@ -79,10 +79,16 @@ def import_graph() -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
-                    base = ".".join(
-                        [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
-                    ).strip(".")
-                names = [base] + [f"{base}.{a.name}" for a in node.names]
+                    kept = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*kept, base]).strip(".")
+                # `from pkg import mod` imports pkg.mod; `from pkg import name` imports pkg itself
+                # (a package's __init__ importing its own submodules is no circle)
+                names = [
+                    f"{base}.{a.name}"
+                    if _resolve(f"{base}.{a.name}", modules) == f"{base}.{a.name}"
+                    else base
+                    for a in node.names
+                ]
             else:
                 continue
             for n in names:
@@ -125,12 +131,28 @@ def test_find_cycle_names_a_circle_and_none_in_a_tree():
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_the_import_graph_sees_lazy_imports_and_from_imports():
+def test_the_import_graph_reads_from_imports_of_modules_and_of_names():
     graph = import_graph()
-    # train.py's `from learner.sync import ...` and `import sandbox`
-    assert "learner.sync" in graph["train"] or any(m.startswith("learner.") for m in graph["train"])
-    assert "configs" in graph["train"]
-    assert graph["configs"] is not None
+    # `from training.setup import setup, teardown`: the module
+    assert "training.setup" in graph["train"]
+    # `from engines import decode` is the submodule, not the package's __init__
+    assert "engines.decode" in graph["engines.torch_engine"]
+    assert "engines.__init__" not in graph["engines.torch_engine"]
+    # `import engines` (training/setup.py) is the package's __init__
+    assert "engines.__init__" in graph["training.setup"]
+
+
+def test_the_import_graph_sees_an_import_inside_a_function(tmp_path, monkeypatch):
+    # a lazy import still makes a circle at run time: a package of two modules, b importing a
+    # inside a function
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "a.py").write_text("from tasks import b\n")
+    (tmp_path / "tasks" / "b.py").write_text("def f():\n    from tasks.a import x\n")
+    monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+    graph = import_graph()
+    assert graph["tasks.a"] == {"tasks.b"}
+    assert graph["tasks.b"] == {"tasks.a"}
+    assert find_cycle(graph) == ["tasks.a", "tasks.b", "tasks.a"]
 
 
 def test_imports_point_one_way_with_no_circle():
@@ -156,8 +178,10 @@ def test_no_module_imports_a_command_or_the_agent_loop_from_below():
         allowed = {"evaluate"} if module.startswith("experiments.") else set()
         commands = targets & set(COMMANDS) - allowed
         assert commands == set(), (module, sorted(commands))
-    # the folders serve the card files: none of them imports rollout.py (the agent loop)
-    below = {m for m in graph if m.split(".")[0] in PACKAGES and m.split(".")[0] != "experiments"}
+    # the folders serve the card files: none of them imports rollout.py (the agent loop), but
+    # those that drive it: training/ (train.py's set-up and drivers) and experiments/
+    drivers = ("experiments", "training")
+    below = {m for m in graph if m.split(".")[0] in PACKAGES and m.split(".")[0] not in drivers}
     assert {m for m in below if "rollout" in graph[m]} == set()
 
 
