@@ -1,7 +1,8 @@
 """One stop mechanism for SIGINT/SIGTERM, shared by train.py and evaluate.py.
 
 The first signal is a request, not an exception: `requested` turns True, `signum` remembers which,
-one line goes to stderr, and `on_signal` (if set) runs inside the handler; the entry points cancel
+one line goes to stderr (from one process only: under torchrun every rank gets the signal, rank 0
+says so), and `on_signal` (if set) runs inside the handler; the entry points cancel
 the running episodes there (`cancel_on_signal`), so their sandboxes close at once. Training then
 cuts the step in flight short (all ranks agree) and keeps the last completed step; evaluation
 exits 130 without a summary.
@@ -27,13 +28,15 @@ STOP_FILE_ENV = "TERMRL_STOP_FILE"
 
 class StopFlag:
     """SIGINT/SIGTERM -> a stop request (see the module docstring). `what` ends the stderr line,
-    e.g. "stopping at the end of this step"; `prefix` starts it, e.g. "[train]".
+    e.g. "stopping at the end of this step"; `prefix` starts it, e.g. "[train]"; `announce`
+    False: no line (the ranks but rank 0, so a run prints one notice).
     `requested_at` is the request's time.monotonic() (seconds)."""
 
-    def __init__(self, prefix: str, what: str, grace_s: float = 2.0):
+    def __init__(self, prefix: str, what: str, grace_s: float = 2.0, announce: bool = True):
         self.prefix = prefix
         self.what = what
         self.grace_s = grace_s
+        self.announce = announce
         self.requested = False
         self.signum: int | None = None
         self.on_signal: Callable[[], None] | None = None
@@ -64,10 +67,11 @@ class StopFlag:
         self.requested = True
         self.signum = signum
         self.requested_at = time.monotonic()
-        print(
-            f"{self.prefix} {name}: {self.what} (again to stop at once)",
-            file=sys.stderr,
-            flush=True,
-        )
+        if self.announce:
+            print(
+                f"{self.prefix} {name}: {self.what} (again to stop at once)",
+                file=sys.stderr,
+                flush=True,
+            )
         if self.on_signal is not None:
             self.on_signal()

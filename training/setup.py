@@ -121,7 +121,10 @@ def setup(cfg: configs.TrainConfig, tasks: list, start: Path | None) -> Run:
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)
     np.random.seed(cfg.seed + rank)
-    stop = StopFlag("[train]", "cutting this step short, keeping the last completed one")
+    # every rank gets the signal; rank 0 alone says so
+    stop = StopFlag(
+        "[train]", "cutting this step short, keeping the last completed one", announce=rank == 0
+    )
     stop.install()
     run = Run(cfg, rank, world, device, Path(cfg.out_dir), stop, asyncio.new_event_loop(), tasks)
     run.start = start
