@@ -41,7 +41,7 @@ import sys
 import time
 
 import configs
-from bookkeeping.checkpoints import plan_start
+from bookkeeping.checkpoints import plan_start, run_complete
 from bookkeeping.record import finish, record
 from learner.distributed import agreed_stop
 from learner.packing import samples_from_groups
@@ -49,6 +49,10 @@ from tasks import TaskError, select_tasks
 from training import disaggregated, overlap
 from training.setup import setup, teardown
 from training.step import learn, roll_out, sync_engine
+
+# --check-config's exit status when --resume finds the run complete: nothing to start (make train
+# then exits 0 without starting torchrun)
+RUN_COMPLETE = 3
 
 
 def load_task_set(cfg: configs.TrainConfig) -> list:
@@ -68,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     set up, train, export. Returns the exit code: 0 when all steps ran and after a clean stop by
     SIGINT/SIGTERM (the step in flight cut short, the last completed step checkpointed, one line
     saying so; torchrun would report any other status as a failure). `--check-config` only
-    validates: exit 0, nothing written or started (the Makefile runs it before torchrun). Raises
+    validates: exit 0, nothing written or started (the Makefile runs it before torchrun). A
+    --resume of a run that trained all its steps says so and returns 0 before anything starts
+    (RUN_COMPLETE with --check-config, which tells make not to start torchrun). Raises
     configs.ConfigError naming a bad field, the task folder, or the run and fields a start is
     refused for, before anything is written to out_dir or any model, container or API is used."""
     # parse
@@ -77,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_task_set(cfg)
     world = int(os.environ["WORLD_SIZE"]) if "WORLD_SIZE" in os.environ else None
     start = plan_start(cfg.out_dir, dataclasses.asdict(cfg), cfg.resume, cfg.overwrite, world)
+    complete = run_complete(start, cfg.steps)
+    if complete is not None:
+        # under torchrun every rank finds it; one says so
+        if os.environ.get("RANK", "0") == "0":
+            print(f"[train] {complete}", flush=True)
+        return RUN_COMPLETE if "--check-config" in argv else 0
     # make's check runs before torchrun, which gives the world size
     if world is not None or "--check-config" not in argv:
         configs.check_layout(cfg, world or 1)

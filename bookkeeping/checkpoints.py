@@ -12,6 +12,7 @@ A run has an id (8 hex digits, kept by every resume). `plan_start` decides what 
   differs in a field outside RESUME_MAY_DIFFER or the number of ranks differs;
 - no --resume but a complete checkpoint there: refused (the old run is never resumed into, nor
   silently overwritten); --overwrite deletes its checkpoints and starts a new run.
+`run_complete` says when what --resume continues has no step left to train.
 """
 
 import hashlib
@@ -175,6 +176,20 @@ def plan_start(out_dir: Path, cfg: dict, resume: bool, overwrite: bool, world: i
             "resume with the same values, or start a new run in another --out-dir"
         )
     return ckpt
+
+
+def run_complete(ckpt: Path | None, steps: int) -> str | None:
+    """One line saying that the run of checkpoint `ckpt` (plan_start's) has trained all of its
+    `steps` (cfg.steps), or None when there is a step left to train (or no checkpoint)."""
+    if ckpt is None:
+        return None
+    meta = read_meta(ckpt)
+    if meta["step"] < steps:
+        return None
+    return (
+        f"run {meta['run_id']} is complete: step {meta['step']} of {steps} checkpointed ({ckpt}); "
+        "nothing to train (a larger --steps continues it)"
+    )
 
 
 def _rank() -> int:

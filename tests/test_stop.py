@@ -100,6 +100,42 @@ def test_check_config_refuses_a_resume_with_a_changed_knob_before_anything_start
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints"]  # nothing written
 
 
+def test_resuming_a_complete_run_says_so_and_starts_nothing(tmp_path, capsys):
+    cfg = configs.parse_cli(["--out-dir", str(tmp_path), "--steps", "8"])
+    ckpt = _checkpoint(tmp_path, 8, dataclasses.asdict(cfg))
+    argv = ["--out-dir", str(tmp_path), "--steps", "8", "--resume"]
+    said = (
+        f"[train] run a1b2c3d4 is complete: step 8 of 8 checkpointed ({ckpt}); "
+        "nothing to train (a larger --steps continues it)\n"
+    )
+    # make's check: the status that keeps make from starting torchrun
+    assert train.main([*argv, "--check-config"]) == train.RUN_COMPLETE == 3
+    assert capsys.readouterr().out == said
+    # train.py itself (a rank started anyway): 0, before any process group, model or container
+    assert train.main(argv) == 0
+    assert capsys.readouterr().out == said
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints"]
+    # a larger --steps continues it
+    assert (
+        train.main(["--out-dir", str(tmp_path), "--steps", "9", "--resume", "--check-config"]) == 0
+    )
+
+
+@pytest.mark.model_run
+def test_make_train_resuming_a_complete_run_exits_0_and_starts_no_torchrun(tmp_path):
+    cfg = configs.parse_cli(["--preset", "cpu-smollm2", "--out-dir", str(tmp_path)])
+    _checkpoint(tmp_path, cfg.steps, dataclasses.asdict(cfg))
+    r = subprocess.run(
+        ["make", "--no-print-directory", "-o", "setup", "train", f"ARGS=--out-dir {tmp_path} --resume"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert f"[train] run a1b2c3d4 is complete: step {cfg.steps} of {cfg.steps}" in r.stdout
+    assert "learner.launch" not in out and "bookkeeping.launch" not in out
+    assert "resuming run" not in out and "sandbox run ids" not in out
+
+
 def test_a_stop_file_made_before_the_handler_counts_as_a_sigint(tmp_path, monkeypatch, capsys):
     (tmp_path / "stop").touch()  # the launcher makes it before signalling the workers
     monkeypatch.setenv(STOP_FILE_ENV, str(tmp_path / "stop"))

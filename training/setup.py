@@ -266,7 +266,9 @@ def _admit_episodes(run: Run, first: bool) -> None:
 def announce(run: Run) -> None:
     """The line that ends set-up (collective: every rank's sandbox run id gathered; those of the
     ranks with sandboxes are named): tasks, ranks, device, model, the step's shape, the steps to
-    run. Tests find the run's containers by these ids; bench_overlap times from it."""
+    run (the first and last to train: `steps 1..8` for a new run of 8, `steps 4..8` for its
+    resume after step 3). Tests find the run's containers by these ids; bench_overlap times from
+    it."""
     cfg = run.cfg
     run_ids = [None] * run.world
     dist.all_gather_object(run_ids, sandbox.RUN_ID)
@@ -279,7 +281,7 @@ def announce(run: Run) -> None:
         first = lay.trainers
     run.say(
         f"[train] {len(run.tasks)} tasks, {ranks} on {run.device.type}, model {run.model_dir}, "
-        f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step}.."
+        f"{cfg.tasks_per_step} tasks x {cfg.grpo.group_size} per step, steps {run.step + 1}.."
         f"{cfg.steps}, sandbox run ids {','.join(run_ids[first:])}"
     )
 
