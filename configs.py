@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import importlib.util
 import json
 import math
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -451,7 +453,7 @@ class EvalConfig:
     difficulties: tuple[str, ...] = ()  # only these difficulties (empty = all)
     k: int = 4  # episodes per task; pass@k uses all of them
     oracle: bool = False  # run each task's solution.sh instead of a model (expect 100%)
-    out: str = "runs/eval"  # trajectories.jsonl and summary.json go here
+    out_dir: str = "runs/eval"  # trajectories.jsonl and summary.json go here
     device: str = "cpu"  # torch engine device ('cuda' on a GPU)
     openai_base_url: str = ""  # engine=openai: server base URL
     # engine=openai: model name on the server ('' = the policy folder's path)
@@ -483,9 +485,11 @@ class LearnConfig:
     rollout, sandbox and reward sections, so it samples exactly as training did."""
 
     preset: str = "cpu-learn"  # training preset (PRESETS)
-    out: str = "runs/learn"  # learning.json, learning.png, eval/; training writes to <out>/train
+    # learning.json, learning.png, eval/; training writes to <out_dir>/train
+    out_dir: str = "runs/learn"
     nproc: int = 2  # training ranks (torchrun --nproc_per_node)
-    train: bool = True  # False (--no-train): evaluate the policy already exported to <out>/train/hf
+    # False (--no-train): evaluate the policy already exported to <out_dir>/train/hf
+    train: bool = True
     # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
     seed: int = 777
     k: int = 16  # episodes per trained task, per policy
@@ -750,6 +754,30 @@ def _check_tensor_parallel(cfg: TrainConfig) -> None:
     need(cfg.rollout_ranks == 0, "rollout_ranks", cfg.rollout_ranks, why)
 
 
+# (field, value, the package that value needs, how to install it): checked with the paths, on the
+# machine that runs (train.py --check-config refuses a missing one before torchrun starts)
+OPTIONAL_PACKAGES: list[tuple[str, str, str, str]] = [
+    ("logger", "tensorboard", "tensorboard", "pip install tensorboard"),
+    (
+        "logger",
+        "wandb",
+        "wandb",
+        "pip install wandb (without an account or network: WANDB_MODE=offline, `wandb sync` later)",
+    ),
+]
+
+
+def _check_optional_packages(cfg: object) -> None:
+    """Raise ConfigError naming the field, the package and how to install it when a knob's value
+    needs a package (OPTIONAL_PACKAGES) that this Python cannot import."""
+    for path, value, package, install in OPTIONAL_PACKAGES:
+        current = cfg
+        for name in path.split("."):
+            current = getattr(current, name)
+        installed = importlib.util.find_spec(package) is not None
+        need(current != value or installed, path, current, f"needs {package}: {install}")
+
+
 def _check_model_path(path: str) -> None:
     ok = path in BUILTIN_MODELS or Path(path).is_dir()
     need(ok, "policy.path", path, f"must be a model folder or one of {BUILTIN_MODELS}")
@@ -777,7 +805,8 @@ def check_layout(cfg: TrainConfig, world: int) -> None:
 def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     """Check every knob of a training run; return cfg unchanged. The functions below trust the result.
 
-    check_paths: also check that `tasks` and `policy.path` exist (False for presets of other machines).
+    check_paths: also check that `tasks` and `policy.path` exist and the packages a knob needs are
+        installed (OPTIONAL_PACKAGES) (False for presets of other machines).
     Raises:
         ConfigError: naming the field (`section.field`) and the value, e.g.
             "grpo.clip_low = 1.5: must be in (0, 1)".
@@ -790,6 +819,7 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
     _check_tensor_parallel(cfg)
     if check_paths:
         _check_model_path(cfg.policy.path)
+        _check_optional_packages(cfg)
     _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
@@ -892,9 +922,24 @@ def parse_cli(
     return validate(cfg, check_paths=check_paths)
 
 
+# a flag renamed -> its name now (evaluate.py's and learn.py's --out is --out-dir, as train.py's)
+RENAMED_FLAGS = {"--out": "--out-dir"}
+
+
+def refuse_renamed_flags(args: list[str]) -> None:
+    """Raise ConfigError, one line pointing at the new name, when args hold a flag renamed so that
+    every command has one name for one idea (RENAMED_FLAGS: `--out` is `--out-dir`, as train.py's)."""
+    for arg in args:
+        old = arg.split("=")[0]
+        if old in RENAMED_FLAGS:
+            raise ConfigError(f"{old} is now {RENAMED_FLAGS[old]}, the name train.py uses too")
+
+
 def parse_learn_cli(args: list[str] | None = None, description: str | None = None) -> LearnConfig:
     """Parse `python learn.py` flags (those before `--`) into a validated LearnConfig (validate_learn).
-    Raises ConfigError naming a bad field; SystemExit from tyro on unknown flags or `--help`."""
+    Raises ConfigError naming a bad field or a renamed flag (refuse_renamed_flags); SystemExit from
+    tyro on unknown flags or `--help`."""
+    refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_learn(tyro.cli(LearnConfig, args=args, description=description))
 
 
@@ -904,9 +949,10 @@ def parse_eval_cli(
     """Parse `python evaluate.py` flags into a validated EvalConfig (validate_eval).
 
     Raises:
-        ConfigError: an invalid value, naming the field.
+        ConfigError: an invalid value, naming the field, or a renamed flag (refuse_renamed_flags).
         SystemExit: from tyro on unknown flags or `--help`.
     """
+    refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_eval(
         tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths
     )

@@ -1,7 +1,7 @@
 """The evaluation command: k episodes per task, resolved rate, pass@1 and unbiased pass@k, summaries.
 
     python evaluate.py --model DIR --tasks data/tasks --k 4 [--policy.engine torch|vllm] [--engine openai|scripted]
-                       [--oracle] [--out DIR]                    # every knob: python evaluate.py --help
+                       [--oracle] [--out-dir DIR]                    # every knob: python evaluate.py --help
 
 The knobs are configs.EvalConfig (policy, rollout, sandbox and reward sections as in training),
 validated at start-up (configs.validate_eval). --model is short for --policy.path.
@@ -181,7 +181,7 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
     model_dir = weights.resolve_model_dir(cfg.policy.path)
     tokenizer = weights.load_tokenizer(model_dir)
     engine = await open_engine(cfg, model_dir, tokenizer)
-    out = Path(cfg.out)
+    out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     judge = None if cfg.oracle else judge_lib.build_judge(cfg.reward, out)
     jsonl = open(out / "trajectories.jsonl", "w")

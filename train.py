@@ -43,7 +43,7 @@ import time
 import configs
 from bookkeeping.checkpoints import plan_start, run_complete
 from bookkeeping.record import finish, record
-from learner.distributed import agreed_stop
+from learner.distributed import agreed_stop, leave_after_peer, peer_gone
 from learner.packing import samples_from_groups
 from tasks import TaskError, select_tasks
 from training import disaggregated, overlap
@@ -160,3 +160,8 @@ if __name__ == "__main__":
         if os.environ.get("RANK", "0") == "0":
             print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+    except RuntimeError as e:
+        # another rank failed and left a collective: that rank's error is the one to read
+        if not peer_gone(e):
+            raise
+        sys.exit(leave_after_peer())

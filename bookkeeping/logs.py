@@ -87,7 +87,8 @@ def plot_reward_curve(metrics_path: Path, png_path: Path) -> Path:
 
 def open_logger(cfg: configs.TrainConfig, out_dir: Path):
     """A callable(record, step) for wandb or tensorboard, or None. Raises configs.ConfigError if the
-    chosen logger is not installed (asked-for logs are never silently dropped)."""
+    chosen logger is not installed (asked-for logs are never silently dropped; configs.validate
+    refuses it at start-up already)."""
     if cfg.logger == "none":
         return None
     if cfg.logger == "wandb":

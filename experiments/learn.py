@@ -2,7 +2,7 @@
 
     python -m experiments.learn                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
     python -m experiments.learn --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
-    python -m experiments.learn --no-train                   # evaluate <out>/train/hf again
+    python -m experiments.learn --no-train                   # evaluate <out_dir>/train/hf again
 
 1. train: torchrun --nproc_per_node=NPROC train.py --preset PRESET --out-dir OUT/train [train.py flags], under
    bookkeeping/launch.py (Ctrl-C: a clean stop, exit 0, nothing evaluated); a new run replaces OUT/train's
@@ -202,7 +202,14 @@ def parse_args(argv: list[str]) -> tuple[configs.LearnConfig, configs.TrainConfi
     cfg = configs.parse_learn_cli(argv[:cut], description=__doc__)
     rest = argv[cut + 1 :]
     fresh = [] if "--resume" in rest else ["--overwrite"]  # an experiment trains from scratch
-    train_argv = ["--preset", cfg.preset, "--out-dir", str(Path(cfg.out) / "train"), *fresh, *rest]
+    train_argv = [
+        "--preset",
+        cfg.preset,
+        "--out-dir",
+        str(Path(cfg.out_dir) / "train"),
+        *fresh,
+        *rest,
+    ]
     train_cfg = configs.parse_cli(train_argv)
     trained = {
         t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)
@@ -262,7 +269,7 @@ def evaluate_policy(
         tasks=train_cfg.tasks,
         task_ids=tuple(task_ids),
         k=k,
-        out=str(out),
+        out_dir=str(out),
         seed=cfg.seed,
         run_id=sandbox.RUN_ID,
         rollout=train_cfg.rollout,
@@ -275,8 +282,8 @@ def evaluate_policy(
 
 def learn(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, train_argv: list[str]) -> dict:
     """Train (unless --no-train), evaluate both policies on both task sets, write learning.json and
-    learning.png under cfg.out, print the verdict. Returns the learning.json dict."""
-    out = Path(cfg.out)
+    learning.png under cfg.out_dir, print the verdict. Returns the learning.json dict."""
+    out = Path(cfg.out_dir)
     train_s = train(cfg, train_argv) if cfg.train else 0.0
     trained_ids = tuple(
         t.id for t in select_tasks(train_cfg.tasks, train_cfg.task_ids, train_cfg.difficulties)
@@ -328,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     cleanly by a signal (nothing evaluated), 1 when training failed.
     Raises configs.ConfigError naming a bad field (before anything runs)."""
     cfg, train_cfg, train_argv = parse_args(sys.argv[1:] if argv is None else argv)
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)
+    Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
     try:
         learn(cfg, train_cfg, train_argv)
     except TrainFailed as e:

@@ -1,7 +1,9 @@
 """Distributed set-up: the process group, collective helpers, and the FSDP2-sharded policy."""
 
 import os
+import signal
 import socket
+import time
 from pathlib import Path
 
 import torch
@@ -52,6 +54,32 @@ def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
 
 # -----------------------------------------------------------------------------
 # process group
+
+# A rank's exit status when a collective failed because another rank left the process group (gloo:
+# "Connection closed by peer") and torchrun did not stop it within PEER_GONE_WAIT_S: that rank says
+# why; the launcher (learner/launch.py) names only the rank that failed first
+PEER_GONE_EXIT = 75
+# how long such a rank waits for torchrun's SIGTERM, so that the rank that failed exits first
+PEER_GONE_WAIT_S = 10.0
+# how gloo's TCP transport says that the rank at the other end is gone
+_PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
+
+
+def peer_gone(error: BaseException) -> bool:
+    """True when `error` is a collective's failure because another rank left (gloo's RuntimeError
+    from its TCP transport), not this rank's own failure."""
+    return isinstance(error, RuntimeError) and any(s in str(error) for s in _PEER_GONE)
+
+
+def leave_after_peer(wait_s: float = PEER_GONE_WAIT_S) -> int:
+    """What a rank does when its collective lost a peer (peer_gone): no traceback; it waits up to
+    wait_s seconds for torchrun, which stops the other ranks with SIGTERM once the rank that
+    failed has exited (SIGTERM's default action restored: it ends this process, never a stop
+    request), so torchrun sees that rank's failure first. Returns PEER_GONE_EXIT, the exit status
+    when no SIGTERM came."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    time.sleep(wait_s)
+    return PEER_GONE_EXIT
 
 
 def init_distributed() -> tuple[int, int, int, torch.device]:

@@ -391,6 +391,71 @@ def test_eval_config_embeds_the_policy_config_and_model_is_short_for_policy_path
     )
 
 
+def test_the_output_folder_is_out_dir_in_every_command_and_the_old_out_is_refused():
+    assert parse_eval_cli(["--out-dir", "runs/e1", "--oracle"]).out_dir == "runs/e1"
+    assert configs.parse_learn_cli(["--out-dir", "runs/l1"]).out_dir == "runs/l1"
+    assert configs.parse_cli(["--out-dir", "runs/t1"]).out_dir == "runs/t1"
+    for parse in (parse_eval_cli, configs.parse_learn_cli):
+        for argv in (["--out", "runs/x"], ["--out=runs/x"]):
+            with pytest.raises(ConfigError) as e:
+                parse(argv)
+            assert str(e.value) == "--out is now --out-dir, the name train.py uses too"
+
+
+@pytest.mark.parametrize(
+    ("logger", "line"),
+    [
+        ("tensorboard", "logger = 'tensorboard': needs tensorboard: pip install tensorboard"),
+        (
+            "wandb",
+            "logger = 'wandb': needs wandb: pip install wandb (without an account or network: "
+            "WANDB_MODE=offline, `wandb sync` later)",
+        ),
+    ],
+)
+def test_a_logger_whose_package_is_missing_is_refused_at_start_up(logger, line, monkeypatch):
+    real = configs.importlib.util.find_spec
+
+    # this Python without the logger's package, whether or not this machine has it
+    def find_spec(name, *args):
+        return None if name == logger else real(name, *args)
+
+    monkeypatch.setattr(configs.importlib.util, "find_spec", find_spec)
+    with pytest.raises(ConfigError) as e:
+        configs.parse_cli(["--logger", logger])
+    assert str(e.value) == line
+    # a preset of another machine is not checked for this machine's packages
+    assert configs.parse_cli(["--logger", logger], check_paths=False).logger == logger
+    assert configs.parse_cli(["--logger", "none"]).logger == "none"
+
+
+def test_the_tensorboard_logger_writes_every_number_of_a_step_record(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from bookkeeping.logs import open_logger
+
+    log = open_logger(configs.parse_cli(["--logger", "tensorboard"]), tmp_path)
+    log({"reward_mean": 0.5, "loss": 0.125, "preset": "cpu-smollm2"}, 1)
+    log({"reward_mean": 0.75, "loss": 0.0625}, 2)
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    assert sorted(events.Tags()["scalars"]) == ["loss", "reward_mean"]
+    assert [(e.step, e.value) for e in events.Scalars("reward_mean")] == [(1, 0.5), (2, 0.75)]
+
+
+def test_the_wandb_logger_runs_offline_without_an_account(tmp_path, monkeypatch):
+    wandb = pytest.importorskip("wandb")
+    from bookkeeping.logs import open_logger
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    log = open_logger(configs.parse_cli(["--logger", "wandb"]), tmp_path)
+    log({"reward_mean": 0.5, "loss": 0.125}, 1)
+    wandb.finish()
+    runs = list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert len(runs) == 1 and runs[0].stat().st_size > 0
+
+
 def test_eval_backends_name_their_missing_flag():
     with pytest.raises(ConfigError) as e:
         validate_eval(EvalConfig(engine="openai"), check_paths=False)

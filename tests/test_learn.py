@@ -128,7 +128,7 @@ def test_tiny_learn_run_writes_learning_json_png_and_a_verdict(tmp_path):
         sys.executable,
         "-m",
         "experiments.learn",
-        "--out",
+        "--out-dir",
         str(out),
         "--nproc",
         "1",

@@ -14,7 +14,8 @@ from train_helpers import containers_of, run_ids_of, torchrun
 
 from bookkeeping import memory
 from bookkeeping.logs import format_step_line
-from learner import launch
+from learner import distributed, launch
+from learner.distributed import PEER_GONE_EXIT
 
 
 def test_peak_rss_is_the_kernels_high_water_mark_in_bytes():
@@ -94,19 +95,49 @@ def test_a_killed_rank_gets_one_line_with_its_peak_and_budget():
     )
 
 
-def test_the_launcher_names_only_ranks_killed_by_a_signal(tmp_path):
+def test_the_launcher_names_the_rank_that_failed_first_once(tmp_path):
     memory.write_record(tmp_path, 1, 3072 << 20)
     peak = memory.read_record(tmp_path, 1)["peak_rss_bytes"]
-    failures = {  # as torchrun's ChildFailedError holds them: global rank -> ProcessFailure
-        0: ProcessFailure(local_rank=0, pid=10, exitcode=1, error_file="<N/A>"),
-        1: ProcessFailure(local_rank=1, pid=11, exitcode=-9, error_file="<N/A>"),
-    }
-    lines, code = launch.failure_lines(failures, tmp_path)
+    # as torchrun's ChildFailedError holds them: global rank -> ProcessFailure
+    error = ProcessFailure(local_rank=0, pid=10, exitcode=2, error_file="<N/A>")
+    oom = ProcessFailure(local_rank=1, pid=11, exitcode=-9, error_file="<N/A>")
+    # a rank whose collective failed because the other left (no traceback of its own)
+    left = ProcessFailure(local_rank=0, pid=10, exitcode=PEER_GONE_EXIT, error_file="<N/A>")
+    # what torchrun sends the surviving ranks once one failed
+    stopped = ProcessFailure(local_rank=1, pid=11, exitcode=-15, error_file="<N/A>")
+    lines, code = launch.failure_lines({0: left, 1: oom}, tmp_path)
     assert code == 137 and lines == [
         f"[launch] rank 1 was killed (SIGKILL, likely out of memory): last peak RSS "
         f"{peak / 1e9:.2f} GB, budget 3.22 GB"
     ]
-    assert launch.failure_lines({0: failures[0]}, tmp_path) == ([], 1)
+    # a rank's error: said by that rank; torchrun's SIGTERM to the other is no memory kill
+    assert launch.failure_lines({0: error, 1: stopped}, tmp_path) == (
+        ["[launch] rank 0 failed with exit status 2 (its error is above)"],
+        1,
+    )
+    # the rank that failed first, stopped by torchrun as it exited after the other lost it
+    assert launch.failure_lines({0: stopped, 1: left}, tmp_path) == (
+        [
+            "[launch] rank 0 failed first (the other ranks lost it in a collective); torchrun "
+            "stopped it with SIGTERM as it exited: its error, if any, is above"
+        ],
+        1,
+    )
+    # a SIGTERM from someone else, killing every rank, is named (never as out of memory)
+    lines, code = launch.failure_lines({1: stopped}, tmp_path)
+    assert code == 143 and lines == [
+        f"[launch] rank 1 was killed (SIGTERM): last peak RSS {peak / 1e9:.2f} GB, budget 3.22 GB"
+    ]
+
+
+def test_a_collective_that_lost_its_peer_is_told_from_a_ranks_own_error():
+    gloo = (
+        "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+        "[127.0.0.1]:17315. This is typically caused by a remote worker crashing."
+    )
+    assert distributed.peer_gone(RuntimeError(gloo))
+    assert not distributed.peer_gone(RuntimeError("CUDA out of memory"))
+    assert not distributed.peer_gone(ValueError(gloo))
 
 
 def test_the_step_line_ends_with_each_ranks_peak_rss():
@@ -142,6 +173,25 @@ def test_a_rank_killed_by_sigkill_is_named_with_its_last_peak_rss_and_budget(tin
     # killed after the set-up: the launcher (bookkeeping/launch.py) reaped what the ranks left
     if "sandbox run ids" in log:
         assert containers_of(run_ids_of(log)) == []
+
+
+@pytest.mark.model_run
+def test_a_rank_that_fails_with_an_error_is_reported_once_without_the_others_tracebacks(
+    tiny_dir, tmp_path
+):
+    out = tmp_path / "run"
+    # rank 0 alone writes out_dir/config.json: its error, while rank 1 waits at the barrier after
+    (out / "config.json").mkdir(parents=True)
+    proc, log_path = torchrun(out, tiny_dir, "--steps", "1", launcher="learner.launch")
+    assert proc.wait(timeout=300) == 1
+    log = log_path.read_text()
+    assert log.count("IsADirectoryError: [Errno 21] Is a directory:") == 1, log[-4000:]
+    assert [x for x in log.splitlines() if x.startswith("[launch] ")] == [
+        "[launch] rank 0 failed with exit status 1 (its error is above)"
+    ]
+    # rank 1's collective lost its peer: no traceback; torchrun's SIGTERM and table not shown
+    assert "Connection closed by peer" not in log and "SIGTERM" not in log, log[-4000:]
+    assert "Root Cause" not in log and log.count("Traceback") == 1
 
 
 # Two optimizer steps of the GRPO update on the tiny model in a 1-rank process group, under glibc's

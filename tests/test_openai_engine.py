@@ -172,7 +172,7 @@ def _eval(tmp_path, *args, timeout=240):
             str(tasks),
             "--k",
             "1",
-            "--out",
+            "--out-dir",
             str(tmp_path / "out"),
             "--no-progress",
             *args,

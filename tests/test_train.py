@@ -2,6 +2,7 @@
 FSDP2 on gloo, spawned processes on 127.0.0.1), exact resume from a DCP checkpoint, and logs."""
 
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -669,6 +670,27 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
     assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
     assert [line for line in out.splitlines() if "clip_low" in line] == [
         "error: grpo.clip_low = 1.5: must be in (0, 1)"
+    ]
+
+
+@pytest.mark.model_run
+@pytest.mark.skipif(
+    importlib.util.find_spec("tensorboard") is not None, reason="tensorboard is installed here"
+)
+def test_make_train_with_a_logger_not_installed_says_how_to_install_it_and_starts_no_torchrun():
+    import subprocess
+
+    r = subprocess.run(
+        ["make", "--no-print-directory", "-o", "setup", "train", "ARGS=--logger tensorboard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
+    assert [line for line in out.splitlines() if "tensorboard" in line] == [
+        "error: logger = 'tensorboard': needs tensorboard: pip install tensorboard"
     ]
 
 

@@ -313,7 +313,7 @@ def test_evaluate_cli_with_the_vllm_engine_as_a_plain_process(tmp_path):
             str(tasks),
             "--k",
             "1",
-            "--out",
+            "--out-dir",
             str(tmp_path / "out"),
             "--no-progress",
             "--policy.engine",
