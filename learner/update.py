@@ -7,6 +7,8 @@ the update equals that of one batch holding every trajectory of the step.
 """
 
 import math
+import sys
+import time
 import warnings
 from collections.abc import Callable
 
@@ -14,6 +16,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 from torch.distributed.tensor import DTensor
+from tqdm import tqdm
 
 import configs
 import grpo
@@ -86,6 +89,29 @@ def reduce_metrics(per_mb: list[dict[str, Tensor]]) -> dict[str, float | None]:
     return out
 
 
+class UpdateProgress:
+    """The update's progress bar on stderr, like the rollout's (rank 0): this rank's micro-batches
+    done of its total, and the tokens/s of their forward and backward passes. enabled False:
+    nothing is shown."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.bar = tqdm(
+            total=total, desc="update", file=sys.stderr, disable=not enabled, dynamic_ncols=True
+        )
+        self.tokens = 0
+        self.t_start = time.monotonic()
+
+    def micro_batch_done(self, tokens: int) -> None:
+        """One micro-batch of `tokens` packed tokens went forward and backward."""
+        self.tokens += tokens
+        tokens_per_s = self.tokens / max(1e-9, time.monotonic() - self.t_start)
+        self.bar.set_postfix_str(f"{tokens_per_s:.1f} tok/s")
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def accumulate_gradients(
     model: torch.nn.Module,
     micro_batches: list[MicroBatch],
@@ -93,6 +119,7 @@ def accumulate_gradients(
     device: torch.device,
     ref_model: torch.nn.Module | None = None,
     stop: Callable[[], bool] | None = None,
+    progress: UpdateProgress | None = None,
 ) -> dict[str, float] | None:
     """Forward and backward every micro-batch of this rank; gradients add up in `.grad`.
 
@@ -103,6 +130,7 @@ def accumulate_gradients(
     Ranks with fewer micro-batches run empty ones: FSDP2 needs the same collectives everywhere.
     Returns reduce_metrics over all ranks (see grpo.policy_loss for the names), or None when
     `stop` (collective, asked before each micro-batch) said so: the gradients are then dropped.
+    `progress` is told of each micro-batch of this rank done (the empty ones excepted).
     """
     # Dr.GRPO's constant: the generation budget
     max_tokens = cfg.rollout.max_context_tokens
@@ -143,6 +171,9 @@ def accumulate_gradients(
         loss, m = grpo.policy_loss(inputs, cfg.grpo)
         loss.backward()
         metrics.append(m)
+        tokens = mb.input_ids.numel()
+        if progress is not None and tokens:
+            progress.micro_batch_done(tokens)
     return reduce_metrics(metrics)
 
 
@@ -187,6 +218,7 @@ def update(
     device: torch.device,
     ref_model=None,
     stop: Callable[[], bool] | None = None,
+    progress: bool = False,
 ) -> dict[str, float] | None:
     """The GRPO update of one training step on this rank's samples: grpo.num_minibatches optimizer
     steps, each over an equal share of the samples. Collective: every rank calls it each step.
@@ -194,20 +226,23 @@ def update(
     (before each step), `skipped_update` (1.0 when no rank had a loss token: no optimizer step,
     the lr schedule advances). `stop` (collective, e.g. learner.distributed.agreed_stop) is asked
     before each micro-batch until the first optimizer step: True there returns None, nothing
-    changed (after a first step the update completes: a half-trained step is never kept)."""
+    changed (after a first step the update completes: a half-trained step is never kept).
+    progress: show this rank's micro-batches done and tokens/s on stderr (UpdateProgress)."""
     k = cfg.grpo.num_minibatches
     chunks = [samples[i * len(samples) // k : (i + 1) * len(samples) // k] for i in range(k)]
     batches = [make_micro_batches(c, cfg.micro_batch_tokens) for c in chunks]
     if k > 1:
         for mbs in batches:
             fill_old_logprobs(model, mbs, cfg.rollout.temperature, device)
+    bar = UpdateProgress(sum(len(mbs) for mbs in batches), progress)
     per_step = []
     for mbs in batches:
         lr = optimizer.param_groups[0]["lr"]
         metrics = accumulate_gradients(
-            model, mbs, cfg, device, ref_model, None if per_step else stop
+            model, mbs, cfg, device, ref_model, None if per_step else stop, bar
         )
         if metrics is None:
+            bar.close()
             return None
         metrics["lr"] = lr
         per_step.append(metrics)
@@ -223,6 +258,7 @@ def update(
             continue
         metrics["grad_norm"] = optimizer_step(model, optimizer, scheduler, cfg.grad_clip)
         metrics["skipped_update"] = 0.0
+    bar.close()
     # the activations' pages, before the engine's rollout allocates
     release_free_memory()
     return grpo.mean_over_minibatches(per_step)

@@ -4,6 +4,7 @@ samples, an overlapped 2-rank run and its stop (issue 28)."""
 import json
 import math
 import os
+import re
 
 import pytest
 import torch
@@ -43,6 +44,44 @@ def test_tis_is_switched_on_for_stale_samples_only_when_the_config_has_it_off():
     assert off.grpo.tis_cap == 0.0  # the run's config is left as it was
     on = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=3.0))
     assert learner.pipeline.loss_config(on, stale=True).grpo.tis_cap == 3.0
+
+
+def test_the_update_progress_bar_counts_micro_batches_and_tokens_per_second(capsys):
+    bar = learner.update.UpdateProgress(3, enabled=True)
+    for tokens in (40, 40, 20):
+        bar.micro_batch_done(tokens)
+    bar.close()
+    assert bar.tokens == 100 and bar.bar.n == 3
+    shown = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    assert re.fullmatch(r"update: 100%\|.*\| 3/3 \[.*, \d+\.\d tok/s\]", shown[-1]), shown
+    quiet = learner.update.UpdateProgress(3, enabled=False)
+    quiet.micro_batch_done(40)
+    quiet.close()
+    assert capsys.readouterr().err == ""
+
+
+def _progress_worker(rank, world_size, store, model_dir, out_path):
+    mesh = init_gloo(rank, world_size, store)
+    policy = fsdp_policy(model_dir, mesh)
+    cfg = configs.TrainConfig(lr=1e-4, micro_batch_tokens=24)
+    samples = fixed_samples(policy.config.vocab_size)
+    optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
+    count = len(learner.packing.make_micro_batches(samples, cfg.micro_batch_tokens))
+    learner.update.update(
+        policy, optimizer, scheduler, samples, cfg, torch.device("cpu"), progress=True
+    )
+    torch.save(count, out_path)
+    dist.destroy_process_group()
+
+
+@pytest.mark.model_run
+def test_the_update_shows_its_micro_batches_done_of_the_total(tiny_dir, tmp_path, capfd):
+    spawn(_progress_worker, 1, tiny_dir, tmp_path / "count.pt")
+    count = torch.load(tmp_path / "count.pt")
+    shown = capfd.readouterr().err.replace("\r", "\n").splitlines()
+    done = [line for line in shown if line.startswith("update: 100%")]
+    assert count > 1 and done and f"| {count}/{count} [" in done[-1], shown[-5:]
+    assert done[-1].endswith(" tok/s]")
 
 
 def _stale_tis_worker(rank, world_size, store, model_dir, out_path):

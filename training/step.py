@@ -147,7 +147,15 @@ def learn(
     # alike on every rank: every rank's samples share their rollout's version
     cfg = loss_config(run.cfg, stale=run.step > version)
     metrics = update(
-        run.policy, run.optimizer, run.scheduler, samples, cfg, run.device, run.ref_model, stop=stop
+        run.policy,
+        run.optimizer,
+        run.scheduler,
+        samples,
+        cfg,
+        run.device,
+        run.ref_model,
+        stop=stop,
+        progress=run.rank == 0,
     )
     if metrics is None:
         return None
