@@ -203,13 +203,12 @@ def _build(run: Run, local_rank: int) -> None:
         share_sampler(run.layout, run.sampler)
     if generates:
         seed = cfg.seed + run.rank // run.tp
+        # an overlapped rollout rank runs its next rollout before the next policy arrives: its
+        # engine's sleep must keep the weights (vLLM at level 1; level 2 would discard them)
+        keep_weights = run.layout is not None and cfg.max_off_policy_steps >= 1
         run.engine = engines.build_engine(
-            cfg.policy, run.model_dir, run.tokenizer, device, seed, run.tp_group
+            cfg.policy, run.model_dir, run.tokenizer, device, seed, run.tp_group, keep_weights
         )
-        # an overlapped rollout rank runs its next rollout before the next policy arrives
-        keeps_weights = run.layout is not None and cfg.max_off_policy_steps
-        if keeps_weights and hasattr(run.engine, "drop_weights_on_sleep"):
-            run.engine.drop_weights_on_sleep = False
         run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     elif kind == "vllm":
         # as the rollout ranks start their engines
