@@ -12,7 +12,8 @@ shifted: the log-prob of the token *at* t given the tokens before it).
 Papers followed:
 - GRPO: Shao et al. 2024, "DeepSeekMath" (group-normalised advantages, per-sequence mean).
 - Dr.GRPO: Liu et al. 2025, "Understanding R1-Zero-Like Training" (no std division,
-  token sum over a constant length).
+  token sum over a constant length: the maximum response length, here the episode's generation
+  budget, `generation_budget`).
 - DAPO: Yu et al. 2025 (clip-higher, token-mean over the batch, dropping groups whose
   rewards are all equal).
 - RLOO: Ahmadian et al. 2024, "Back to Basics" (leave-one-out baseline).
@@ -128,6 +129,16 @@ def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
 
 # -----------------------------------------------------------------------------
 # aggregation of token losses
+
+
+def generation_budget(max_turns: int, max_tokens_per_turn: int, max_context_tokens: int) -> int:
+    """Dr.GRPO's constant (Liu et al. 2025 divide each sequence's token sum by the maximum response
+    length): the most tokens the policy can generate in one episode, max_turns x max_tokens_per_turn,
+    but no more than the context holds (max_context_tokens, prompt and observations included).
+    Not max_context_tokens alone: with long tool outputs the two differ by orders of magnitude, and
+    the loss would shrink with the context window instead of the policy's output. A task's own
+    max_turns does not change it (one constant for the run). Returns a positive int (tokens)."""
+    return min(max_turns * max_tokens_per_turn, max_context_tokens)
 
 
 def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None = None) -> Tensor:

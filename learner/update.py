@@ -116,8 +116,9 @@ def accumulate_gradients(
     Returns reduce_metrics over all ranks (see grpo.policy_loss for the names), or None when
     `stop` (collective, asked before each micro-batch) said so: the gradients are then dropped.
     """
-    # Dr.GRPO's constant: the generation budget
-    max_tokens = cfg.rollout.max_context_tokens
+    # Dr.GRPO's constant: the generation budget of an episode
+    ro = cfg.rollout
+    max_tokens = grpo.generation_budget(ro.max_turns, ro.max_tokens_per_turn, ro.max_context_tokens)
     denom = sum(
         (
             grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, max_tokens)

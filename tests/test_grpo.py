@@ -619,3 +619,11 @@ def test_policy_loss_takes_its_knobs_from_the_grpo_config():
     torch.testing.assert_close(
         loss, torch.tensor((-1.5 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6
     )
+
+
+def test_drgrpo_constant_is_the_episode_generation_budget_within_the_context():
+    # Liu et al. 2025 divide by the maximum response length: turns x tokens per turn (the CPU
+    # preset: 3 x 128 = 384), never more than the context holds
+    assert grpo.generation_budget(3, 128, 2048) == 384
+    assert grpo.generation_budget(32, 4096, 32768) == 32768
+    assert grpo.generation_budget(1, 1024, 8192) == 1024

@@ -208,3 +208,26 @@ def test_an_on_policy_step_has_tis_weight_1_under_truncated_sampling_on_a_real_e
     assert m["tis_clip_frac"] == 0.0
     assert m["engine_kl"] < 1e-6
     assert m["nonfinite_tokens"] == 0.0
+
+
+def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny_dir, monkeypatch):
+    # issue 39: it was rollout.max_context_tokens (2048 here), 5.3x the 3 x 128 tokens an episode
+    # of the CPU preset can generate
+    from hf import weights
+
+    seen = []
+    real = learner.update.grpo.loss_denominator
+
+    def spy(loss_mask, aggregation, max_tokens=None):
+        seen.append(max_tokens)
+        return real(loss_mask, aggregation, max_tokens)
+
+    monkeypatch.setattr(learner.update.grpo, "loss_denominator", spy)
+    rollout = configs.RolloutConfig(max_turns=3, max_tokens_per_turn=128, max_context_tokens=2048)
+    grpo_cfg = configs.GRPOConfig(aggregation="seq_mean_token_sum_norm", advantage="drgrpo")
+    cfg = configs.TrainConfig(rollout=rollout, grpo=grpo_cfg)
+    policy = weights.load_hf(tiny_dir)
+    samples = fixed_samples(policy.config.vocab_size)[:2]
+    mbs = learner.packing.make_micro_batches(samples, cfg.micro_batch_tokens)
+    learner.update.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
+    assert seen and set(seen) == {384}
