@@ -231,3 +231,26 @@ def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny
     mbs = learner.packing.make_micro_batches(samples, cfg.micro_batch_tokens)
     learner.update.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
     assert seen and set(seen) == {384}
+
+
+def test_the_collective_timeout_covers_the_longest_rollout_the_config_allows():
+    # issue 39: NCCL's default 10 minutes, while a trainer waits in G for a whole rollout
+    cfg = configs.TrainConfig(
+        tasks_per_step=8,
+        grpo=configs.GRPOConfig(group_size=8),
+        rollout=configs.RolloutConfig(episode_timeout_s=900.0, max_concurrent_episodes=24),
+        sandbox=configs.SandboxConfig(verify_wall_s=300.0),
+        reward=configs.RewardConfig(
+            judge_backends=("anthropic:m",), judge_timeout_s=60.0, judge_max_retries=2
+        ),
+    )
+    seconds, line = learner.distributed.collective_timeout_s(cfg)
+    # 64 episodes in ceil(64 / 24) = 3 waves of (900 + 300 + 60 x 3) s, + 600 s
+    assert seconds == 3 * (900 + 300 + 180) + 600
+    assert line == (
+        "collective timeout 79 min: 3 wave(s) of episodes x (agent 900 s + verify 300 s + "
+        "judge 180 s) + 600 s"
+    )
+    # verify_wall_s 0 (auto): 3 x harbor's 600 s per-test timeout; no judge
+    auto = configs.TrainConfig(tasks_per_step=2, grpo=configs.GRPOConfig(group_size=4))
+    assert learner.distributed.collective_timeout_s(auto)[0] == 1 * (900 + 1800) + 600
