@@ -338,8 +338,9 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     loss = aggregate(l, loss_mask, aggregation, denominator, max_tokens); see `aggregate`.
     Non-finite guard: a loss token whose logprobs, old_logprobs, engine_logprobs or ref_logprobs is
     not finite (a -inf log-prob), or whose rho or TIS ratio overflows fp32, is dropped from the loss
-    mask (it adds 0 to the loss and its gradient) and counted in the metric nonfinite_tokens; the
-    denominator is left as given. A step never turns NaN on one such token.
+    mask (it adds 0 to the loss and its gradient) and counted in the metric nonfinite_tokens; a
+    given denominator is left as it is (it still counts the token). A step never turns NaN on one
+    such token.
     Pass the global `inputs.denominator` (sum of `loss_denominator(loss_mask, aggregation,
     max_tokens)` over micro-batches and ranks) so that summing gradients over micro-batches and
     ranks gives the full-batch gradient; max_tokens then only matters when denominator is None.
