@@ -88,7 +88,8 @@ class PolicyConfig:
     vllm_tensor_parallel_size: int = 1
     # vLLM KV cache in MiB (0 = from vllm_gpu_memory_utilization on CUDA, 512 on CPU)
     vllm_kv_cache_mib: int = 0
-    # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step)
+    # between rollouts: 1 = weights to host RAM, 2 = discard them (pushed again each step); a
+    # rollout rank with max_off_policy_steps 1 sleeps at 1 (its next rollout runs before a push)
     vllm_sleep_level: Literal[1, 2] = 2
     # share of max_concurrent_episodes x max_context_tokens the KV cache must hold (start-up check)
     vllm_kv_fill: float = 0.25
@@ -227,8 +228,9 @@ class TrainConfig:
     curriculum: bool = False  # skip tasks whose recent groups were all 0 or all 1
     curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
-    # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; >= 1 trains on a
+    # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; 1 trains on a
     # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
+    # More is refused: the pipeline is one rollout deep, so 2 would run as 1.
     # 0 in every preset: on 2 CPU cores the overlap is not shown faster (BENCHMARKS.md, issue 28)
     max_off_policy_steps: int = 0
     # ranks that only generate (the last ones; the others only train and broadcast the policy to
@@ -601,7 +603,11 @@ RUN_RULES: list[Rule] = [
     ("weight_decay", lambda v: v >= 0, "must be >= 0"),
     ("seed", lambda v: v >= 0, "must be >= 0"),
     ("rank_memory_mb", lambda v: v >= 0, "must be >= 0"),
-    ("max_off_policy_steps", lambda v: v >= 0, "must be >= 0"),
+    (
+        "max_off_policy_steps",
+        lambda v: v in (0, 1),
+        "must be 0 or 1 (the pipeline is one rollout deep: more staleness is not implemented)",
+    ),
     ("rollout_ranks", lambda v: v >= 0, "must be >= 0"),
     ("lr", lambda v: v > 0, "must be > 0"),
     ("grad_clip", lambda v: v >= 0, "must be >= 0 (0 = off)"),

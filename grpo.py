@@ -12,7 +12,8 @@ shifted: the log-prob of the token *at* t given the tokens before it).
 Papers followed:
 - GRPO: Shao et al. 2024, "DeepSeekMath" (group-normalised advantages, per-sequence mean).
 - Dr.GRPO: Liu et al. 2025, "Understanding R1-Zero-Like Training" (no std division,
-  token sum over a constant length).
+  token sum over a constant length: the maximum response length, here the episode's generation
+  budget, `generation_budget`).
 - DAPO: Yu et al. 2025 (clip-higher, token-mean over the batch, dropping groups whose
   rewards are all equal).
 - RLOO: Ahmadian et al. 2024, "Back to Basics" (leave-one-out baseline).
@@ -128,6 +129,16 @@ def mask_truncated(loss_mask: Tensor, truncated: Tensor) -> Tensor:
 
 # -----------------------------------------------------------------------------
 # aggregation of token losses
+
+
+def generation_budget(max_turns: int, max_tokens_per_turn: int, max_context_tokens: int) -> int:
+    """Dr.GRPO's constant (Liu et al. 2025 divide each sequence's token sum by the maximum response
+    length): the most tokens the policy can generate in one episode, max_turns x max_tokens_per_turn,
+    but no more than the context holds (max_context_tokens, prompt and observations included).
+    Not max_context_tokens alone: with long tool outputs the two differ by orders of magnitude, and
+    the loss would shrink with the context window instead of the policy's output. A task's own
+    max_turns does not change it (one constant for the run). Returns a positive int (tokens)."""
+    return min(max_turns * max_tokens_per_turn, max_context_tokens)
 
 
 def loss_denominator(loss_mask: Tensor, aggregation: str, max_tokens: int | None = None) -> Tensor:
@@ -287,6 +298,11 @@ class LossInputs:
                      loss_denominator over micro-batches and ranks); None: this batch alone
     max_tokens:      int or None, Dr.GRPO's constant generation budget (tokens), used when
                      denominator is None and aggregation is seq_mean_token_sum_norm
+    old_log_kept_mass: [B, T] float or None, log of the probability mass that the rollout's
+                     top-k/top-p truncation keeps under the old policy (model.log_kept_mass; no
+                     grad); None or 0: sampling did not truncate. The engine reports log-probs of
+                     the truncated, renormalised distribution, so the TIS weight and engine_kl
+                     compare it with old_logprobs - old_log_kept_mass, the same distribution.
     """
 
     logprobs: Tensor
@@ -298,6 +314,7 @@ class LossInputs:
     entropy: Tensor | None = None
     denominator: Tensor | float | None = None
     max_tokens: int | None = None
+    old_log_kept_mass: Tensor | None = None
 
 
 def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, Tensor]]:
@@ -311,11 +328,19 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
         rho   = exp(logprobs - old_logprobs)                                importance ratio
         pg    = max(-A * rho, -A * clip(rho, 1 - clip_low, 1 + clip_high))  (PPO; DAPO clip-higher)
         pg    = min(pg, -A * dual_clip)               if A < 0 and dual_clip > 0 (dual clip, c > 1)
-        w     = min(exp(old_logprobs - engine_logprobs), tis_cap), no grad  (truncated IS; if
-                engine_logprobs given and tis_cap > 0: corrects the sampler/trainer mismatch)
+        w     = min(exp(old_q - engine_logprobs), tis_cap), no grad  (truncated IS; if
+                engine_logprobs given and tis_cap > 0: corrects the sampler/trainer mismatch),
+                old_q = old_logprobs - old_log_kept_mass: the old policy's log-prob under the
+                rollout's top-k/top-p truncation, the distribution the engine sampled from and
+                reported (so w = 1 on-policy whatever the truncation)
         l     = w * pg + kl_coef * KL_est(logprobs, ref_logprobs)           (KL term if kl_coef != 0;
                 k2 descends KL(pi || pi_ref), k3 KL(pi_ref || pi): see `kl_penalty`)
     loss = aggregate(l, loss_mask, aggregation, denominator, max_tokens); see `aggregate`.
+    Non-finite guard: a loss token whose logprobs, old_logprobs, engine_logprobs or ref_logprobs is
+    not finite (a -inf log-prob), or whose rho or TIS ratio overflows fp32, is dropped from the loss
+    mask (it adds 0 to the loss and its gradient) and counted in the metric nonfinite_tokens; a
+    given denominator is left as it is (it still counts the token). A step never turns NaN on one
+    such token.
     Pass the global `inputs.denominator` (sum of `loss_denominator(loss_mask, aggregation,
     max_tokens)` over micro-batches and ranks) so that summing gradients over micro-batches and
     ranks gives the full-batch gradient; max_tokens then only matters when denominator is None.
@@ -325,44 +350,73 @@ def policy_loss(inputs: LossInputs, cfg: GRPOConfig) -> tuple[Tensor, dict[str, 
     (A < 0, rho < 1 - clip_low), clip_frac_high (A > 0, rho > 1 + clip_high), clip_frac_dual (A < 0,
     rho > dual_clip), approx_kl (rho - 1 - log rho), ratio_mean/min/max (+-inf with no loss token); when
     given: kl_ref (k3 mean ~ KL(pi || pi_ref)), entropy, tis_weight_mean, tis_clip_frac, engine_kl
-    (KL(pi_engine || pi_old)). dual_clip = 0 and tis_cap = 0 switch those terms off. Knob values are
+    (KL(pi_engine || pi_old), both under the rollout's truncation); nonfinite_tokens (a count).
+    dual_clip = 0 and tis_cap = 0 switch those terms off. Knob values are
     trusted (configs.validate: clip_low in (0, 1), clip_high > 0, dual_clip 0 or > 1, tis_cap 0 or >= 1).
     Raises ValueError on shape mismatch, kl_coef != 0 without ref_logprobs, or an unknown
     aggregation/kl_estimator.
     """
     x = inputs
-    token_tensors = ("old_logprobs", "loss_mask", "ref_logprobs", "engine_logprobs", "entropy")
+    token_tensors = (
+        "old_logprobs",
+        "loss_mask",
+        "ref_logprobs",
+        "engine_logprobs",
+        "entropy",
+        "old_log_kept_mass",
+    )
     _check_shapes(x.logprobs, x.advantages, **{k: getattr(x, k) for k in token_tensors})
     if cfg.kl_estimator not in KL_ESTIMATORS:
         raise ValueError(f"kl_estimator: expected one of {KL_ESTIMATORS}, got {cfg.kl_estimator!r}")
     if cfg.kl_coef != 0.0 and x.ref_logprobs is None:
         raise ValueError(f"ref_logprobs: required when kl_coef != 0 (kl_coef={cfg.kl_coef})")
-    loss_mask = x.loss_mask
+    old_logprobs = x.old_logprobs.detach()
+    # the old policy's log-probs under the rollout's truncation: what the engine reported
+    old_q = old_logprobs
+    if x.old_log_kept_mass is not None:
+        old_q = old_logprobs - x.old_log_kept_mass.detach()
+    engine_logprobs = None if x.engine_logprobs is None else x.engine_logprobs.detach()
+    finite = _finite_tokens(
+        x.logprobs.detach(), old_logprobs, old_q, engine_logprobs, x.ref_logprobs
+    )
+    loss_mask = x.loss_mask * finite.to(x.loss_mask.dtype)
+    nonfinite = (x.loss_mask.to(torch.float32) * (~finite).to(torch.float32)).sum()
     agg = (cfg.aggregation, x.denominator, x.max_tokens)
     m = loss_mask.to(x.logprobs.dtype)
     n = m.sum().detach()
-    old_logprobs = x.old_logprobs.detach()
     A = x.advantages.detach().to(x.logprobs.dtype).unsqueeze(1)  # [B, 1]
 
-    log_ratio = x.logprobs - old_logprobs
+    # dropped tokens get log-probs 0 (ratio 1, w = 1) in place of their non-finite values, so that
+    # 0 * their loss stays 0 and no NaN reaches the gradient (mask 0: they add nothing)
+    zero = torch.zeros_like(x.logprobs)
+    logprobs = torch.where(finite, x.logprobs, zero)
+    old_logprobs = torch.where(finite, old_logprobs, zero)
+    log_ratio = logprobs - old_logprobs
     pg = _clipped_surrogate(torch.exp(log_ratio), A, cfg.clip_low, cfg.clip_high, cfg.dual_clip)
     metrics: dict[str, Tensor] = {}
-    if x.engine_logprobs is not None:
-        w, metrics = _tis_weights(old_logprobs, x.engine_logprobs.detach(), loss_mask, cfg.tis_cap)
+    if engine_logprobs is not None:
+        old_q = torch.where(finite, old_q, zero)
+        engine_logprobs = torch.where(finite, engine_logprobs, zero)
+        w, metrics = _tis_weights(old_q, engine_logprobs, loss_mask, cfg.tis_cap)
         pg = pg * w
 
     pg_loss = aggregate(pg, loss_mask, *agg)
     loss = pg_loss
     kl_loss = torch.zeros((), dtype=x.logprobs.dtype, device=x.logprobs.device)
     if x.ref_logprobs is not None:
-        ref_logprobs = x.ref_logprobs.detach()
-        kl = kl_penalty(x.logprobs, ref_logprobs, cfg.kl_estimator)
-        metrics["kl_ref"] = _masked_mean(kl_penalty(x.logprobs.detach(), ref_logprobs, "k3"), m, n)
+        ref_logprobs = torch.where(finite, x.ref_logprobs.detach(), zero)
+        kl = kl_penalty(logprobs, ref_logprobs, cfg.kl_estimator)
+        metrics["kl_ref"] = _masked_mean(kl_penalty(logprobs.detach(), ref_logprobs, "k3"), m, n)
         if cfg.kl_coef != 0.0:
             kl_loss = aggregate(kl, loss_mask, *agg)
             loss = loss + cfg.kl_coef * kl_loss
 
-    metrics.update(num_tokens=n, pg_loss=pg_loss.detach(), kl_loss=kl_loss.detach())
+    metrics.update(
+        num_tokens=n,
+        pg_loss=pg_loss.detach(),
+        kl_loss=kl_loss.detach(),
+        nonfinite_tokens=nonfinite,
+    )
     clips = (cfg.clip_low, cfg.clip_high, cfg.dual_clip)
     metrics.update(_ratio_metrics(log_ratio.detach(), A, m, n, *clips))
     if x.entropy is not None:
@@ -383,6 +437,26 @@ def _clipped_surrogate(
         # Only for A < 0: an unbounded ratio would give an unbounded loss there.
         pg = torch.where(A < 0, torch.minimum(pg, -A * dual_clip), pg)
     return pg
+
+
+def _finite_tokens(
+    logprobs: Tensor,
+    old_logprobs: Tensor,
+    old_q: Tensor,
+    engine_logprobs: Tensor | None,
+    ref_logprobs: Tensor | None,
+) -> Tensor:
+    """bool [B, T]: the token slots whose log-probs are finite and whose ratios exp(logprobs -
+    old_logprobs) and exp(old_q - engine_logprobs) are finite in fp32 (see policy_loss)."""
+    with torch.no_grad():
+        finite = torch.isfinite(logprobs) & torch.isfinite(old_logprobs) & torch.isfinite(old_q)
+        finite &= torch.isfinite(torch.exp(logprobs - old_logprobs))
+        if engine_logprobs is not None:
+            finite &= torch.isfinite(engine_logprobs)
+            finite &= torch.isfinite(torch.exp(old_q - engine_logprobs))
+        if ref_logprobs is not None:
+            finite &= torch.isfinite(ref_logprobs.detach())
+    return finite
 
 
 def _tis_weights(
@@ -444,9 +518,10 @@ def _ratio_metrics(
 
 def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, float | None]:
     """One record for the optimizer steps of one training step (each step's record is
-    learner/update.reduce_metrics of policy_loss's metrics): num_tokens summed, ratio_min / ratio_max
-    the min / max of those present (None if none), token means weighted by each step's num_tokens,
-    the rest (pg_loss, kl_loss: each step's loss; grad_norm, lr, skipped_update) plain means."""
+    learner/update.reduce_metrics of policy_loss's metrics): num_tokens and nonfinite_tokens
+    summed, ratio_min / ratio_max the min / max of those present (None if none), token means
+    weighted by each step's num_tokens, the rest (pg_loss, kl_loss: each step's loss; grad_norm,
+    lr, skipped_update) plain means."""
     n = [m["num_tokens"] for m in per_step]
     out = {}
     for k in per_step[0]:
@@ -455,7 +530,7 @@ def mean_over_minibatches(per_step: list[dict[str, float | None]]) -> dict[str, 
         if k in ("ratio_min", "ratio_max"):
             pick = min if k == "ratio_min" else max
             out[k] = pick(present) if present else None
-        elif k == "num_tokens":
+        elif k in ("num_tokens", "nonfinite_tokens"):
             out[k] = sum(vals)
         elif k in ("pg_loss", "kl_loss", "grad_norm", "lr", "skipped_update"):
             out[k] = sum(vals) / len(vals)

@@ -70,7 +70,13 @@ def engine_kind(policy: PolicyConfig, device: torch.device) -> Literal["torch", 
 
 
 def build_engine(
-    policy: PolicyConfig, model_dir, tokenizer, device: torch.device, seed: int, tp_group=None
+    policy: PolicyConfig,
+    model_dir,
+    tokenizer,
+    device: torch.device,
+    seed: int,
+    tp_group=None,
+    keep_weights: bool = False,
 ) -> Engine:
     """The policy's generation engine on `device` (train.py: one per rank; evaluate.py: one).
 
@@ -79,7 +85,10 @@ def build_engine(
     CPU build reads the utilization as a share of host RAM for the whole process), tensor-parallel over policy.vllm_tensor_parallel_size
     consecutive ranks (tp_group from `tp_groups`; seed must be equal within the group), sleeping at
     policy.vllm_sleep_level. torch: a full copy of the weights in policy.dtype on `device`, decoding up to
-    policy.engine_max_batch sequences together. Raises ConfigError as engine_kind.
+    policy.engine_max_batch sequences together. keep_weights: sleep never discards the weights (vLLM
+    sleeps at level 1 whatever policy.vllm_sleep_level, the torch engine keeps them): for an engine that
+    runs a rollout with no load before it (a rollout rank of the overlapped disaggregated layout).
+    Raises ConfigError as engine_kind.
     """  # noqa: E501
     if engine_kind(policy, device) == "vllm":
         return VLLMEngine(
@@ -89,7 +98,7 @@ def build_engine(
             seed=seed,
             gpu_memory_utilization=policy.vllm_gpu_memory_utilization,
             tensor_parallel_size=policy.vllm_tensor_parallel_size,
-            sleep_level=policy.vllm_sleep_level,
+            sleep_level=1 if keep_weights else policy.vllm_sleep_level,
             device=device,
             tp_group=tp_group,
             kv_cache_bytes=policy.vllm_kv_cache_mib << 20,
@@ -104,5 +113,6 @@ def build_engine(
         speculate_max_batch=policy.engine_speculate_max_batch,
         speculate_tokens=policy.engine_speculate_tokens,
         fast_cpu=policy.engine_fast_cpu,
-        drop_weights_on_sleep=True,  # only train.py sleeps it, and syncs before every rollout
+        # train.py syncs before every rollout but where keep_weights says it does not
+        drop_weights_on_sleep=not keep_weights,
     )

@@ -66,6 +66,11 @@ class Engine:
         """Replace the policy weights from (HF parameter name, tensor) pairs."""
         raise NotImplementedError(f"{type(self).__name__} cannot load weights")
 
+    def held_parameters(self) -> list[tuple[str, torch.Tensor]]:
+        """The weights the engine holds now, (name, tensor) pairs, to check a load against what was
+        sent (learner/layout.parameters_checksum)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot show its weights")
+
     def sleep(self) -> None:
         """Release accelerator memory between rollouts (no-op where there is nothing to release)."""
 

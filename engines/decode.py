@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from engines import cpu_fast
-from model import CacheStep, KVCache, Transformer, cache_step
+from model import CacheStep, KVCache, Transformer, cache_step, truncated_support
 
 
 def setup_cache(model: Transformer, max_batch: int, max_seq_len: int, fast: bool = False) -> None:
@@ -201,21 +201,11 @@ def sample_tokens(
         logprobs = torch.where(full, logp.gather(1, choice[:, None])[:, 0], logprobs)
     if bool(cut.any()):
         # Only the max(top_k) most likely tokens (and their ties) can be kept when every truncated row has a
-        # top-k: sort just those, plus 64 to see ties at the boundary (a full sort cost ~10% of a step).
-        kmax = int(top_k[cut].max()) if bool((top_k[cut] > 0).all()) else V
-        n = min(V, kmax + 64)
-        sorted_logp, order = logp.topk(n, dim=-1) if n < V else logp.sort(dim=-1, descending=True)
+        # top-k: truncated_support sorts just those (a full sort cost ~10% of a step). The rule is the
+        # learner's too (model.log_kept_mass), so its TIS weight compares the same distribution.
+        sorted_logp, order, keep = truncated_support(logp, top_p, top_k, rows=cut)
+        n = sorted_logp.shape[1]
         probs = sorted_logp.exp()
-        # vLLM's rule (v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p): top-k keeps every token >= the
-        # k-th largest value (ties included), then top-p runs on the top-k renormalised distribution.
-        kth = sorted_logp.gather(1, (top_k.clamp(min=1, max=n) - 1)[:, None])
-        keep = (top_k[:, None] <= 0) | (sorted_logp >= kth)
-        pk = torch.where(keep, probs, torch.zeros_like(probs))
-        pk = pk / pk.sum(-1, keepdim=True)
-        keep &= (pk.cumsum(-1) - pk) < top_p[
-            :, None
-        ]  # nucleus: top-k mass before this token < top_p
-        keep[:, 0] = True  # the most likely token always stays
         cdf = torch.where(keep, probs, torch.zeros_like(probs)).cumsum(-1)
         choice = torch.searchsorted(cdf, (uniforms * cdf[:, -1])[:, None]).clamp_(max=n - 1)
         tokens = torch.where(cut, order.gather(1, choice)[:, 0], tokens)

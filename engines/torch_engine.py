@@ -377,6 +377,10 @@ class TorchEngine(Engine):
         if getattr(self.model, "cache_shape", None) is None:
             decode.setup_cache(self.model, self.max_batch, self.max_seq_len, fast=self.fast_cpu)
 
+    def held_parameters(self) -> list[tuple[str, torch.Tensor]]:
+        """The weights the engine's model holds now, (name, tensor) pairs (a shared one once)."""
+        return [(name, p.detach()) for name, p in self.model.named_parameters()]
+
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Copy (HF name, tensor) pairs into the model's parameters, then forget every cached prefix (its K/V
         came from the old weights). Raises KeyError for an unknown name, ValueError for a shape mismatch,

@@ -481,6 +481,27 @@ class VLLMEngine(Engine):
                 self.llm.wake_up(tags=["kv_cache"])
             self._asleep = set()
 
+    def held_parameters(self) -> list[tuple[str, torch.Tensor]]:
+        """The weights the engine's model holds now, as (vLLM parameter name, tensor) pairs (a shared
+        parameter once), for checks of a load (learner/layout.parameters_checksum). On CPU, vLLM repacks
+        each linear layer's weight into an opaque oneDNN / sgl-kernel handle and leaves the parameter
+        empty (vllm layers/utils.py dispatch_cpu_unquantized_gemm, remove_weight=True): such a weight is
+        read back through the layer's own GEMM on the identity, cpu_linear(I_K) = W^T [K, N] (exact: one
+        product by 1.0 per element). Raises RuntimeError as _model()."""
+        with self._lock:
+            model = self._model()
+            held = []
+            for name, p in model.named_parameters():
+                module = model.get_submodule(name.rpartition(".")[0])
+                packed = name.endswith(".weight") and p.numel() == 0
+                if packed and hasattr(module, "cpu_linear"):
+                    dtype = self.engine.model_config.dtype
+                    eye = torch.eye(module.input_size_per_partition, dtype=dtype)
+                    with torch.no_grad():
+                        p = module.cpu_linear(eye, module.weight, None).t()
+                held.append((name, p.detach()))
+            return held
+
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Push (HF name, full tensor) pairs, each cast to the engine's dtype on its device (every rank of a
         tensor-parallel group pushes the full tensors; vLLM's weight loaders slice their shard). CUDA: in

@@ -1,5 +1,7 @@
 """Distributed set-up: the process group, collective helpers, and the FSDP2-sharded policy."""
 
+import datetime
+import math
 import os
 import signal
 import socket
@@ -82,8 +84,42 @@ def leave_after_peer(wait_s: float = PEER_GONE_WAIT_S) -> int:
     return PEER_GONE_EXIT
 
 
-def init_distributed() -> tuple[int, int, int, torch.device]:
-    """Init the default process group: nccl on CUDA, gloo on CPU.
+# the verifier's wall clock when sandbox.verify_wall_s is 0 (auto: 3 x the task's per-test timeout,
+# unknown before the tasks load): 3 x harbor's default per-test timeout of 600 s
+AUTO_VERIFY_S = 1800.0
+# what a collective may wait beyond the longest rollout: an update, a checkpoint, a weight sync
+COLLECTIVE_MARGIN_S = 600.0
+
+
+def collective_timeout_s(cfg: configs.TrainConfig) -> tuple[float, str]:
+    """How long a rank may wait in a collective (the process group's timeout), seconds, and how
+    it was sized (one line). A rank waits there for the whole of another rank's rollout (the
+    disaggregated layout's trainers for the rollout ranks', a fast rank for a slow one), so the
+    timeout is the longest rollout the config allows plus COLLECTIVE_MARGIN_S:
+        episodes = tasks_per_step x group_size (at most, on one rank), run in
+        waves = ceil(episodes / rollout.max_concurrent_episodes), each lasting at most
+        rollout.episode_timeout_s (the agent) + sandbox.verify_wall_s (AUTO_VERIFY_S when 0)
+        + reward.judge_timeout_s x (judge_max_retries + 1) x backends (0 without a judge).
+    NCCL's default (10 min) is shorter than one 64-turn episode at the GPU presets' budgets."""
+    ro = cfg.rollout
+    episodes = cfg.tasks_per_step * cfg.grpo.group_size
+    waves = math.ceil(episodes / ro.max_concurrent_episodes)
+    verify_s = cfg.sandbox.verify_wall_s or AUTO_VERIFY_S
+    r = cfg.reward
+    judge_s = r.judge_timeout_s * (r.judge_max_retries + 1) * len(r.judge_backends)
+    episode_s = ro.episode_timeout_s + verify_s + judge_s
+    total = COLLECTIVE_MARGIN_S + waves * episode_s
+    why = (
+        f"collective timeout {total / 60:.0f} min: {waves} wave(s) of episodes x (agent "
+        f"{ro.episode_timeout_s:.0f} s + verify {verify_s:.0f} s + judge {judge_s:.0f} s) + "
+        f"{COLLECTIVE_MARGIN_S:.0f} s"
+    )
+    return total, why
+
+
+def init_distributed(timeout_s: float | None = None) -> tuple[int, int, int, torch.device]:
+    """Init the default process group: nccl on CUDA, gloo on CPU, its collectives waiting up to
+    timeout_s seconds (None: torch's default, 10 min for nccl; see collective_timeout_s).
     Returns (rank, world_size, local_rank, device).
 
     Without torchrun (no RANK in the environment) it starts a 1-process group on 127.0.0.1,
@@ -96,13 +132,14 @@ def init_distributed() -> tuple[int, int, int, torch.device]:
             RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
         )
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    timeout = None if timeout_s is None else datetime.timedelta(seconds=timeout_s)
     if torch.cuda.is_available():
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
-        dist.init_process_group("nccl", device_id=device)
+        dist.init_process_group("nccl", device_id=device, timeout=timeout)
     else:
         device = torch.device("cpu")
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=timeout)
     return dist.get_rank(), dist.get_world_size(), local_rank, device
 
 

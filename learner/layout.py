@@ -218,16 +218,15 @@ def _numel(shape: tuple) -> int:
     return n
 
 
-def parameters_checksum(model: torch.nn.Module) -> list[float]:
-    """[sum, sum of squares] in float64 over every parameter of `model` (a shared one once): for
-    an engine's model after a load, equal to the sums of what arrived (same element multiset,
-    however the engine fuses or ties its tensors)."""
+def parameters_checksum(named: Iterable[tuple[str, torch.Tensor]]) -> list[float]:
+    """[sum, sum of squares] in float64 over (name, tensor) pairs, e.g. an engine's held_parameters
+    (a shared parameter once): after a load, equal to the sums of what arrived (same element
+    multiset, however the engine fuses, packs or ties its tensors)."""
     total = torch.zeros(2, dtype=torch.float64)
-    # a shared parameter once
-    params = dict(model.named_parameters())
+    params = dict(named)
     embed = next((p for n, p in params.items() if n.endswith("embed_tokens.weight")), None)
     for name, p in params.items():
-        # a tied lm_head re-tied by copy (vLLM on CPU), not shared: counted once
+        # a tied lm_head re-tied by copy, not shared: counted once
         tied_copy = (
             name.endswith("lm_head.weight")
             and embed is not None

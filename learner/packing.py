@@ -46,7 +46,8 @@ class MicroBatch:
     index: [S, Lmax] int64 position in the packed row of each padded slot (0 on padding).
     loss_mask, engine_logprobs: [S, Lmax] fp32 aligned with targets (0 on padding).
     advantages: [S] fp32. old_logprobs: [S, Lmax] or None (None: on-policy, the detached
-    current log-probs).
+    current log-probs). old_log_kept_mass: [S, Lmax] or None, set with old_logprobs: the log of
+    the mass truncated sampling keeps under that policy (learner.update.forward_logprobs).
     """
 
     input_ids: Tensor
@@ -58,6 +59,7 @@ class MicroBatch:
     engine_logprobs: Tensor
     advantages: Tensor
     old_logprobs: Tensor | None = None
+    old_log_kept_mass: Tensor | None = None
 
     def to(self, device: torch.device) -> "MicroBatch":
         return MicroBatch(*(None if v is None else v.to(device) for v in dataclasses.astuple(self)))

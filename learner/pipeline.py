@@ -1,15 +1,15 @@
 """Rollouts overlapped with training (TrainConfig.max_off_policy_steps, issue 28).
 
 With max_off_policy_steps = 0 a step is synchronous: roll out with the current policy, then train
-on it. With k >= 1 the update on rollout N's samples runs in a worker thread (the `learner` of
+on it. With k = 1 the update on rollout N's samples runs in a worker thread (the `learner` of
 training/overlap.py, the driver) from the moment rollout N+1's generation ends (every episode
 stopped acting, the engine asleep: rollout.run_episodes' on_generation_end) while the event loop
 finishes rollout N+1's verifications and judge calls; the engine gets the new weights before
 rollout N+2. Engine and learner never compute at once: on a CPU rank they share the cores, and
 running both side by side was slower than one after the other (BENCHMARKS.md); what overlaps is
 the container and judge work with the update. The pipeline is one rollout deep, so a sample is
-at most 1 <= k optimizer steps old (prime-rl's and verl's one-step off-policy schedule;
-AReaL-style decoupled loss):
+at most 1 optimizer step old and k is 0 or 1 (configs refuses more: k = 2 would run as 1)
+(prime-rl's and verl's one-step off-policy schedule; AReaL-style decoupled loss):
 
     iteration:   0        1                2                ...  steps
     rollout:     R0 (v0)  R1 (v0)          R2 (v1)               -

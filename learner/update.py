@@ -45,28 +45,40 @@ def lr_factor(step: int, warmup_steps: int, total_steps: int, schedule: str) -> 
 
 
 def forward_logprobs(
-    model: torch.nn.Module, mb: MicroBatch, temperature: float
-) -> tuple[Tensor, Tensor]:
-    """Packed forward -> (logprobs, entropy) as [S, Lmax] fp32 views of the packed row."""
-    logprobs, entropy = model(
+    model: torch.nn.Module,
+    mb: MicroBatch,
+    temperature: float,
+    truncation: tuple[float, int] = (1.0, 0),
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Packed forward -> (logprobs, entropy, log_kept_mass) as [S, Lmax] fp32 views of the packed
+    row. log_kept_mass (no gradient; 0 with truncation (1.0, 0)) is log of the probability mass
+    that sampling with truncation = (rollout.top_p, rollout.top_k) keeps (model.log_kept_mass):
+    logprobs - log_kept_mass is the log-prob the engine reports for the same token and weights."""
+    logprobs, entropy, kept = model(
         mb.input_ids,
         position_ids=mb.position_ids,
         cu_seqlens=mb.cu_seqlens,
         targets=mb.targets,
         temperature=temperature,
+        truncation=truncation,
     )
-    return logprobs[0][mb.index], entropy[0][mb.index]
+    return logprobs[0][mb.index], entropy[0][mb.index], kept[0][mb.index]
 
 
-_SUMMED = ("pg_loss", "kl_loss", "num_tokens")
+def truncation_of(cfg: configs.TrainConfig) -> tuple[float, int]:
+    """(top_p, top_k) of the rollouts' sampling: the truncation the engine's log-probs are under."""
+    return (cfg.rollout.top_p, cfg.rollout.top_k)
+
+
+_SUMMED = ("pg_loss", "kl_loss", "num_tokens", "nonfinite_tokens")
 
 
 def reduce_metrics(per_mb: list[dict[str, Tensor]]) -> dict[str, float | None]:
     """Merge policy_loss metrics over micro-batches and ranks (collective when distributed).
 
-    pg_loss, kl_loss (already divided by the global denominator) and num_tokens are summed;
-    ratio_min/ratio_max take min/max (None without any loss token); every other metric is a
-    token-weighted mean. Reduced on the metrics' device (nccl needs CUDA tensors), one host sync.
+    pg_loss, kl_loss (already divided by the global denominator), num_tokens and nonfinite_tokens
+    are summed; ratio_min/ratio_max take min/max (None without any loss token); every other metric
+    is a token-weighted mean. Reduced on the metrics' device (nccl needs CUDA tensors), one host sync.
     Every rank must pass metrics with the same keys in the same number of calls."""
     keys = sorted(per_mb[0])
     # [micro-batches, keys]
@@ -132,8 +144,9 @@ def accumulate_gradients(
     `stop` (collective, asked before each micro-batch) said so: the gradients are then dropped.
     `progress` is told of each micro-batch of this rank done (the empty ones excepted).
     """
-    # Dr.GRPO's constant: the generation budget
-    max_tokens = cfg.rollout.max_context_tokens
+    # Dr.GRPO's constant: the generation budget of an episode
+    ro = cfg.rollout
+    max_tokens = grpo.generation_budget(ro.max_turns, ro.max_tokens_per_turn, ro.max_context_tokens)
     denom = sum(
         (
             grpo.loss_denominator(mb.loss_mask, cfg.grpo.aggregation, max_tokens)
@@ -145,24 +158,27 @@ def accumulate_gradients(
     count = all_reduce(torch.tensor([len(micro_batches)], device=device), dist.ReduceOp.MAX)
     micro_batches = micro_batches + [collate([])] * (max(1, int(count)) - len(micro_batches))
     temperature = cfg.rollout.temperature
+    truncation = truncation_of(cfg)
     metrics = []
     for mb in micro_batches:
         if stop is not None and stop():
             model.zero_grad(set_to_none=True)
             return None
         mb = mb.to(device)
-        logprobs, entropy = forward_logprobs(model, mb, temperature)
+        logprobs, entropy, log_kept = forward_logprobs(model, mb, temperature, truncation)
         ref = None
         if ref_model is not None:
             with torch.no_grad():
-                ref, _ = forward_logprobs(ref_model, mb, temperature)
+                ref, _, _ = forward_logprobs(ref_model, mb, temperature)
         old = logprobs.detach() if mb.old_logprobs is None else mb.old_logprobs
+        old_log_kept = log_kept if mb.old_log_kept_mass is None else mb.old_log_kept_mass
         inputs = grpo.LossInputs(
             logprobs,
             old,
             mb.advantages,
             mb.loss_mask,
             engine_logprobs=mb.engine_logprobs,
+            old_log_kept_mass=old_log_kept,
             ref_logprobs=ref,
             entropy=entropy,
             denominator=denom,
@@ -183,14 +199,17 @@ def fill_old_logprobs(
     micro_batches: list[MicroBatch],
     temperature: float,
     device: torch.device,
+    truncation: tuple[float, int] = (1.0, 0),
 ) -> None:
-    """Set mb.old_logprobs to the current policy's log-probs (needed when one rollout batch feeds
-    several optimizer steps, grpo.num_minibatches > 1: later steps are off-policy)."""
+    """Set mb.old_logprobs and mb.old_log_kept_mass to the current policy's (needed when one rollout
+    batch feeds several optimizer steps, grpo.num_minibatches > 1: later steps are off-policy).
+    truncation: the rollouts' (top_p, top_k), see forward_logprobs."""
     count = int(all_reduce(torch.tensor([len(micro_batches)], device=device), dist.ReduceOp.MAX))
     for k in range(count):
         mb = micro_batches[k] if k < len(micro_batches) else collate([])
-        lp, _ = forward_logprobs(model, mb.to(device), temperature)
+        lp, _, kept = forward_logprobs(model, mb.to(device), temperature, truncation)
         mb.old_logprobs = lp.float().cpu()
+        mb.old_log_kept_mass = kept.float().cpu()
 
 
 def optimizer_step(
@@ -233,7 +252,7 @@ def update(
     batches = [make_micro_batches(c, cfg.micro_batch_tokens) for c in chunks]
     if k > 1:
         for mbs in batches:
-            fill_old_logprobs(model, mbs, cfg.rollout.temperature, device)
+            fill_old_logprobs(model, mbs, cfg.rollout.temperature, device, truncation_of(cfg))
     bar = UpdateProgress(sum(len(mbs) for mbs in batches), progress)
     per_step = []
     for mbs in batches:

@@ -263,6 +263,8 @@ def test_every_knobs_help_is_the_comment_written_for_it(command, root):
 
 # ----------------------------------------------------------------------------- every numeric knob at its bound
 
+_ONE_DEEP = "must be 0 or 1 (the pipeline is one rollout deep: more staleness is not implemented)"
+
 # (field, value just inside, value just outside, the reason in the error message)
 TRAIN_BOUNDS = [
     ("grpo.group_size", 2, 1, "must be >= 2 (GRPO compares rollouts within a group)"),
@@ -273,7 +275,9 @@ TRAIN_BOUNDS = [
     ("grpo.kl_coef", 0.0, -0.01, "must be >= 0"),
     ("grpo.tis_cap", 1.0, 0.99, "must be 0 (off) or >= 1"),
     ("grpo.num_minibatches", 1, 0, "must be >= 1"),
-    ("max_off_policy_steps", 0, -1, "must be >= 0"),
+    ("max_off_policy_steps", 0, -1, _ONE_DEEP),
+    # one rollout deep: 2 ran as 1 (issue 39), so it is refused
+    ("max_off_policy_steps", 1, 2, _ONE_DEEP),
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("policy.engine_max_batch", 1, 0, "must be >= 1"),
     ("policy.engine_fast_cpu", False, 1, "must be true or false"),

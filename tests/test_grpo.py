@@ -20,6 +20,7 @@ def _policy_loss(
     entropy=None,
     denominator=None,
     max_tokens=None,
+    old_log_kept_mass=None,
     **cfg,
 ):
     """grpo.policy_loss(LossInputs, GRPOConfig) with the tensors as LossInputs and the knobs as the config."""
@@ -33,6 +34,7 @@ def _policy_loss(
         entropy=entropy,
         denominator=denominator,
         max_tokens=max_tokens,
+        old_log_kept_mass=old_log_kept_mass,
     )
     return grpo.policy_loss(inputs, configs.GRPOConfig(**cfg))
 
@@ -257,6 +259,42 @@ def test_truncated_importance_sampling_weights_tokens_by_capped_ratio_to_engine(
     # r = pi_old / pi_engine = w_raw on the 5 loss tokens: mean(r - 1 - log r)
     engine_kl = sum(w - 1 - math.log(w) for w in (1.0, 3.0, 0.5, 2.0, 1.0)) / 5
     torch.testing.assert_close(m["engine_kl"], torch.tensor(engine_kl))
+
+
+def test_tis_compares_the_engine_with_the_old_policy_under_the_same_truncation():
+    # The engine reports log q = log p - log(kept mass) under top-k / top-p; given the learner's
+    # kept mass, an engine holding the old policy gives w = 1 and engine_kl = 0 (issue 39: the full
+    # distribution against the truncated one gave w = kept mass < 1 on-policy).
+    kept = torch.tensor([[-0.1, -0.3, -0.05], [-0.2, -0.02, -1.0]])
+    _, m, grad = _loss(engine_logprobs=OLD - kept, old_log_kept_mass=kept, tis_cap=2.0)
+    torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(1.0))
+    torch.testing.assert_close(m["engine_kl"], torch.tensor(0.0))
+    # the loss's own ratio stays against the old log-probs of the full distribution
+    _, plain, plain_grad = _loss()
+    torch.testing.assert_close(grad, plain_grad, rtol=0, atol=1e-7)
+    torch.testing.assert_close(m["ratio_mean"], plain["ratio_mean"])
+
+
+def test_a_nonfinite_engine_logprob_or_overflowing_ratio_is_masked_and_counted():
+    # slot [0, 1]: the engine reported -inf; slot [1, 2]: rho = exp(200) overflows fp32. Both are
+    # dropped from the loss (never a NaN or inf step) and counted; the other three tokens train as
+    # before: (-1.28 + 1.6 + 2.2) / 3 with w = 1.
+    engine = OLD.clone()
+    engine[0, 1] = float("-inf")
+    lp = _logprobs().detach()
+    lp[1, 2] = OLD[1, 2] + 200.0
+    lp.requires_grad_(True)
+    loss, m = _policy_loss(
+        lp, OLD, ADV, MASK, engine_logprobs=engine, clip_low=0.2, clip_high=0.28, tis_cap=2.0
+    )
+    loss.backward()
+    torch.testing.assert_close(loss, torch.tensor((-1.28 + 1.6 + 2.2) / 3), rtol=0, atol=1e-6)
+    assert torch.isfinite(lp.grad).all()
+    assert lp.grad[0, 1] == 0.0 and lp.grad[1, 2] == 0.0
+    assert m["nonfinite_tokens"] == 2.0 and m["num_tokens"] == 3.0
+    assert all(torch.isfinite(v) for k, v in m.items() if k != "ratio_min")
+    torch.testing.assert_close(m["engine_kl"], torch.tensor(0.0))
+    torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(1.0))
 
 
 def test_tis_cap_zero_switches_the_correction_off():
@@ -527,6 +565,7 @@ def test_loss_denominator_counts_tokens_nonempty_sequences_or_all_sequences_time
 def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind():
     first = {
         "num_tokens": 30.0,
+        "nonfinite_tokens": 1.0,
         "pg_loss": 0.2,
         "kl_loss": 0.0,
         "ratio_mean": 1.0,
@@ -538,6 +577,7 @@ def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind(
     }
     second = {
         "num_tokens": 10.0,
+        "nonfinite_tokens": 2.0,
         "pg_loss": -0.4,
         "kl_loss": 0.0,
         "ratio_mean": 1.2,
@@ -557,6 +597,7 @@ def test_metrics_of_two_optimizer_steps_are_summed_weighted_or_averaged_by_kind(
         "skipped_update": 1.0,
     }
     m = grpo.mean_over_minibatches([first, second])
+    assert m["nonfinite_tokens"] == 3.0
     assert m["num_tokens"] == 40.0 and m["pg_loss"] == pytest.approx(-0.1, abs=1e-15)
     assert m["ratio_mean"] == pytest.approx(
         (30 * 1.0 + 10 * 1.2) / 40, abs=1e-15
@@ -578,3 +619,11 @@ def test_policy_loss_takes_its_knobs_from_the_grpo_config():
     torch.testing.assert_close(
         loss, torch.tensor((-1.5 - 0.7 + 1.6 + 2.2 + 8.0) / 5), rtol=0, atol=1e-6
     )
+
+
+def test_drgrpo_constant_is_the_episode_generation_budget_within_the_context():
+    # Liu et al. 2025 divide by the maximum response length: turns x tokens per turn (the CPU
+    # preset: 3 x 128 = 384), never more than the context holds
+    assert grpo.generation_budget(3, 128, 2048) == 384
+    assert grpo.generation_budget(32, 4096, 32768) == 32768
+    assert grpo.generation_budget(1, 1024, 8192) == 1024

@@ -93,7 +93,7 @@ def _stale_tis_worker(rank, world_size, store, model_dir, out_path):
     for s in samples:
         mb = learner.packing.collate([s])
         with torch.no_grad():
-            lp, _ = learner.update.forward_logprobs(policy, mb, cfg.rollout.temperature)
+            lp, _, _ = learner.update.forward_logprobs(policy, mb, cfg.rollout.temperature)
         row = lp[0].tolist()
         s.logprobs = [0.0] + [(x - math.log(1.5)) * m for x, m in zip(row, s.loss_mask[1:])]
     out = {}
@@ -188,3 +188,108 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     assert [r["step"] for r in records] == list(range(1, done + 1))
     assert (out / "hf" / "config.json").exists()
     assert containers_of(run_ids_of(log)) == []
+
+
+# -----------------------------------------------------------------------------
+# TIS under truncated sampling (issue 39): on-policy, the weight is 1 whatever top-k / top-p
+
+
+def _on_policy_step_metrics(model_dir, top_p: float, top_k: int) -> dict:
+    """Sample 4 replies from a TorchEngine holding exactly the learner's weights, then take one
+    update's metrics on them (on-policy: k = 0, no optimizer step)."""
+    import asyncio
+
+    import engines as E
+    from hf import weights
+
+    policy = weights.load_hf(model_dir)
+    tok = weights.load_tokenizer(model_dir)
+    prompt = tok.encode("Create /app/hello.txt containing hello")
+
+    async def go():
+        eng = E.TorchEngine(policy, tok, max_batch=4, max_seq_len=256, seed=0)
+        outs = await asyncio.gather(
+            *(
+                eng.generate(prompt, E.SamplingParams(0.7, top_p, top_k, 24, seed=s))
+                for s in range(4)
+            )
+        )
+        await eng.aclose()
+        return outs
+
+    samples = []
+    for k, c in enumerate(asyncio.run(go())):
+        n = len(c.token_ids)
+        samples.append(
+            learner.packing.Sample(
+                prompt + c.token_ids,
+                [0] * len(prompt) + [1] * n,
+                [0.0] * len(prompt) + list(c.logprobs),
+                1.0 if k % 2 else -1.0,
+            )
+        )
+    rollout = configs.RolloutConfig(temperature=0.7, top_p=top_p, top_k=top_k)
+    cfg = configs.TrainConfig(rollout=rollout, grpo=configs.GRPOConfig(tis_cap=2.0))
+    mbs = learner.packing.make_micro_batches(samples, cfg.micro_batch_tokens)
+    return learner.update.accumulate_gradients(policy.train(), mbs, cfg, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("top_p, top_k", [(0.9, 20), (1.0, 20), (0.9, 0)])
+def test_an_on_policy_step_has_tis_weight_1_under_truncated_sampling_on_a_real_engine(
+    tiny_dir, top_p, top_k
+):
+    # The tiny random model is near uniform over 49,152 tokens, so top-k 20 keeps ~4e-4 of the mass:
+    # scoring the full distribution against the engine's renormalised log-probs gave weights ~4e-4
+    # (clipped nowhere, since they are < 1) and engine_kl ~ 7; under the same truncation they are 1.
+    m = _on_policy_step_metrics(tiny_dir, top_p, top_k)
+    assert m["num_tokens"] == 4 * 24
+    assert m["tis_weight_mean"] == pytest.approx(1.0, abs=1e-3)
+    assert m["tis_clip_frac"] == 0.0
+    assert m["engine_kl"] < 1e-6
+    assert m["nonfinite_tokens"] == 0.0
+
+
+def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny_dir, monkeypatch):
+    # issue 39: it was rollout.max_context_tokens (2048 here), 5.3x the 3 x 128 tokens an episode
+    # of the CPU preset can generate
+    from hf import weights
+
+    seen = []
+    real = learner.update.grpo.loss_denominator
+
+    def spy(loss_mask, aggregation, max_tokens=None):
+        seen.append(max_tokens)
+        return real(loss_mask, aggregation, max_tokens)
+
+    monkeypatch.setattr(learner.update.grpo, "loss_denominator", spy)
+    rollout = configs.RolloutConfig(max_turns=3, max_tokens_per_turn=128, max_context_tokens=2048)
+    grpo_cfg = configs.GRPOConfig(aggregation="seq_mean_token_sum_norm", advantage="drgrpo")
+    cfg = configs.TrainConfig(rollout=rollout, grpo=grpo_cfg)
+    policy = weights.load_hf(tiny_dir)
+    samples = fixed_samples(policy.config.vocab_size)[:2]
+    mbs = learner.packing.make_micro_batches(samples, cfg.micro_batch_tokens)
+    learner.update.accumulate_gradients(policy, mbs, cfg, torch.device("cpu"))
+    assert seen and set(seen) == {384}
+
+
+def test_the_collective_timeout_covers_the_longest_rollout_the_config_allows():
+    # issue 39: NCCL's default 10 minutes, while a trainer waits in G for a whole rollout
+    cfg = configs.TrainConfig(
+        tasks_per_step=8,
+        grpo=configs.GRPOConfig(group_size=8),
+        rollout=configs.RolloutConfig(episode_timeout_s=900.0, max_concurrent_episodes=24),
+        sandbox=configs.SandboxConfig(verify_wall_s=300.0),
+        reward=configs.RewardConfig(
+            judge_backends=("anthropic:m",), judge_timeout_s=60.0, judge_max_retries=2
+        ),
+    )
+    seconds, line = learner.distributed.collective_timeout_s(cfg)
+    # 64 episodes in ceil(64 / 24) = 3 waves of (900 + 300 + 60 x 3) s, + 600 s
+    assert seconds == 3 * (900 + 300 + 180) + 600
+    assert line == (
+        "collective timeout 79 min: 3 wave(s) of episodes x (agent 900 s + verify 300 s + "
+        "judge 180 s) + 600 s"
+    )
+    # verify_wall_s 0 (auto): 3 x harbor's 600 s per-test timeout; no judge
+    auto = configs.TrainConfig(tasks_per_step=2, grpo=configs.GRPOConfig(group_size=4))
+    assert learner.distributed.collective_timeout_s(auto)[0] == 1 * (900 + 1800) + 600

@@ -105,12 +105,8 @@ class _RolloutRank:
         run.engine.load_weights(received)
         layout.drain(received)
         self.sync_s = time.perf_counter() - t0
-        if hasattr(run.engine, "model"):
-            model = run.engine.model
-        else:
-            model = run.engine._model()
         total, squares = received.checksum
-        held, held_sq = layout.parameters_checksum(model)
+        held, held_sq = layout.parameters_checksum(run.engine.held_parameters())
         print(
             f"[layout] rank {run.rank} loaded policy version {version} (sum {total:.12e}, sum of "
             f"squares {squares:.12e}); engine holds (sum {held:.12e}, sum of squares "

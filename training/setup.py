@@ -34,7 +34,12 @@ from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
 from learner import gpu_memory
-from learner.distributed import init_distributed, load_policy, resolve_model_dir
+from learner.distributed import (
+    collective_timeout_s,
+    init_distributed,
+    load_policy,
+    resolve_model_dir,
+)
 from learner.layout import Layout, build_layout, share_sampler, trainer_mesh
 from learner.update import build_optimizer
 from sandboxing import admission, hosts
@@ -117,7 +122,10 @@ def setup(cfg: configs.TrainConfig, tasks: list, start: Path | None) -> Run:
     (train.load_task_set); torn down again if any of them fails. Collective."""
     # before the model loads: freed tensors go back to the OS
     fix_mmap_threshold()
-    rank, world, local_rank, device = init_distributed()
+    timeout_s, timeout_line = collective_timeout_s(cfg)
+    rank, world, local_rank, device = init_distributed(timeout_s)
+    if rank == 0:
+        print(f"[train] {timeout_line}", flush=True)
     torch.manual_seed(cfg.seed + rank)
     random.seed(cfg.seed + rank)
     np.random.seed(cfg.seed + rank)
@@ -206,13 +214,12 @@ def _build(run: Run, local_rank: int) -> None:
         share_sampler(run.layout, run.sampler)
     if generates:
         seed = cfg.seed + run.rank // run.tp
+        # an overlapped rollout rank runs its next rollout before the next policy arrives: its
+        # engine's sleep must keep the weights (vLLM at level 1; level 2 would discard them)
+        keep_weights = run.layout is not None and cfg.max_off_policy_steps >= 1
         run.engine = engines.build_engine(
-            cfg.policy, run.model_dir, run.tokenizer, device, seed, run.tp_group
+            cfg.policy, run.model_dir, run.tokenizer, device, seed, run.tp_group, keep_weights
         )
-        # an overlapped rollout rank runs its next rollout before the next policy arrives
-        keeps_weights = run.layout is not None and cfg.max_off_policy_steps
-        if keeps_weights and hasattr(run.engine, "drop_weights_on_sleep"):
-            run.engine.drop_weights_on_sleep = False
         run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
     elif kind == "vllm":
         # as the rollout ranks start their engines
