@@ -195,7 +195,16 @@ def test_two_trainers_and_a_torch_engine_rollout_rank_train_two_synchronous_step
 @pytest.mark.model_run
 @pytest.mark.docker
 @pytest.mark.timeout(1500)
-def test_a_vllm_rollout_rank_generates_while_two_trainers_train_one_step_behind(tmp_path):
+@pytest.mark.parametrize(
+    "k, staleness, versions",
+    [
+        # synchronous: step 2's rollout waited for the policy of step 1
+        (0, [(0.0, 0.0), (0.0, 0.0)], [0, 1]),
+        # one step behind: step 2's rollout ran on the first policy beside step 1's update
+        (1, [(0.0, 0.0), (1.0, 1.0)], [0, 0]),
+    ],
+)
+def test_a_vllm_rollout_rank_generates_while_two_trainers_train(tmp_path, k, staleness, versions):
     model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)  # vLLM CPU: head_dim 64
     rc, log = _torchrun(
         tmp_path,
@@ -203,6 +212,30 @@ def test_a_vllm_rollout_rank_generates_while_two_trainers_train_one_step_behind(
         3,
         "--rollout-ranks",
         "1",
+        "--max-off-policy-steps",
+        str(k),
+        "--policy.engine",
+        "vllm",
+        "--policy.max-seq-len",
+        "2048",
+        "--policy.vllm-kv-cache-mib",
+        "64",
+    )
+    assert rc == 0, log[-4000:]
+    _check_run(tmp_path, log, staleness=staleness, versions=versions)
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+@pytest.mark.timeout(1500)
+def test_colocated_vllm_engines_train_one_step_behind_on_two_ranks(tmp_path):
+    # the layout matrix's colocated row with k = 1 and vLLM: the engine sleeps (ignored on CPU)
+    # while the update on the previous rollout runs, and gets the new weights before the next
+    model = weights.save_tiny_random(tmp_path / "qwen3-hd64", head_dim=64)
+    rc, log = _torchrun(
+        tmp_path,
+        model,
+        2,
         "--max-off-policy-steps",
         "1",
         "--policy.engine",
@@ -213,8 +246,21 @@ def test_a_vllm_rollout_rank_generates_while_two_trainers_train_one_step_behind(
         "64",
     )
     assert rc == 0, log[-4000:]
-    # one step behind: step 2's rollout ran on the first policy beside step 1's update
-    _check_run(tmp_path, log, staleness=[(0.0, 0.0), (1.0, 1.0)], versions=[0, 0])
+    out = tmp_path / "run"
+    records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    assert [(r["staleness_mean"], r["staleness_max"]) for r in records] == [(0.0, 0.0), (1.0, 1.0)]
+    for r in records:
+        # 2 tasks x 2 episodes over the two ranks, none failed
+        assert r["episodes"] == 4 and r["episodes_failed"] == 0 and r["skipped_update"] == 0.0
+    for step, version in ((1, 0), (2, 0)):
+        for rank in (0, 1):
+            path = out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl"
+            assert {json.loads(x)["policy_version"] for x in path.read_text().splitlines()} == {
+                version
+            }
+    assert (out / "checkpoints" / "step_000002" / "COMPLETE").read_text() == "2\n"
+    assert containers_of(run_ids_of(log)) == []
 
 
 # -----------------------------------------------------------------------------
