@@ -10,6 +10,19 @@ from sandboxing import hosts
 from sandboxing import images as images_lib
 
 
+async def build_image(task, sandbox_cfg: SandboxConfig, host: str) -> str:
+    """`task`'s image on Docker engine `host` (images.build_image in a worker thread: a build
+    blocks for minutes). Returns its tag; raises images.ImageBuildError."""
+    return await asyncio.to_thread(
+        images_lib.build_image,
+        task,
+        sandbox_cfg.base_image,
+        sandbox_cfg.image_map,
+        sandbox_cfg.build_network,
+        host,
+    )
+
+
 async def build_images(tasks: list, sandbox_cfg: SandboxConfig) -> dict[str, dict]:
     """Each task's image on every listed Docker engine, built at once: task id -> engine url ->
     tag, or the Exception its build raised (reported per trajectory, never raised here)."""
@@ -17,14 +30,7 @@ async def build_images(tasks: list, sandbox_cfg: SandboxConfig) -> dict[str, dic
 
     async def build(task, host: str):
         try:
-            tag = await asyncio.to_thread(
-                images_lib.build_image,
-                task,
-                sandbox_cfg.base_image,
-                sandbox_cfg.image_map,
-                sandbox_cfg.build_network,
-                host,
-            )
+            tag = await build_image(task, sandbox_cfg, host)
         except Exception as e:
             # reported per trajectory
             tag = e
@@ -51,14 +57,7 @@ async def start_sandbox(
     sidecars (sandbox.start_sandbox). Returns (sandbox, seconds its start took, the image build not
     counted). Raises images.ImageBuildError or sandbox.SandboxError."""
     if image is None or isinstance(image, Exception):
-        image = await asyncio.to_thread(
-            images_lib.build_image,
-            task,
-            sandbox_cfg.base_image,
-            sandbox_cfg.image_map,
-            sandbox_cfg.build_network,
-            host,
-        )
+        image = await build_image(task, sandbox_cfg, host)
     t0 = time.monotonic()
     limits = sandbox_lib.Limits.from_config(sandbox_cfg).for_task(task)
     build = (sandbox_cfg.base_image, sandbox_cfg.image_map, sandbox_cfg.build_network)

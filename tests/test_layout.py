@@ -138,6 +138,17 @@ def _torchrun(tmp_path: Path, model_dir: Path, nproc: int, *args: str) -> tuple[
     return rc, log.read_text()
 
 
+# the vLLM CPU build's engine for the tiny model (head_dim 64): a context and KV cache that fit
+VLLM_CPU_ARGS = (
+    "--policy.engine",
+    "vllm",
+    "--policy.max-seq-len",
+    "2048",
+    "--policy.vllm-kv-cache-mib",
+    "64",
+)
+
+
 def _policy_sums(log: str) -> tuple[dict, dict, dict]:
     """version -> the (sum, sum of squares) trainer 0 sent, a rollout rank received, and its
     engine holds after the load ([layout] lines)."""
@@ -214,12 +225,7 @@ def test_a_vllm_rollout_rank_generates_while_two_trainers_train(tmp_path, k, sta
         "1",
         "--max-off-policy-steps",
         str(k),
-        "--policy.engine",
-        "vllm",
-        "--policy.max-seq-len",
-        "2048",
-        "--policy.vllm-kv-cache-mib",
-        "64",
+        *VLLM_CPU_ARGS,
     )
     assert rc == 0, log[-4000:]
     _check_run(tmp_path, log, staleness=staleness, versions=versions)
@@ -238,12 +244,7 @@ def test_colocated_vllm_engines_train_one_step_behind_on_two_ranks(tmp_path):
         2,
         "--max-off-policy-steps",
         "1",
-        "--policy.engine",
-        "vllm",
-        "--policy.max-seq-len",
-        "2048",
-        "--policy.vllm-kv-cache-mib",
-        "64",
+        *VLLM_CPU_ARGS,
     )
     assert rc == 0, log[-4000:]
     out = tmp_path / "run"
