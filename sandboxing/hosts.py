@@ -39,7 +39,8 @@ from sandboxing import admission
 
 log = logging.getLogger("termrl.hosts")
 
-LOCAL = "local"  # the engine docker.from_env() finds
+# the engine docker.from_env() finds; its name in sandbox.docker_hosts is the knob's (configs.py)
+LOCAL = configs.LOCAL_DOCKER_HOST
 MEMORY_SHARE = 0.8  # of an engine's MemTotal that episodes may take (the rest: its dockerd, the OS)
 DISK_SHARE = 0.9  # of the free disk under its data root that episodes may take
 # Disk of one episode at the default sandbox.storage_mb (admission.episode_bytes), for callers
