@@ -8,11 +8,13 @@ replaying fixed text through the real SmolLM2 tokenizer) on the starter tasks.
 
 import asyncio
 import dataclasses
+import json
 from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 from rollout_helpers import CFG, RecordingEngine, assert_matches_template, observations, run
+from train_helpers import containers_of, run_ids_of, torchrun
 
 import configs
 import rollout as R
@@ -308,3 +310,28 @@ def test_refill_stops_at_its_cap_of_rounds_when_no_group_varies(tok, tasks):
     assert [g.task.id for g in groups] == ["count-lines"] * 3
     assert [g.rewards for g in groups] == [[0.0, 0.0]] * 3
     assert (refill.rounds, refill.episodes, ended) == (2, 4, [1])
+
+
+@pytest.mark.model_run
+@pytest.mark.docker
+def test_a_training_step_with_no_varying_group_refills_and_logs_the_cost(tiny_dir, tmp_path):
+    # the tiny random policy scores every episode 0: each rank's group lacks variance, so each
+    # rank runs its one extra round, and the update still has nothing to learn from
+    out = tmp_path / "run"
+    flags = ["--steps", "1", "--grpo.refill-rounds", "1", "--grpo.drop-zero-variance-groups"]
+    proc, log_path = torchrun(out, tiny_dir, *flags)
+    assert proc.wait(timeout=600) == 0, log_path.read_text()[-4000:]
+    log = log_path.read_text()
+    [rec] = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    # 2 ranks x (1 task + 1 refilled task) x group_size 2
+    assert (rec["episodes"], rec["groups"], rec["groups_dropped_zero_variance"]) == (8, 4, 4)
+    assert (rec["refill_rounds"], rec["refill_episodes"]) == (2, 4)
+    assert rec["refill_s"] > 0.0 and rec["zero_variance_share"] == 1.0
+    assert rec["skipped_update"] == 1.0
+    assert sum(rec["stop_reasons"].values()) == 8 and 1.0 <= rec["turns_mean"] <= 2.0
+    assert 0.0 <= rec["malformed_turn_rate"] <= 1.0
+    assert "zero-variance groups 1.00 refill +4 episodes in 2 round(s)" in log
+    for rank in (0, 1):
+        lines = (out / "trajectories" / f"step_000001_rank{rank}.jsonl").read_text().splitlines()
+        assert len(lines) == 4
+    assert containers_of(run_ids_of(log)) == []
