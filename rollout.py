@@ -59,7 +59,8 @@ class Trajectory:
 
     messages: the conversation ({"role", "content"} plus, for assistant turns, "tool_calls", "format_error",
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
-    stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
+    stop_reason: finish | max_turns | max_context | max_tokens_per_turn (with rollout.end_on_turn_cap) | timeout |
+    format_errors | oracle | error |
     tampered (the agent changed the test toolchain: reward 0, verification.tampered says what) |
     disk_limit (the sandbox wrote past sandbox.storage_mb and was killed: not verified, reward 0,
     verification.error says how much).

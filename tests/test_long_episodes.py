@@ -21,6 +21,7 @@ import rollout as R
 from agent.chat import ChatFormat
 from agent.tools import fit_observations, share_tokens
 from bookkeeping.logs import format_step_line, step_record
+from learner.distributed import collective_timeout_s
 from learner.packing import has_signal
 from tasks.sampler import TaskSampler
 from training.step import Refill, refill_tasks, refilled_rollout
@@ -335,3 +336,13 @@ def test_a_training_step_with_no_varying_group_refills_and_logs_the_cost(tiny_di
         lines = (out / "trajectories" / f"step_000001_rank{rank}.jsonl").read_text().splitlines()
         assert len(lines) == 4
     assert containers_of(run_ids_of(log)) == []
+
+
+def test_the_collective_timeout_covers_every_refill_round():
+    cfg = configs.TrainConfig(
+        tasks_per_step=2,
+        grpo=configs.GRPOConfig(group_size=4, refill_rounds=2),
+        sandbox=configs.SandboxConfig(verify_wall_s=300.0),
+    )
+    # one wave of 8 episodes, three times: (900 s agent + 300 s verify) x 3 + 600 s
+    assert collective_timeout_s(cfg)[0] == 3 * (900 + 300) + 600

@@ -43,7 +43,8 @@ def roll_out(
     ahead: asyncio.Task | None = None,
 ) -> Rollout:
     """Step 3: group_size episodes of each task in `indices` on this rank
-    (rollout.run_episodes), engine awake, trajectories streamed to
+    (rollout.run_episodes; with grpo.refill_rounds, extra rounds of new tasks while too few
+    groups have reward variance: refilled_rollout), engine awake, trajectories streamed to
     trajectories/step_N_rankR.jsonl as their groups are scored; run.rollouts counts it. Each
     trajectory records the policy version the engine holds (run.step). A stop signal cancels the
     episodes (their sandboxes close; this run's leftovers are reaped): then the Rollout's groups
@@ -204,8 +205,8 @@ def refill_tasks(num_tasks: int, n: int, rolled: list[int], seed: int, sampler) 
     order = torch.randperm(num_tasks, generator=g).tolist()
     done = set(rolled)
     fresh = [i for i in order if i not in done and not sampler.skipped(i)]
-    rest = [i for i in order if i not in fresh]
-    pool = fresh + rest
+    taken = set(fresh)
+    pool = fresh + [i for i in order if i not in taken]
     return [pool[k % len(pool)] for k in range(n)]
 
 
