@@ -135,7 +135,7 @@ class SandboxConfig:
 class RolloutConfig:
     """The agent loop and its limits."""
 
-    max_turns: int = 16  # assistant turns per episode (a task's max_turns overrides)
+    max_turns: int = 16  # assistant turns per episode (a task's max_turns, if lower, wins)
     # stop the episode before the trajectory would exceed this, tokens
     max_context_tokens: int = 8192
     max_tokens_per_turn: int = 1024  # tokens generated per assistant turn
@@ -147,6 +147,9 @@ class RolloutConfig:
     top_p: float = 1.0  # nucleus sampling threshold (1.0 = off)
     top_k: int = 0  # top-k sampling (0 = off)
     max_concurrent_episodes: int = 64  # episodes in flight per rank
+    # a turn cut at max_tokens_per_turn ends the episode (stop reason max_tokens_per_turn); False: a
+    # cut turn without a complete action is a malformed turn (max_format_errors) and the episode goes on
+    end_on_turn_cap: bool = False
 
 
 @dataclass
@@ -201,6 +204,10 @@ class GRPOConfig:
     mask_truncated: bool = False  # exclude episodes cut off by a limit from the loss
     # optimizer steps per rollout batch; > 1 recomputes old log-probs first (PPO-style)
     num_minibatches: int = 1
+    # DAPO dynamic sampling (Yu et al. 2025, 3.2): extra rollout rounds a rank may run per
+    # step, each of as many new tasks as its share of the step, while fewer of its groups than that
+    # share have reward variance (0 = off: a step trains on what its one round gave)
+    refill_rounds: int = 0
 
 
 @dataclass
@@ -589,6 +596,7 @@ GRPO_RULES: list[Rule] = [
     ("grpo.kl_coef", lambda v: v >= 0, "must be >= 0"),
     ("grpo.tis_cap", lambda v: v == 0 or v >= 1, "must be 0 (off) or >= 1"),
     ("grpo.num_minibatches", lambda v: v >= 1, "must be >= 1"),
+    ("grpo.refill_rounds", lambda v: v >= 0, "must be >= 0 (0 = off)"),
 ]
 
 # The knobs of TrainConfig itself.

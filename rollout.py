@@ -28,7 +28,7 @@ import reward as reward_lib
 import sandbox as sandbox_lib
 from agent.actions import FormatError, ToolCall, markdown_stop_check, parse_actions
 from agent.chat import ChatFormat
-from agent.tools import observations, run_tool
+from agent.tools import fit_observations, observations, run_tool
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
 from episodes import ahead as ahead_lib
@@ -59,10 +59,13 @@ class Trajectory:
 
     messages: the conversation ({"role", "content"} plus, for assistant turns, "tool_calls", "format_error",
     "finish_reason"; for observations, "in_tokens": False when a limit kept it out of token_ids).
-    stop_reason: finish | max_turns | max_context | max_tokens_per_turn | timeout | format_errors | oracle | error |
+    stop_reason: finish | max_turns | max_context | max_tokens_per_turn (with rollout.end_on_turn_cap) | timeout |
+    format_errors | oracle | error |
     tampered (the agent changed the test toolchain: reward 0, verification.tampered says what) |
     disk_limit (the sandbox wrote past sandbox.storage_mb and was killed: not verified, reward 0,
     verification.error says how much).
+    format_errors: malformed turns (a turn cut at max_tokens_per_turn without a complete action
+    among them). observations_cut: observations cut to fit the context.
     truncated: a limit ended the episode (not finish/oracle). reward: set by its group's rule
     (`score_group`); None when the episode failed (error says why), never a silent 0.
     exact: token_ids are exactly what the engine sampled.
@@ -87,6 +90,8 @@ class Trajectory:
     difficulty: str = ""
     category: str = ""
     format_errors: int = 0
+    # observations cut to fit the context (agent.tools.fit_observations)
+    observations_cut: int = 0
     error: str | None = None
     exact: bool = True
     # the Docker engine the episode ran on (sandboxing/hosts.py)
@@ -127,6 +132,22 @@ class _Episode:
 # ----------------------------------------------------------------------------- the agent loop
 
 
+def turn_limit(task_max_turns: int | None, cfg_max_turns: int) -> int:
+    """An episode's assistant turns at most: the task's max_turns when it sets one, never above the
+    config's rollout.max_turns (a task may ask for fewer turns, not more than the run allows)."""
+    return min(task_max_turns or cfg_max_turns, cfg_max_turns)
+
+
+def turn_cap_error(max_tokens_per_turn: int, error: str | None) -> str:
+    """The observation of a turn cut at max_tokens_per_turn before it held a complete action: what
+    happened, then the parser's own message (the expected format) when it had one."""
+    head = (
+        f"Your reply was cut at the limit of {max_tokens_per_turn} tokens per turn before its "
+        "action was complete; nothing ran. Keep each reply short."
+    )
+    return f"{head}\n{error}" if error else head
+
+
 async def agent_loop(
     traj: Trajectory, ep: _Episode, engine: Engine, sampling: SamplingParams
 ) -> str:
@@ -138,18 +159,28 @@ async def agent_loop(
     bash block, or a DONE line; `markdown_stop_check`); the generated tokens are kept as sampled and
     the end-of-turn token the template needs goes in after them with loss_mask 0.
 
-    Limits (RolloutConfig; a task's max_turns / agent_timeout_s override) end the episode with a
-    recorded stop reason, and it is still verified: max_turns; max_context (the next generation or
-    observation would not fit in max_context_tokens); max_tokens_per_turn (a turn cut at the cap: the
-    complete calls in it still run, then the episode stops); timeout (wall clock; a pending generation
-    is abandoned, commands are cut to the time left); format_errors (max_format_errors malformed turns
-    in a row); disk_limit (the sandbox went over its disk limit). Malformed output (invalid JSON,
-    unknown tool, missing/extra/mistyped or oversized arguments, no call, an unclosed block) runs
-    nothing and gets an error observation that shows the expected format (FormatError messages).
+    Observations: one that would leave the next turn less than max_tokens_per_turn of the context is
+    cut to half the room left after that turn (agent.tools.fit_observations: head and tail of each
+    long output around a marker saying how many tokens and bytes were cut; traj.observations_cut
+    counts them), so later turns keep room for theirs. No observation
+    follows the last allowed turn: it is recorded in messages with "in_tokens": False, never in
+    token_ids, so the trajectory ends with the last action's tokens.
+
+    Limits (RolloutConfig; a task's max_turns and agent_timeout_s only lower them: turn_limit) end
+    the episode with a recorded stop reason, and it is still verified: max_turns; max_context (the
+    context has no room for the next turn, or even the cut observation with its markers alone does
+    not fit); max_tokens_per_turn (only with rollout.end_on_turn_cap: a turn cut at the cap runs its
+    complete calls, then the episode stops); timeout (wall clock; a pending generation is abandoned,
+    commands are cut to the time left); format_errors (max_format_errors malformed turns in a row);
+    disk_limit (the sandbox went over its disk limit). Malformed output (invalid JSON, unknown tool,
+    missing/extra/mistyped or oversized arguments, no call, an unclosed block, and by default a turn
+    cut at max_tokens_per_turn without a complete action: turn_cap_error) runs nothing and gets an
+    error observation that shows the expected format (FormatError messages). A turn cut at the cap
+    after complete calls runs them and goes on, its observation saying the rest was cut.
     """
     cfg = ep.cfg
     chat = ep.chat
-    max_turns = ep.task.max_turns or cfg.max_turns
+    max_turns = turn_limit(ep.task.max_turns, cfg.max_turns)
     # markdown: a turn ends after its first action; the end-of-turn token then goes in as an observation token
     stop_check = None
     if chat.action_format == "markdown":
@@ -185,9 +216,16 @@ async def agent_loop(
         except FormatError as e:
             calls = []
             msg["format_error"] = str(e)
-        cut = "max_context" if max_tokens < cfg.max_tokens_per_turn else "max_tokens_per_turn"
-        if c.finish_reason == "length" and not calls:
+        capped = c.finish_reason == "length"
+        # cut by the context's room, not the turn's cap: there is no room for another turn
+        out_of_context = capped and max_tokens < cfg.max_tokens_per_turn
+        ends = capped and (out_of_context or cfg.end_on_turn_cap)
+        cut = "max_context" if out_of_context else "max_tokens_per_turn"
+        if ends and not calls:
             return cut
+        if capped and not calls:
+            # cut at the turn's cap before a complete action: a malformed turn, the episode goes on
+            msg["format_error"] = turn_cap_error(cfg.max_tokens_per_turn, msg["format_error"])
         if msg["format_error"]:
             traj.format_errors += 1
             consecutive_errors += 1
@@ -202,15 +240,30 @@ async def agent_loop(
                 return "disk_limit"
             results, finished = ran
             obs = observations(chat, results)
-            # a cut turn: its complete calls ran
-            if finished or c.finish_reason == "length":
+            # a cut turn that ends the episode: its complete calls ran
+            if finished or ends:
                 traj.messages.extend({**o, "in_tokens": False} for o in obs)
                 return "finish" if finished else cut
+            if capped and obs:
+                note = (
+                    f"\n\n[your reply was cut at {cfg.max_tokens_per_turn} tokens per turn; "
+                    "only its complete calls ran]"
+                )
+                obs[-1] = {**obs[-1], "content": obs[-1]["content"] + note}
+        if turn == max_turns - 1:
+            # no observation after the last turn: nothing would act on it
+            traj.messages.extend({**o, "in_tokens": False} for o in obs)
+            return "max_turns"
         closed = bool(c.token_ids) and c.token_ids[-1] == chat.eot_id
-        obs_ids = chat.observation_ids(obs, closed=closed)
-        if len(traj.token_ids) + len(obs_ids) >= cfg.max_context_tokens:
+        # the next turn keeps its whole max_tokens_per_turn
+        budget = cfg.max_context_tokens - len(traj.token_ids) - cfg.max_tokens_per_turn
+        # a cut observation takes half the room, so the turns after it still have some
+        fitted = fit_observations(chat, obs, budget, closed=closed, cut_to=budget // 2)
+        if fitted is None:
             traj.messages.extend({**o, "in_tokens": False} for o in obs)
             return "max_context"
+        obs, obs_ids = fitted
+        traj.observations_cut += sum("cut_tokens" in o for o in obs)
         traj.messages.extend(obs)
         traj.append(obs_ids, 0)
     return "max_turns"

@@ -1,5 +1,5 @@
-"""The agent's tool calls run on its sandbox: `run_tool` for one call, and the observation messages a
-turn's results come back as.
+"""The agent's tool calls run on its sandbox: `run_tool` for one call, the observation messages a
+turn's results come back as, and their cut to fit the context (`fit_observations`).
 
 Tool failures (a missing file, `old` not found, a command's timeout) are observations the agent reads,
 never exceptions; the sandbox's own failures (sandbox.SandboxError, DiskLimitError) raise. The tools and
@@ -117,3 +117,87 @@ def observations(chat: ChatFormat, results: list) -> list[dict]:
         return []
     blocks = [f"$ {call.arguments['command']}\n{out}" for call, out, _ in results]
     return [{"role": "user", "content": "\n\n".join(blocks)}]
+
+
+def share_tokens(lengths: list[int], total: int) -> list[int]:
+    """Tokens each of several messages keeps so that they keep at most `total` together: the short
+    ones whole, the long ones an equal share of what is left (water-filling). lengths: tokens per
+    message; total >= 0. Returns one count per message, each <= its length."""
+    keeps = [0] * len(lengths)
+    left = total
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    for n, i in enumerate(order):
+        keeps[i] = min(lengths[i], left // (len(order) - n))
+        left -= keeps[i]
+    return keeps
+
+
+def cut_middle(tokenizer, text: str, keep: int) -> tuple[str, int, int]:
+    """`text` cut to about `keep` tokens: its first and last tokens (half each) around a marker saying
+    how many tokens and bytes were cut; the marker's own tokens count in `keep`, so keep below the
+    marker's length keeps the marker alone. Returns (text, tokens cut, bytes cut): text unchanged
+    and (0, 0) when it has <= keep tokens or no more than the marker has."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    # the marker's length depends on the numbers in it: measured with the most that can be cut
+    probe = _cut_marker(len(ids), len(text.encode()))
+    marker = len(tokenizer.encode(probe, add_special_tokens=False))
+    # a text no longer than the marker would only grow by a cut
+    if len(ids) <= max(keep, marker):
+        return text, 0, 0
+    kept = max(0, keep - marker)
+    head_ids = ids[: (kept + 1) // 2]
+    tail_ids = ids[len(ids) - kept // 2 :]
+    head = tokenizer.decode(head_ids, skip_special_tokens=False)
+    tail = tokenizer.decode(tail_ids, skip_special_tokens=False) if tail_ids else ""
+    cut_tokens = len(ids) - len(head_ids) - len(tail_ids)
+    cut_bytes = max(0, len(text.encode()) - len(head.encode()) - len(tail.encode()))
+    return head + _cut_marker(cut_tokens, cut_bytes) + tail, cut_tokens, cut_bytes
+
+
+def _cut_marker(tokens: int, nbytes: int) -> str:
+    return f"\n[... {tokens} tokens ({nbytes} bytes) of this output cut to fit the context ...]\n"
+
+
+def fit_observations(
+    chat: ChatFormat, obs: list[dict], budget: int, closed: bool = True, cut_to: int | None = None
+) -> tuple[list[dict], list[int]] | None:
+    """A turn's observation messages and their tokens (chat.observation_ids), whole when they fit
+    in `budget` tokens, else cut to fit in `cut_to` tokens (when given and the markers fit there;
+    else in budget): each message's content longer than its share (share_tokens) keeps its head
+    and tail around a marker saying how many tokens and bytes were cut (cut_middle), and the cut
+    message records them ("cut_tokens", "cut_bytes"). Messages that fit their share are returned
+    unchanged. Returns (messages, token ids), or None when even the markers alone, every
+    message's output cut, do not fit in budget."""
+    ids = chat.observation_ids(obs, closed)
+    if len(ids) <= budget:
+        return obs, ids
+    if cut_to is not None and cut_to < budget:
+        fitted = _cut_to_fit(chat, obs, ids, cut_to, closed)
+        if fitted is not None:
+            return fitted
+    return _cut_to_fit(chat, obs, ids, budget, closed)
+
+
+def _cut_to_fit(
+    chat: ChatFormat, obs: list[dict], ids: list[int], budget: int, closed: bool
+) -> tuple[list[dict], list[int]] | None:
+    """fit_observations' cut of obs (whose whole tokens are ids) into budget. Rendering
+    re-tokenises at a cut's seams, so the cut is tried again, smaller by what it still
+    overflows, until it fits; None when the markers alone do not."""
+    tokenizer = chat.tokenizer
+    lengths = [len(tokenizer.encode(m["content"], add_special_tokens=False)) for m in obs]
+    total = sum(lengths) - (len(ids) - budget)
+    while True:
+        keeps = share_tokens(lengths, max(0, total))
+        cut = []
+        for m, keep in zip(obs, keeps):
+            text, cut_tokens, cut_bytes = cut_middle(tokenizer, m["content"], keep)
+            if cut_tokens:
+                m = {**m, "content": text, "cut_tokens": cut_tokens, "cut_bytes": cut_bytes}
+            cut.append(m)
+        ids = chat.observation_ids(cut, closed)
+        if len(ids) <= budget:
+            return cut, ids
+        if total <= 0:
+            return None
+        total -= len(ids) - budget

@@ -31,9 +31,22 @@ def format_step_line(step: int, steps: int, m: dict) -> str:
     rss = ""
     if per_rank:
         rss = f" | peak rss {' '.join(f'{x:.2f}' for x in per_rank)} GB"
+    stops = " ".join(f"{k} {v}" for k, v in m.get("stop_reasons", {}).items())
+    episodes = (
+        f"turns {m.get('turns_mean', 0.0):.1f} malformed {m.get('malformed_turn_rate', 0.0):.2f} "
+        f"stops {stops or '-'} | zero-variance groups {m.get('zero_variance_share', 0.0):.2f}"
+    )
+    refill = ""
+    if m.get("refill_rounds"):
+        # DAPO dynamic sampling's cost this step
+        refill = (
+            f" refill +{m['refill_episodes']} episodes in {m['refill_rounds']} round(s) "
+            f"{m.get('refill_s', 0.0):.1f}s"
+        )
     return (
         f"step {step}/{steps} | reward {m['reward_mean']:.3f}±{m['reward_std']:.3f} "
-        f"resolved {m['resolved_rate']:.2f}{failed} | {learn} | tokens {m['tokens']} "
+        f"resolved {m['resolved_rate']:.2f}{failed} | {episodes}{refill} | {learn} | "
+        f"tokens {m['tokens']} "
         f"| rollout {m['rollout_s']:.1f}s (generate {m.get('generate_s', m['rollout_s']):.1f}s) "
         f"verify {m['verify_s']:.1f}s judge {m['judge_s']:.1f}s "
         f"train {m['train_s']:.1f}s sync {m['sync_s']:.1f}s{rss}"
@@ -137,7 +150,12 @@ def step_record(
         "tokens": int(sum(e["tokens"] for e in episodes)),
         "generated_tokens": int(sum(e["generated"] for e in episodes)),
     }
+    rec.update(episode_shape(episodes))
     rec.update(counts)
+    # the share of groups that taught nothing: all their rewards equal (DAPO drops them)
+    rec["zero_variance_share"] = counts.get("groups_dropped_zero_variance", 0) / max(
+        1, counts.get("groups", 0)
+    )
     rec.update(train_metrics)
     rec["loss"] = train_metrics.get("pg_loss", 0.0) + kl_coef * train_metrics.get("kl_loss", 0.0)
     clip_low = train_metrics.get("clip_frac_low", 0.0)
@@ -147,6 +165,24 @@ def step_record(
         rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
     rec.update(times)
     return rec
+
+
+def episode_shape(episodes: list[dict]) -> dict:
+    """How a step's episodes went, from their summaries (gather_episodes): turns_mean (assistant
+    turns per episode), malformed_turn_rate (malformed turns / all turns; a turn cut at
+    max_tokens_per_turn without a complete action counts as one), observations_cut (observations
+    cut to fit the context, summed) and stop_reasons ({reason: episodes}, by reason). Zeros and {}
+    for no episode."""
+    turns = sum(e["turns"] for e in episodes)
+    reasons: dict[str, int] = {}
+    for e in episodes:
+        reasons[e["stop_reason"]] = reasons.get(e["stop_reason"], 0) + 1
+    return {
+        "turns_mean": turns / len(episodes) if episodes else 0.0,
+        "malformed_turn_rate": sum(e["format_errors"] for e in episodes) / max(1, turns),
+        "observations_cut": int(sum(e["observations_cut"] for e in episodes)),
+        "stop_reasons": dict(sorted(reasons.items())),
+    }
 
 
 def gather_episodes(
@@ -169,6 +205,10 @@ def gather_episodes(
             tokens=len(t.token_ids),
             generated=int(sum(t.loss_mask)),
             timings=dict(t.timings),
+            stop_reason=t.stop_reason,
+            turns=t.num_turns,
+            format_errors=t.format_errors,
+            observations_cut=t.observations_cut,
         )
 
     mine = [

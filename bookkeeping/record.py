@@ -40,7 +40,9 @@ def record(
     """Step 6 after the update on rollout `ro` (learner.pipeline.Rollout): the step counted,
     every training rank's episodes gathered, one line and metrics.jsonl record (step_s: seconds
     since the previous step was logged), a checkpoint every save_every steps and after the last.
-    counts: this rank's group counts (learner.packing.samples_from_groups); metrics, train_s:
+    counts: this rank's group counts (learner.packing.samples_from_groups), with the rollout's
+    refill_rounds and refill_episodes added (summed over the ranks; refill_s is rank 0's seconds,
+    as rollout_s); metrics, train_s:
     the update's (training.step.learn). judge: judge metrics to add up over the training ranks,
     None: this rank's judge's. rss_others: peak RSS in bytes of ranks that do not train (the
     disaggregated layout's rollout ranks), appended to the training ranks'. Collective over the
@@ -50,6 +52,8 @@ def record(
     run.stale = True
     if judge is None:
         judge = run.judge.metrics if run.judge is not None else {}
+    # dynamic sampling's extra rounds and episodes on this rank, summed over the ranks below
+    counts = dict(counts, refill_rounds=ro.refill_rounds, refill_episodes=ro.refill_episodes)
     episodes, counts, judge_metrics = gather_episodes(
         ro.indices, ro.groups, counts, judge, run.sampler, run.learners, run.learner_group
     )
@@ -60,6 +64,7 @@ def record(
         generate_s=ro.generate_s,
         train_s=train_s,
         sync_s=ro.sync_s,
+        refill_s=ro.refill_s,
         step_s=now - run.t_logged,
     )
     run.t_logged = now

@@ -97,13 +97,15 @@ def collective_timeout_s(cfg: configs.TrainConfig) -> tuple[float, str]:
     disaggregated layout's trainers for the rollout ranks', a fast rank for a slow one), so the
     timeout is the longest rollout the config allows plus COLLECTIVE_MARGIN_S:
         episodes = tasks_per_step x group_size (at most, on one rank), run in
-        waves = ceil(episodes / rollout.max_concurrent_episodes), each lasting at most
+        waves = ceil(episodes / rollout.max_concurrent_episodes) x (1 + grpo.refill_rounds)
+        (dynamic sampling's extra rounds), each lasting at most
         rollout.episode_timeout_s (the agent) + sandbox.verify_wall_s (AUTO_VERIFY_S when 0)
         + reward.judge_timeout_s x (judge_max_retries + 1) x backends (0 without a judge).
     NCCL's default (10 min) is shorter than one 64-turn episode at the GPU presets' budgets."""
     ro = cfg.rollout
+    # dynamic sampling may run grpo.refill_rounds more rounds of as many episodes
     episodes = cfg.tasks_per_step * cfg.grpo.group_size
-    waves = math.ceil(episodes / ro.max_concurrent_episodes)
+    waves = math.ceil(episodes / ro.max_concurrent_episodes) * (1 + cfg.grpo.refill_rounds)
     verify_s = cfg.sandbox.verify_wall_s or AUTO_VERIFY_S
     r = cfg.reward
     judge_s = r.judge_timeout_s * (r.judge_max_retries + 1) * len(r.judge_backends)

@@ -150,6 +150,16 @@ def make_micro_batches(samples: list[Sample], max_tokens: int) -> list[MicroBatc
     return [collate([samples[i] for i in b]) for b in bins]
 
 
+def has_signal(group) -> bool:
+    """True when a group (rollout.Group) can teach something: >= 2 scored members (reward not
+    None) whose rewards are not all equal (grpo.nonzero_variance_mask), the groups DAPO's dynamic
+    sampling keeps."""
+    scored = [float(r) for r in group.rewards if r is not None]
+    if len(scored) < 2:
+        return False
+    return bool(grpo.nonzero_variance_mask(torch.tensor(scored), len(scored))[0])
+
+
 def samples_from_groups(groups: list, cfg: configs.GRPOConfig) -> tuple[list[Sample], dict]:
     """Turn this rank's groups (rollout.Group: .trajectories and their .rewards, one rule for the
     whole group: reward.group_rewards) into learner samples.
@@ -179,9 +189,7 @@ def samples_from_groups(groups: list, cfg: configs.GRPOConfig) -> tuple[list[Sam
             counts["groups_dropped_failed"] += 1
             continue
         rewards = torch.tensor([float(r) for _, r in scored])
-        if cfg.drop_zero_variance_groups and not bool(
-            grpo.nonzero_variance_mask(rewards, len(scored))[0]
-        ):
+        if cfg.drop_zero_variance_groups and not has_signal(group):
             counts["groups_dropped_zero_variance"] += 1
             continue
         advantages = grpo.compute_advantages(rewards, len(scored), cfg.advantage).tolist()

@@ -56,7 +56,9 @@ class Rollout:
     their groups (rollout.Group), seconds of the rollout and of the weight sync before it, the
     policy version the engine held (optimizer steps done), and seconds of the rollout until its
     last episode stopped acting (the rest, rollout_s - generate_s, is the verification and judge
-    tail the overlapped update hides)."""
+    tail the overlapped update hides). refill_rounds, refill_episodes, refill_s: what dynamic
+    sampling (grpo.refill_rounds) added to the step on this rank: its extra rounds, their
+    episodes and seconds (their tasks are in indices, their groups in groups)."""
 
     indices: list[int]
     groups: list
@@ -64,6 +66,9 @@ class Rollout:
     sync_s: float
     version: int
     generate_s: float = 0.0
+    refill_rounds: int = 0
+    refill_episodes: int = 0
+    refill_s: float = 0.0
 
 
 def staleness(

@@ -335,6 +335,7 @@ TRAIN_BOUNDS = [
     ("lr", 1e-9, 0.0, "must be > 0"),
     ("grad_clip", 0.0, -0.01, "must be >= 0 (0 = off)"),
     ("micro_batch_tokens", 64, 63, "must be >= 64"),
+    ("grpo.refill_rounds", 0, -1, "must be >= 0 (0 = off)"),
 ]
 
 EVAL_BOUNDS = [

@@ -402,7 +402,7 @@ def test_max_turns_stops_and_verifies(tok, tasks):
 
 
 @pytest.mark.docker
-def test_max_tokens_per_turn_runs_the_complete_calls_then_stops_and_verifies(tok, tasks):
+def test_max_tokens_per_turn_with_end_on_turn_cap_runs_the_complete_calls_then_stops(tok, tasks):
     # hermes: a markdown turn stops after its first action, so only hermes turns hold a call and then get cut
     reply = (
         '<tool_call>\n{"name": "write_file", "arguments": {"path": "hello.txt", "content": "hello\\n"}}\n</tool_call>\n'
@@ -410,7 +410,11 @@ def test_max_tokens_per_turn_runs_the_complete_calls_then_stops_and_verifies(tok
     )
     eng = RecordingEngine(tok, [reply])
     [traj] = run(
-        [tasks["write-hello-file"]], eng, tok, replace(CFG, max_tokens_per_turn=48), fmt="hermes"
+        [tasks["write-hello-file"]],
+        eng,
+        tok,
+        replace(CFG, max_tokens_per_turn=48, end_on_turn_cap=True),
+        fmt="hermes",
     )
     assert eng.completions[0].finish_reason == "length" and len(eng.completions[0].token_ids) == 48
     assert (traj.stop_reason, traj.truncated, traj.reward) == ("max_tokens_per_turn", True, 1.0)

@@ -83,7 +83,8 @@ class _RolloutRank:
         ro = roll_out(run, indices)
         judge = run.judge.metrics if run.judge is not None else {}
         item = dict(
-            indices=indices,
+            # with the tasks dynamic sampling added (grpo.refill_rounds)
+            indices=ro.indices if ro.groups is not None else indices,
             groups=layout.lean_groups(ro.groups or []),
             stop=ro.groups is None,
             rollout_s=ro.rollout_s,
@@ -91,6 +92,7 @@ class _RolloutRank:
             version=version,
             judge=dict(judge),
             generate_s=ro.generate_s,
+            refill=(ro.refill_rounds, ro.refill_episodes, ro.refill_s),
             rss=peak_rss_bytes(),
         )
         self.sync_s = 0.0
@@ -134,6 +136,14 @@ class _Trainer:
         update short."""
         run = self.run
         indices, groups = layout.trainer_share(items, run.rank, run.layout.trainers)
+        # dynamic sampling's cost counted once, by trainer 0 (record sums over the trainers)
+        refill = (0, 0, 0.0)
+        if run.rank == 0:
+            refill = (
+                sum(x["refill"][0] for x in items),
+                sum(x["refill"][1] for x in items),
+                max(x["refill"][2] for x in items),
+            )
         ro = Rollout(
             indices,
             groups,
@@ -141,6 +151,7 @@ class _Trainer:
             max(x["sync_s"] for x in items),
             min(x["version"] for x in items),
             max(x["generate_s"] for x in items),
+            *refill,
         )
         samples, counts = samples_from_groups(ro.groups, run.cfg.grpo)
         # synchronous: a stop cuts the update short; overlapped, the update finishes and is
