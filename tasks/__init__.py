@@ -4,7 +4,7 @@
     tasks = load_tasks("data/tasks")            # a folder of task folders, one task folder, or a .csv
 
 Validation (`tasks.validate`) needs Docker and synthetic generation (`tasks.generate`) an LLM; neither is
-imported by `import tasks`. The CLI is `python -m tasks {validate,import-csv,generate}`.
+imported by `import tasks`. The CLI is `python -m tasks {validate,stats,import-csv,export-harbor,generate,family}`.
 """
 
 from configs import ConfigError

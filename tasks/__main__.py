@@ -1,4 +1,4 @@
-"""CLI: python -m tasks {validate, stats, import-csv, export-harbor, generate} (tyro).
+"""CLI: python -m tasks {validate, stats, import-csv, export-harbor, generate, family} (tyro).
 
   python -m tasks validate [IDS ...] [--tasks data/tasks] [--jobs 4] [--sample N --seed S] [--normalize-weights]
                            [--strict]
@@ -7,6 +7,8 @@
   python -m tasks export-harbor OUT_DIR [--tasks data/tasks]   termrl's tasks as Harbor task folders
   python -m tasks generate --seed-tasks data/tasks --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
+  python -m tasks family --out DIR --seeds 0:64 [--split train|eval] [--shapes pointer run config]
+                         [--hops 1-4]      multi-turn instances, procedurally generated (tasks/family.py)
 A refused task (bad field, unbuildable image, failed validation) is reported in one line (id, field,
 reason) and the rest go on. Exit status: 0 when some task could be used (imported; valid or "fails
 before; no oracle"); 1 no task validated (validate) or nothing was accepted (generate); 2 bad input or
@@ -27,6 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 import configs
+from tasks.family import MAX_HOPS, SHAPES, generate_family, parse_hops, parse_seeds
 from tasks.generate import generate as run_generate
 from tasks.generate import make_llm
 from tasks.harbor import export_harbor as _export_harbor
@@ -306,6 +309,42 @@ def generate(
     return 0 if report.accepted else 1
 
 
+def family(
+    out: str,
+    seeds: str,
+    split: str = "train",
+    shapes: tuple[str, ...] = SHAPES,
+    hops: str = f"1-{MAX_HOPS}",
+) -> int:
+    """Write procedurally generated multi-turn task folders OUT/<id>/ (tasks/family.py), one per seed.
+
+    Args:
+        out: folder to write into (created if missing; a folder already holding the same instance is left
+            as it is, one holding anything else is an error).
+        seeds: START:END (END excluded) or one seed N; below 1000000.
+        split: train or eval: the eval split draws from other generator seeds, so the two never share an
+            instance.
+        shapes: shapes to cycle through (pointer: notes naming the next note; run: folders and the
+            programs in them; config: a key set in one of several files, its value naming the next key).
+        hops: LO-HI or N, within 1-4: commands whose output the next command needs.
+    """
+    try:
+        seed_range = parse_seeds(seeds)
+        hop_range = parse_hops(hops)
+        instances = generate_family(Path(out), split, seed_range, shapes, hop_range)
+    except (configs.ConfigError, FileExistsError) as e:
+        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        return 2
+    counts = Counter(f"{inst.shape} h{inst.hops}" for inst in instances)
+    console.print(
+        f"{len(instances)} {split} instance(s) (seeds {seed_range.start}:{seed_range.stop}) in {out}: "
+        + ", ".join(f"{n} {combo}" for combo, n in sorted(counts.items())),
+        markup=False,
+        soft_wrap=True,
+    )
+    return 0
+
+
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
@@ -317,6 +356,7 @@ def main() -> int:
             "import-csv": import_csv,
             "generate": generate,
             "export-harbor": export_harbor,
+            "family": family,
         },
         prog="python -m tasks",
     )

@@ -12,6 +12,8 @@ import json
 import logging
 import math
 import posixpath
+import re
+import string
 from pathlib import Path
 
 from sandboxing.dockerfile import copy_sources
@@ -307,3 +309,81 @@ def check_dockerfile(
                         "the build context (or holds no files)",
                         dockerfile,
                     )
+
+
+def read_oracle_turns(task_id: str, path: Path) -> list[dict]:
+    """A task's oracle_turns.json -> its steps, each {"command": str, "capture": {var: regex}}.
+
+    The file is {"steps": [{"command": ..., "capture": {...}}, ...]}: the oracle acted out one command per
+    turn. Step i's command is a str.format template over the variables earlier steps captured; a capture
+    regex (Python `re`, exactly one group) is searched in its own step's command output and its group
+    becomes the variable. So every value an observation reveals reaches a later command through a capture.
+    Checked here: the shape above (capture optional, default {}); each regex compiles with one group;
+    a command's fields are plain names captured by an earlier step; each variable is captured once and
+    used by a later step; the last step captures nothing.
+    Raises TaskError (field 'oracle_turns') naming the step and what is wrong.
+    """
+
+    def refuse(message: str) -> TaskError:
+        return TaskError(task_id, "oracle_turns", message, path)
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise refuse(f"not valid JSON: {e}") from e
+    if not isinstance(data, dict) or set(data) != {"steps"}:
+        raise refuse('must be a JSON object with the one key "steps"')
+    steps = data["steps"]
+    if not isinstance(steps, list) or not steps:
+        raise refuse('"steps" must be a non-empty list')
+    captured: dict[str, int] = {}
+    used: set[str] = set()
+    out = []
+    for number, step in enumerate(steps, start=1):
+        if not isinstance(step, dict) or not set(step) <= {"command", "capture"}:
+            raise refuse(f'step {number}: must be an object with "command" and optional "capture"')
+        command = step.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise refuse(f'step {number}: "command" must be a non-empty string')
+        try:
+            fields = [
+                (name, spec, conversion)
+                for _, name, spec, conversion in string.Formatter().parse(command)
+                if name is not None
+            ]
+        except ValueError as e:
+            raise refuse(f"step {number}: command is not a str.format template: {e}") from e
+        for name, spec, conversion in fields:
+            if spec or conversion or name not in captured:
+                raise refuse(
+                    f"step {number}: command field {{{name}}} is not a variable an earlier step captures"
+                )
+            used.add(name)
+        capture = step.get("capture", {})
+        if not isinstance(capture, dict):
+            raise refuse(f'step {number}: "capture" must be an object of variable -> regex')
+        for name, regex in capture.items():
+            if not name.isidentifier() or name in captured:
+                raise refuse(f"step {number}: capture name {name!r} is not a new identifier")
+            if not isinstance(regex, str):
+                raise refuse(f"step {number}: capture {name!r} must be a regex string")
+            try:
+                groups = re.compile(regex).groups
+            except re.error as e:
+                raise refuse(f"step {number}: capture {name!r}: bad regex {regex!r}: {e}") from e
+            if groups != 1:
+                raise refuse(
+                    f"step {number}: capture {name!r}: regex {regex!r} has {groups} groups, needs 1"
+                )
+            captured[name] = number
+        out.append({"command": command, "capture": dict(capture)})
+    if out[-1]["capture"]:
+        raise refuse(
+            f"step {len(out)}: the last step captures {sorted(out[-1]['capture'])}, which no step uses"
+        )
+    unused = sorted(set(captured) - used)
+    if unused:
+        raise refuse(
+            f"step {captured[unused[0]]}: captures {unused[0]!r}, which no later step uses"
+        )
+    return out

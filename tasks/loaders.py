@@ -2,7 +2,7 @@
 
 Formats:
 - native (DESIGN.md "Task format"): task.toml, Dockerfile, optional files/, tests/test_*.py (or the folder
-  task.toml's `tests_dir` names), solution.sh.
+  task.toml's `tests_dir` names), solution.sh, optional oracle_turns.json (the oracle turn by turn).
 - Terminal-Bench task folder: see tasks/terminal_bench.py.
 - terminal-bench-rl CSV: one task per row, columns CSV_COLUMNS; `tags` pipe-separated, `test_functions`
   pytest source, `test_weights` JSON {name: weight}, `additional_files` JSON {relative path: content}.
@@ -27,6 +27,7 @@ import tomllib
 from pathlib import Path, PurePosixPath
 
 import configs
+from tasks.checks import read_oracle_turns
 from tasks.fields import (
     check_id,
     difficulty_field,
@@ -74,7 +75,8 @@ CSV_COLUMNS = (
 )
 DEFAULT_AGENT_TIMEOUT_S = 300.0
 DEFAULT_TEST_TIMEOUT_S = 60.0
-RESERVED_FILES = ("task.toml", "Dockerfile", "solution.sh", "hidden_tests")
+RESERVED_FILES = ("task.toml", "Dockerfile", "solution.sh", "hidden_tests", "oracle_turns.json")
+ORACLE_TURNS = "oracle_turns.json"  # the oracle turn by turn (tasks/checks.read_oracle_turns)
 HIDDEN_TESTS = "hidden_tests"  # hidden-tests folder of a CSV row whose own files use tests/
 
 
@@ -134,6 +136,10 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
         build_setup=text_field(task_id, data, "build_setup", toml_path, required=False),
     )
     task.agent_modules = modules_field(task_id, data.get("agent_modules"), toml_path)
+    oracle_turns = task_dir / ORACLE_TURNS
+    if oracle_turns.is_file():
+        read_oracle_turns(task_id, oracle_turns)
+        task.oracle_turns = oracle_turns
     return task
 
 

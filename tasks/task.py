@@ -61,6 +61,9 @@ class Task:
     sidecars: a Harbor compose file's non-main services (tasks/compose.Sidecar), in start order; they
         run beside the agent's container in its network namespace (sandboxing/compose.py).
     service_names: the host names (compose service names) that resolve to 127.0.0.1 there.
+    oracle_turns: the task folder's oracle_turns.json when it has one (native folders; checked at loading by
+        tasks/checks.read_oracle_turns): the oracle acted out turn by turn, each command formatted from the
+        values that earlier observations revealed (DESIGN.md, "Task format").
     """
 
     id: str
@@ -89,3 +92,4 @@ class Task:
     storage_mb: int | None = None
     sidecars: tuple = ()
     service_names: tuple[str, ...] = ()
+    oracle_turns: Path | None = None

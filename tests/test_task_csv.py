@@ -79,6 +79,7 @@ def test_csv_import_round_trip(tmp_path, caplog):
         storage_mb=None,
         sidecars=(),
         service_names=(),
+        oracle_turns=None,
     )
     assert (
         upper.instruction
@@ -186,7 +187,8 @@ def test_csv_additional_file_outside_the_task(tmp_path):
     )
     assert load_error(path) == (
         "task 'csv-sum', field 'additional_files': file name \"../evil.txt\" must be a relative "
-        f"path inside the task, not one of task.toml, Dockerfile, solution.sh, hidden_tests (CSV line 2) [{path}]"
+        "path inside the task, not one of task.toml, Dockerfile, solution.sh, hidden_tests, "
+        f"oracle_turns.json (CSV line 2) [{path}]"
     )
 
 

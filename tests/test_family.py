@@ -1,0 +1,361 @@
+"""tasks/family.py: the procedurally generated multi-turn instances, their oracle_turns.json, the
+train/eval split, the CLI; and (real Docker) each shape's oracle acted out step by step in a sandbox."""
+
+import asyncio
+import base64
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import sandbox
+from agent.actions import ToolCall
+from agent.tools import run_tool
+from reward import verify
+from sandboxing import images
+from tasks import TaskError, load_tasks
+from tasks.__main__ import family as family_cli
+from tasks.__main__ import main as tasks_main
+from tasks.checks import read_oracle_turns
+from tasks.family import (
+    ANSWER,
+    check_disjoint,
+    generate_family,
+    instance_for_seed,
+    make_instance,
+    render,
+    write_instance,
+)
+from tasks.validate import validate_tasks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def revealed_code(inst) -> str:
+    """The code as the instance's files hold it (a run program keeps it in base64), else ''."""
+    for text, _ in inst.files.values():
+        if inst.code in text:
+            return inst.code
+        match = re.search(r'echo "code: \$\(echo (\S+) \| base64 -d\)"', text)
+        if match and base64.b64decode(match.group(1)).decode() == inst.code:
+            return inst.code
+    return ""
+
+
+def folder_files(root: Path) -> dict:
+    """Every file under root: relative path -> (bytes, permission bits)."""
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+# ---------------------------------------------------------------- generation (no Docker)
+
+
+def test_the_same_seed_gives_the_same_instance_byte_for_byte(tmp_path):
+    first = make_instance("train", 9, "pointer", 4)
+    assert (first.id, first.code, first.steps[0]["command"]) == (
+        "mt-train-9-pointer-h4",
+        "copper-4049",
+        "cat /app/olive/grape/amber.txt",
+    )
+    assert render(make_instance("train", 9, "pointer", 4)) == render(first)
+    generate_family(tmp_path / "a", "train", range(0, 12))
+    generate_family(tmp_path / "b", "train", range(0, 12))
+    files_a = folder_files(tmp_path / "a")
+    files_b = folder_files(tmp_path / "b")
+    assert files_a == files_b
+    # a rerun leaves the folders as they are
+    assert write_instance(first, tmp_path / "a") is False
+
+
+def test_seeds_cycle_through_every_shape_and_hop_count():
+    ids = [instance_for_seed("train", s).id for s in range(12)]
+    assert ids == [
+        "mt-train-0-pointer-h1",
+        "mt-train-1-run-h1",
+        "mt-train-2-config-h1",
+        "mt-train-3-pointer-h2",
+        "mt-train-4-run-h2",
+        "mt-train-5-config-h2",
+        "mt-train-6-pointer-h3",
+        "mt-train-7-run-h3",
+        "mt-train-8-config-h3",
+        "mt-train-9-pointer-h4",
+        "mt-train-10-run-h4",
+        "mt-train-11-config-h4",
+    ]
+    assert [instance_for_seed("eval", s, ("run",), range(2, 4)).id for s in range(3)] == [
+        "mt-eval-0-run-h2",
+        "mt-eval-1-run-h3",
+        "mt-eval-2-run-h2",
+    ]
+
+
+def test_codes_names_and_start_points_differ_across_seeds():
+    instances = [instance_for_seed(split, s) for split in ("train", "eval") for s in range(64)]
+    assert len({inst.code for inst in instances}) == 128
+    assert len({inst.instruction for inst in instances}) == 128
+    assert len({inst.steps[0]["command"] for inst in instances}) == 128
+
+
+def test_the_code_is_in_the_image_files_and_nowhere_the_agent_is_told():
+    for s in range(24):
+        inst = instance_for_seed("train", s)
+        files = render(inst)
+        assert revealed_code(inst) == inst.code, inst.id
+        told = ("task.toml", "oracle_turns.json", "solution.sh", "Dockerfile")
+        assert [name for name in told if inst.code.encode() in files[name][0]] == [], inst.id
+        assert inst.code in files["tests/test_answer.py"][0].decode()
+
+
+def test_train_and_eval_instances_come_from_disjoint_generator_seeds(tmp_path):
+    generate_family(tmp_path / "train", "train", range(0, 6))
+    generate_family(tmp_path / "eval", "eval", range(0, 6))
+    train = load_tasks(tmp_path / "train")
+    held_out = load_tasks(tmp_path / "eval")
+    assert sorted(int(t.meta["rng_seed"]) for t in held_out) == [
+        1_000_000,
+        1_000_001,
+        1_000_002,
+        1_000_003,
+        1_000_004,
+        1_000_005,
+    ]
+    assert {make_instance("eval", s, "run", 2).code for s in range(6)}.isdisjoint(
+        make_instance("train", s, "run", 2).code for s in range(6)
+    )
+    check_disjoint(train, held_out)
+    with pytest.raises(ValueError) as info:
+        check_disjoint(train, train[:2])
+    assert str(info.value) == (
+        "held_out shares 2 generator seed(s) with train: mt-train-0-pointer-h1 = mt-train-0-pointer-h1, "
+        "mt-train-1-run-h1 = mt-train-1-run-h1"
+    )
+    (shipped,) = load_tasks(ROOT / "data" / "tasks" / "append-line")
+    with pytest.raises(ValueError) as info:
+        check_disjoint(train, [shipped])
+    assert str(info.value) == (
+        "held_out: task append-line is no instance of the generated family (meta family = "
+        "'multiturn' and rng_seed)"
+    )
+
+
+def test_the_loader_reads_an_instance_with_its_oracle_turns(tmp_path):
+    inst = make_instance("train", 10, "run", 4)
+    write_instance(inst, tmp_path)
+    (task,) = load_tasks(tmp_path)
+    assert (task.id, task.max_turns, task.weights, task.meta["shape"], task.meta["hops"]) == (
+        "mt-train-10-run-h4",
+        6,
+        {"test_answer_is_the_code": 1.0},
+        "run",
+        "4",
+    )
+    assert task.oracle_turns == tmp_path / inst.id / "oracle_turns.json"
+    steps = read_oracle_turns(task.id, task.oracle_turns)
+    assert steps == [
+        {"command": "ls /app/raven/osprey", "capture": {"program1": r"(?m)^(\w+\.sh)$"}},
+        {
+            "command": "bash /app/raven/osprey/{program1}",
+            "capture": {"folder2": r"(?m)^next: (\S+)$"},
+        },
+        {"command": "ls {folder2}", "capture": {"program2": r"(?m)^(\w+\.sh)$"}},
+        {
+            "command": "bash {folder2}/{program2}",
+            "capture": {"code": r"(?m)^code: ([a-z]+-[0-9]{4})$"},
+        },
+        {"command": f"echo {{code}} > {ANSWER}", "capture": {}},
+    ]
+    # a folder without the file loads as before
+    (tmp_path / inst.id / "oracle_turns.json").unlink()
+    assert load_tasks(tmp_path)[0].oracle_turns is None
+
+
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        ([], '"steps" must be a non-empty list'),
+        (
+            [{"command": "cat x", "capture": {"v": "(a)(b)"}}],
+            "step 1: capture 'v': regex '(a)(b)' has 2 groups, needs 1",
+        ),
+        (
+            [{"command": "echo {v}"}],
+            "step 1: command field {v} is not a variable an earlier step captures",
+        ),
+        (
+            [{"command": "cat x", "capture": {"v": "(a)"}}, {"command": "echo hi"}],
+            "step 1: captures 'v', which no later step uses",
+        ),
+        (
+            [
+                {"command": "cat x", "capture": {"v": "(a)"}},
+                {"command": "cat {v}", "capture": {"w": "(b)"}},
+            ],
+            "step 2: the last step captures ['w'], which no step uses",
+        ),
+        (
+            [{"command": "cat x", "run": "y"}],
+            'step 1: must be an object with "command" and optional "capture"',
+        ),
+    ],
+)
+def test_a_malformed_oracle_turns_file_is_refused_naming_the_step(tmp_path, steps, message):
+    inst = make_instance("train", 0, "pointer", 1)
+    write_instance(inst, tmp_path)
+    path = tmp_path / inst.id / "oracle_turns.json"
+    path.write_text(json.dumps({"steps": steps}))
+    with pytest.raises(TaskError) as info:
+        load_tasks(tmp_path, strict=True)
+    assert str(info.value) == f"task '{inst.id}', field 'oracle_turns': {message} [{path}]"
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (
+            {"seeds": "5:3"},
+            "error: seeds = '5:3': must be START:END (END excluded) or one seed N, with 0 <= START < END "
+            "<= 1000000",
+        ),
+        (
+            {"seeds": "0:1000001"},
+            "error: seeds = '0:1000001': must be START:END (END excluded) or one seed N, with 0 <= START "
+            "< END <= 1000000",
+        ),
+        (
+            {"seeds": "0:4", "hops": "0-5"},
+            "error: hops = '0-5': must be LO-HI or one number N, with 1 <= LO <= HI <= 4",
+        ),
+        (
+            {"seeds": "0:4", "shapes": ("pointer", "maze")},
+            "error: shapes = 'pointer maze': must be distinct names among pointer, run, config",
+        ),
+        ({"seeds": "0:4", "split": "test"}, "error: split = 'test': must be one of train, eval"),
+    ],
+)
+def test_bad_family_arguments_get_one_line_naming_the_flag(tmp_path, capsys, args, line):
+    assert family_cli(out=str(tmp_path / "out"), **args) == 2
+    assert capsys.readouterr().out == line + "\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_family_command_writes_instances_and_refuses_to_overwrite_another(
+    tmp_path, capsys, monkeypatch
+):
+    argv = ["python -m tasks", "family", "--out", str(tmp_path), "--seeds", "0:6"]
+    argv += ["--shapes", "run", "config", "--hops", "2-3"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert tasks_main() == 0
+    assert capsys.readouterr().out == (
+        f"6 train instance(s) (seeds 0:6) in {tmp_path}: 2 config h2, 1 config h3, 2 run h2, 1 run h3\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "mt-train-0-run-h2",
+        "mt-train-1-config-h2",
+        "mt-train-2-run-h3",
+        "mt-train-3-config-h3",
+        "mt-train-4-run-h2",
+        "mt-train-5-config-h2",
+    ]
+    # a folder holding anything but the instance is never overwritten
+    (tmp_path / "mt-train-0-run-h2" / "task.toml").write_text("changed\n")
+    assert tasks_main() == 2
+    assert capsys.readouterr().out == (
+        f"error: {tmp_path / 'mt-train-0-run-h2'} exists and differs from instance mt-train-0-run-h2; "
+        "remove it to generate it again\n"
+    )
+
+
+# ---------------------------------------------------------------- the oracle in real containers
+
+# One instance per shape (SHAPES), with the hop counts spread so that each kind of step appears.
+CASES = [("pointer", 3, 6), ("run", 4, 10), ("config", 2, 5)]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The CASES' instances written, loaded and built once: [(instance, task, image tag)]; the images are
+    removed after the module."""
+    root = tmp_path_factory.mktemp("family")
+    out = []
+    for shape, hops, seed in CASES:
+        inst = make_instance("train", seed, shape, hops)
+        write_instance(inst, root)
+        (task,) = load_tasks(root / inst.id)
+        start = time.monotonic()
+        tag = images.build_image(task)
+        print(f"{inst.id}: image built in {time.monotonic() - start:.1f} s")
+        out.append((inst, task, tag))
+    yield out
+    for _, _, tag in out:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+
+
+async def act_out(task, tag) -> tuple[dict, list[str], float]:
+    """The oracle's steps run in a sandbox through the agent's bash tool, each command formatted from the
+    values earlier observations revealed: (captured variables, the observations, the tests' score)."""
+    steps = read_oracle_turns(task.id, task.oracle_turns)
+    values = {}
+    observations = []
+    limits = sandbox.Limits().for_task(task)
+    async with await sandbox.start_sandbox(task, tag, limits) as sb:
+        for step in steps:
+            command = step["command"].format(**values)
+            call = ToolCall("bash", {"command": command})
+            text, meta = await run_tool(sb, call, time.monotonic() + 60, 30.0, 16384)
+            assert meta["exit_code"] == 0, text
+            # the markdown observation (`$ command` above the tool's text) and the tool's text alike
+            shown = f"$ {command}\n{text}"
+            observations.append(shown)
+            for var, regex in step["capture"].items():
+                assert re.search(regex, shown).group(1) == re.search(regex, text).group(1)
+                values[var] = re.search(regex, text).group(1)
+        report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+    return values, observations, verify(report, task.weights).score
+
+
+async def guess(task, tag) -> float:
+    """One turn: a wrong code written without reading anything; the tests' score."""
+    async with await sandbox.start_sandbox(task, tag, sandbox.Limits().for_task(task)) as sb:
+        await sb.exec(f"echo amber-1234 > {ANSWER}", timeout=30)
+        report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+    return verify(report, task.weights).score
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[shape for shape, _, _ in CASES])
+def test_the_oracle_turns_solve_the_instance_and_a_one_turn_guess_does_not(built, case):
+    inst, task, tag = built[case]
+
+    async def both():
+        return await asyncio.gather(act_out(task, tag), guess(task, tag))
+
+    start = time.monotonic()
+    (values, observations, score), guessed = asyncio.run(both())
+    print(f"{inst.id}: oracle episode and guess in {time.monotonic() - start:.1f} s")
+    assert (score, guessed) == (1.0, 0.0)
+    assert values["code"] == inst.code
+    assert len(observations) == inst.hops + 1 == task.max_turns - 1
+    # every revealed value is in an earlier observation and in the next command
+    for var, value in values.items():
+        step = next(i for i, s in enumerate(inst.steps) if var in s.get("capture", {}))
+        assert value in observations[step]
+        assert value in observations[step + 1].splitlines()[0]
+
+
+@pytest.mark.docker
+def test_generated_instances_validate_with_their_solution_sh(built):
+    results = asyncio.run(validate_tasks([task for _, task, _ in built], jobs=3))
+    assert [(r.task_id, r.verdict) for r in results] == [
+        ("mt-train-6-pointer-h3", "valid"),
+        ("mt-train-10-run-h4", "valid"),
+        ("mt-train-5-config-h2", "valid"),
+    ]
