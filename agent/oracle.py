@@ -137,7 +137,7 @@ class OracleReplies:
             command = steps[i]["command"].format(**vars_)
             content = self._observation(prompt_ids, starts[i], starts[i + 1])
             output = command_output(content, command, fmt)
-            for var, pattern in steps[i]["capture"].items():
+            for var, pattern in steps[i].get("capture", {}).items():
                 m = re.search(pattern, output)
                 if m is None:
                     raise OracleError(

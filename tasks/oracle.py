@@ -33,7 +33,7 @@ from tasks.task import Task, TaskError
 ORACLE_TURNS = "oracle_turns.json"
 
 # a line that only sets shell options: `set -e`, `set -euo pipefail`, `set +x`
-SCRIPT_OPTIONS = re.compile(r"set(\s+([-+][a-zA-Z]+|-o\s+\w+|\+o\s+\w+))+\s*(#.*)?")
+SCRIPT_OPTIONS = re.compile(r"set(\s+[-+][a-zA-Z]*(o\s+\w+)?)+\s*(#.*)?")
 # what makes a script differ from its lines typed into one shell: it reads its own arguments or
 # name, or ends itself (searched outside heredoc bodies and single quotes, `shell_text`)
 AS_SCRIPT = re.compile(r"\$\{?(0|[1-9]|@|#|\*)|BASH_SOURCE|(^|[;&|(\s])exit(\s|;|$)")
@@ -141,7 +141,8 @@ def split_script(source: str) -> list[str]:
             start = n
         chunk.append(line)
         text = "\n".join(chunk)
-        if _complete(text + "\n"):
+        # a line continued by a backslash: bash -n accepts it at the end of its input
+        if not line.endswith("\\") and _complete(text + "\n"):
             commands.append(text)
             chunk = []
     if chunk:
