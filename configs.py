@@ -513,6 +513,70 @@ class LearnConfig:
     bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
 
 
+@dataclass
+class SFTConfig:
+    """The warm start's supervised fine-tuning on demonstrations (learner/sft.py)."""
+
+    # passes over the demonstrations
+    epochs: int = 3
+    # peak learning rate of AdamW
+    lr: float = 2e-5
+    # after warmup
+    lr_schedule: Literal["cosine", "constant"] = "cosine"
+    # linear warmup, optimizer steps
+    warmup_steps: int = 0
+    # demonstrations per optimizer step (the loss is the token mean over their action tokens)
+    batch_size: int = 8
+    # tokens per packed micro-batch
+    micro_batch_tokens: int = 8192
+    # AdamW weight decay
+    weight_decay: float = 0.0
+    # max global gradient norm (0 = off)
+    grad_clip: float = 1.0
+    # seeds the order of the demonstrations in each epoch
+    seed: int = 0
+
+
+@dataclass
+class WarmStartConfig:
+    """A warm start from demonstrations (`python -m experiments.warm_start`): each task's own solution
+    acted out turn by turn by a reactive oracle through the real agent loop, the resolved episodes
+    trained on with the masked cross-entropy of their action tokens, the result exported as an HF
+    folder that train.py (--policy.path) and evaluate.py (--model) start from."""
+
+    policy: PolicyConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy)
+    )
+    rollout: RolloutConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout)
+    )
+    sandbox: SandboxConfig = field(
+        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox)
+    )
+    sft: SFTConfig = field(default_factory=SFTConfig)
+    # the demonstrations' tasks: a task folder, Terminal-Bench folder or CSV
+    tasks: str = "data/tasks"
+    # only these task ids (empty = all)
+    task_ids: tuple[str, ...] = ()
+    # only these difficulties (empty = all)
+    difficulties: tuple[str, ...] = ()
+    # the evaluation set the demonstrations must not touch ('' = none named): a task of it with the
+    # same id or instruction as a demonstration task is refused
+    eval_tasks: str = ""
+    # only these ids of eval_tasks (empty = all)
+    eval_task_ids: tuple[str, ...] = ()
+    # oracle episodes per task (the oracle is deterministic: more only helps where outputs vary)
+    k: int = 1
+    # demonstrations.jsonl, warm_start.json and the exported policy (hf/) go here
+    out_dir: str = "runs/warm_start"
+    # where the SFT runs ('cuda' on a GPU)
+    device: str = "cpu"
+    # label of this run's containers ('' = sandbox.RUN_ID of this process)
+    run_id: str = ""
+    # progress lines on stderr
+    progress: bool = True
+
+
 # ----------------------------------------------------------------------------- validation, once, at start-up
 #
 # A rule is one row: (field, check, message). `check` takes the field's value; when it returns
@@ -656,6 +720,26 @@ LEARN_RULES: list[Rule] = [
     ("seed", lambda v: v >= 0, "must be >= 0"),
 ]
 
+SFT_RULES: list[Rule] = [
+    ("sft.epochs", lambda v: v >= 1, "must be >= 1"),
+    ("sft.lr", lambda v: v > 0, "must be > 0"),
+    ("sft.lr_schedule", lambda v: v in ("cosine", "constant"), "must be 'cosine' or 'constant'"),
+    ("sft.warmup_steps", lambda v: v >= 0, "must be >= 0"),
+    ("sft.batch_size", lambda v: v >= 1, "must be >= 1"),
+    ("sft.micro_batch_tokens", lambda v: v >= 64, "must be >= 64"),
+    ("sft.weight_decay", lambda v: v >= 0, "must be >= 0"),
+    ("sft.grad_clip", lambda v: v >= 0, "must be >= 0 (0 = off)"),
+    ("sft.seed", lambda v: v >= 0, "must be >= 0"),
+]
+
+WARM_START_RULES: list[Rule] = [
+    *POLICY_RULES,
+    *SANDBOX_RULES,
+    *ROLLOUT_RULES,
+    *SFT_RULES,
+    ("k", lambda v: v >= 1, "must be >= 1"),
+]
+
 # The numeric flags of `python -m tasks` (validate_tasks_cli), each checked when given.
 TASKS_CLI_RULES: list[Rule] = [
     ("jobs", lambda v: v >= 1, "must be >= 1"),
@@ -750,7 +834,7 @@ def _check_judges(r: RewardConfig) -> None:
     need(ok, "reward.judge_backoff_max_s", r.judge_backoff_max_s, why)
 
 
-def _check_context(cfg: TrainConfig | EvalConfig) -> None:
+def _check_context(cfg: TrainConfig | EvalConfig | WarmStartConfig) -> None:
     why = "must be >= rollout.max_context_tokens"
     ok = cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens
     need(ok, "policy.max_seq_len", cfg.policy.max_seq_len, why)
@@ -896,6 +980,21 @@ def validate_learn(cfg: LearnConfig) -> LearnConfig:
     return cfg
 
 
+def validate_warm_start(cfg: WarmStartConfig, check_paths: bool = True) -> WarmStartConfig:
+    """Check every knob of a warm start (`python -m experiments.warm_start`). Returns cfg.
+    Raises ConfigError naming the field, e.g. "sft.epochs = 0: must be >= 1"."""
+    check_rules(cfg, WARM_START_RULES)
+    _check_sandbox_lists(cfg.sandbox)
+    _check_lengths(cfg.rollout)
+    _check_context(cfg)
+    if check_paths:
+        _check_model_path(cfg.policy.path)
+        ok = not cfg.eval_tasks or Path(cfg.eval_tasks).exists()
+        need(ok, "eval_tasks", cfg.eval_tasks, "path does not exist")
+    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
+    return cfg
+
+
 def validate_tasks_cli(**knobs) -> None:
     """Check the numeric knobs of `python -m tasks` (jobs, n, max_tokens, dedup_threshold, sample) by name;
     a knob not given or None is not checked. Raises ConfigError naming the flag, e.g. "jobs = 0: must be >= 1"."""
@@ -969,4 +1068,15 @@ def parse_eval_cli(
     refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_eval(
         tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths
+    )
+
+
+def parse_warm_start_cli(
+    args: list[str] | None = None, description: str | None = None, check_paths: bool = True
+) -> WarmStartConfig:
+    """Parse `python -m experiments.warm_start` flags into a validated WarmStartConfig
+    (validate_warm_start). Raises ConfigError naming a bad field; SystemExit from tyro on unknown
+    flags or `--help`."""
+    return validate_warm_start(
+        tyro.cli(WarmStartConfig, args=args, description=description), check_paths=check_paths
     )

@@ -128,6 +128,7 @@ _MODEL_RUNS = (
     "train.py",
     "evaluate.py",
     "experiments.learn",
+    "experiments.warm_start",
     "bookkeeping.launch",
 )
 
