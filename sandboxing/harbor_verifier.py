@@ -3,15 +3,21 @@ scored from the reward files it writes (Task.verifier_script, tasks/harbor.py).
 
 Harbor runs test.sh in the agent's own container and reads /logs/verifier/reward.json (a flat object
 of numbers; it wins when both exist) or reward.txt (one float). There the agent can plant
-reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted, the
-same tamper check runs on the engine's list of changes, and the script runs in a FRESH container of
-the snapshot (no agent process alive) with /tests and /logs/verifier as new empty volumes (no copy
-of what the agent left there: `no_copy`), so only what the script wrote during verification is read.
+reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted and
+the script runs in a FRESH container of the snapshot (no agent process alive) with /tests read-only
+(the volume of verifier_box.tests_volume) and /logs/verifier a new empty volume (no copy of what the
+agent left there: `no_copy`), so only what the script wrote during verification is read. The harness
+runs only pristine programs by absolute path (the shell, and the interpreter that makes /logs/verifier
+writable), each within what is left of `timeout`; `python3` and `pytest` on the script's PATH are the
+pristine ones, guarded (toolchain.GUARD: non-dumpable, /app/pytest.py never shadows pytest), and every
+pytest it starts is pinned to /tests (PYTEST_ADDOPTS: rootdir, config file, conftest search). After the
+script the container is stopped and checked stopped before a reward file is read.
 The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
 one, is a VerifyError (never a 0.0 reward).
 
-Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code) run with
-its rights and could write the reward files themselves.
+Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code, and any
+command it names that the image's PATH resolves, its own `mkdir` say) run with its rights and could
+write the reward files themselves.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
 `run_tests_blocking`:
 
 1. The pristine toolchain (toolchain.py), once per task image and engine: probed in a throwaway container of
-   the task image, copied with its bytecode into the read-only volume `termrl-toolchain-<digest>`.
+   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into the read-only
+   volume `termrl-toolchain-<digest>` (the digest of its contents: images with one toolchain share it; a
+   cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
 2. Freeze, then snapshot: the agent's container is paused (or found stopped; killed when the cgroup freezer
    fails three times on a loaded host) and committed while frozen, then unpaused; nothing is compared against
    it any more, so there is no gap between a check and the snapshot.
@@ -33,12 +35,15 @@ tests themselves run (the program under test) and read (the agent's work) is the
 5. test_setup (Terminal-Bench's run-tests.sh) runs first with the copy's shell started through the copied
    loader (`ld.so --library-path ...`), from the image's WORKDIR; the container is then restarted (whatever
    it left running dies).
-6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`:
-   sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines), then the agent's
-   site dirs as data; a finder ahead of the path finder takes every top-level module the pristine image has
-   from the copy, wherever else the name exists (numpy the tests import, `/csv.py` ahead on sys.path), except
-   the names the task declares in `agent_modules` (task.toml `agent_modules = ["mypkg"]`: the task is about
-   that module). `-B`: nothing writes bytecode (the copy's was compiled once). The image's own pytest11
+6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`,
+   started in `/`: sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines)
+   only. The guard makes the process non-dumpable (the program under test cannot trace it nor write its
+   memory) and decides every top-level import: a module the pristine image has comes from the copy, wherever
+   else the name exists (numpy the tests import, `/csv.py` ahead on sys.path); one it lacks is absent to the
+   toolchain's own code (numpy trying `pickle5`) and found, on sys.path as they shaped it and then in the
+   agent's site dirs, by the tests and the agent's code they import; the names the task declares in
+   `agent_modules` (task.toml `agent_modules = ["mypkg"]`: the task is about that module) come from the
+   agent's files first. `-B`: nothing writes bytecode (the copy's was compiled once). The image's own pytest11
    plugins by `-p`; `-p no:cacheprovider`; `--rootdir=/tests --confcutdir=/tests`; `-c` the hidden tests' ini
    (or a generated empty one); `--continue-on-collection-errors` (a test module that fails to import fails its
    tests instead of interrupting the run); cwd the image's WORKDIR.
@@ -58,8 +63,7 @@ tests themselves run (the program under test) and read (the agent's work) is the
 
 Not covered, by construction: tests that import the agent's code in-process trust it (it runs inside pytest);
 what a test's absolute path names (`/usr/bin/python3`, `/bin/sh` in a shebang) is the agent's file, so tests
-use `sys.executable` or `python3` from PATH. A module name the pristine image lacks resolves from the agent's
-site dirs (pytest imports a few optional ones lazily). Environment set by `test_setup` does not reach pytest.
+use `sys.executable` or `python3` from PATH. Environment set by `test_setup` does not reach pytest.
 A task image without pytest for `python3` cannot be verified this way (VerifyError). A test that sets its own
 SIGALRM handler has no per-test timeout (the wall clock still holds).
 

@@ -135,9 +135,11 @@ cd /app
 
 
 @pytest.fixture(autouse=True)
-def _reap():
+def _reap(request):
     yield
-    sandbox.reap(run_id=RUN_ID)
+    # the run's tests volumes and anything a failed test left (the docker tier only)
+    if request.node.get_closest_marker("docker"):
+        sandbox.reap(run_id=RUN_ID)
 
 
 # ---- 1. the harness runs only what it brought ---------------------------------------------------------------
