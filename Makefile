@@ -8,7 +8,7 @@ NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers check-gpu-install
+.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers clean-toolchains check-gpu-install
 
 setup:
 	@bash scripts/setup.sh
@@ -60,3 +60,8 @@ gpu-smoke:
 
 clean-containers:
 	$(PYTHON) -c "import sandbox; print(sandbox.reap(), 'containers removed')"
+
+# the verifier's toolchain cache (volumes termrl-toolchain-<digest>, made again by the next verification);
+# ARGS="--host URL" for another engine
+clean-toolchains:
+	$(PYTHON) -m sandboxing.toolchain remove $(ARGS)

@@ -3,15 +3,21 @@ scored from the reward files it writes (Task.verifier_script, tasks/harbor.py).
 
 Harbor runs test.sh in the agent's own container and reads /logs/verifier/reward.json (a flat object
 of numbers; it wins when both exist) or reward.txt (one float). There the agent can plant
-reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted, the
-same tamper check runs on the engine's list of changes, and the script runs in a FRESH container of
-the snapshot (no agent process alive) with /tests and /logs/verifier as new empty volumes (no copy
-of what the agent left there: `no_copy`), so only what the script wrote during verification is read.
+reward.json beforehand. Here, as for pytest (verifier.py): the agent's container is snapshotted and
+the script runs in a FRESH container of the snapshot (no agent process alive) with /tests read-only
+(the volume of verifier_box.tests_volume) and /logs/verifier a new empty volume (no copy of what the
+agent left there: `no_copy`), so only what the script wrote during verification is read. The harness
+runs only pristine programs by absolute path (the shell, and the interpreter that makes /logs/verifier
+writable), each within what is left of `timeout`; `python3` and `pytest` on the script's PATH are the
+pristine ones, guarded (toolchain.GUARD: non-dumpable, /app/pytest.py never shadows pytest), and every
+pytest it starts is pinned to /tests (PYTEST_ADDOPTS: rootdir, config file, conftest search). After the
+script the container is stopped and checked stopped before a reward file is read.
 The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
 one, is a VerifyError (never a 0.0 reward).
 
-Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code) run with
-its rights and could write the reward files themselves.
+Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code, and any
+command it names that the image's PATH resolves, its own `mkdir` say) run with its rights and could
+write the reward files themselves.
 """
 
 from __future__ import annotations
@@ -30,12 +36,14 @@ import docker.types
 from sandboxing.toolchain import VerifyError, pristine
 from sandboxing.verifier import TestReport
 from sandboxing.verifier_box import (
+    INI_TEXT,
     PRIVATE,
-    TESTS,
     _env,
     _exec,
+    hidden_ini,
+    pytest_pins,
     start_box,
-    tests_tar,
+    stop,
     verifier_container,
 )
 
@@ -88,15 +96,23 @@ def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, 
     return {k: float(v) for k, v in parts.items()}
 
 
-def _script_tar(script: str) -> bytes:
+def _file(name: str, data: bytes, mode: int) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    return info, data
+
+
+def _tar(files: list[tuple[tarfile.TarInfo, bytes]]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        data = script.encode()
-        info = tarfile.TarInfo("test.sh")
-        info.size = len(data)
-        info.mode = 0o755
-        tar.addfile(info, io.BytesIO(data))
+        for info, data in files:
+            tar.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+def _chmod_cmd(tc) -> list[str]:
+    return pristine(tc, tc.python, "-I", "-S", "-c", f"import os; os.chmod({REWARD_DIR!r}, 0o777)")
 
 
 def _read(api, cid: str, path: str) -> bytes | None:
@@ -134,23 +150,53 @@ def run_script_blocking(
     (or a bad) reward file.
     """
     t0 = time.monotonic()
+    deadline = t0 + timeout
     reward_dir = docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
-    box_args = ("volume", [reward_dir], disk_budget, cleanup, network_mode)
-    with verifier_container(api, container_id, name, labels, limits, *box_args) as box:
+    with verifier_container(
+        api,
+        container_id,
+        name,
+        labels,
+        limits,
+        private="volume",
+        extra_mounts=[reward_dir],
+        disk_budget=disk_budget,
+        cleanup=cleanup,
+        network_mode=network_mode,
+        # read-only, from the volume written once per content (verifier_box.tests_volume)
+        tests_dir=tests_dir,
+    ) as box:
         tc = box.tc
         if tc.shell is None:
             raise VerifyError(
                 f"verification of {name}: a Harbor test.sh needs bash or sh in the image"
             )
-        why = start_box(api, box, [(TESTS, tests_tar(tests_dir)), (PRIVATE, _script_tar(script))])
+        ini = hidden_ini(tests_dir)
+        files = [_file("test.sh", script.encode(), 0o755)]
+        if ini.startswith(PRIVATE):
+            files.append(_file("pytest.ini", INI_TEXT.encode(), 0o644))
+        why = start_box(api, box, [(PRIVATE, _tar(files))])
         if why is not None:
             return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
-        eid = api.exec_create(box.id, ["chmod", "0777", REWARD_DIR], user="root")["Id"]
-        api.exec_start(eid)  # for the image's USER
-        # the script runs with the pristine shell; `python3` on its PATH is the pristine interpreter
-        cmd = pristine(tc, tc.shell, SCRIPT)
+        # every pytest the script starts is pinned to /tests (rootdir, config file, conftest search)
+        env = _env(tc, pytest_pins(tc, ini))
         try:
-            rc, output = _exec(api, box.id, cmd, _env(tc), tc.workdir, timeout)
+            # the reward folder writable by the image's USER: the pristine interpreter does it as root,
+            # never a `chmod` found on the image's PATH
+            rc, output = _exec(
+                api, box.id, _chmod_cmd(tc), env, "/", max(deadline - time.monotonic(), 1.0), "root"
+            )
+            if rc != 0:
+                raise VerifyError(
+                    f"verification of {name}: making {REWARD_DIR} writable "
+                    f"{'timed out' if rc is None else f'exited {rc}'}: {output[-500:]}"
+                )
+            # the script runs with the pristine shell; `python3` and `pytest` on its PATH are the
+            # pristine ones, every pristine interpreter guarded (toolchain.GUARD)
+            cmd = pristine(tc, tc.shell, SCRIPT)
+            rc, output = _exec(
+                api, box.id, cmd, env, tc.workdir, max(deadline - time.monotonic(), 0.001)
+            )
         except (docker.errors.APIError, VerifyError):
             if box.watch.exceeded is None:
                 raise
@@ -167,7 +213,8 @@ def run_script_blocking(
                 f"verification of {name}: tests/test.sh ran past its {timeout:g} s; output tail:"
                 f"\n{output[-2000:]}"
             )
-        api.kill(box.id)  # nothing may touch the reward files after the script ends
+        # no process but the harness's is left: nothing may touch the reward files while they are read
+        stop(api, box.id)
         try:
             parts = parse_rewards(
                 _read(api, box.id, f"{REWARD_DIR}/reward.json"),

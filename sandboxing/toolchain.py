@@ -3,20 +3,40 @@ read-only volume `termrl-toolchain-<digest>` (verifier.py step 1 says what is in
 
 A probe in a throwaway container of the *task image* finds `python3`'s real path, its loader, stdlib, site
 dirs, the library dirs (mapped by pytest and named by the loader cache), `bash`; a second container of the
-image copies those trees into the volume (the digest of their listing: task images built on one base share
-it), where every symlink is rewritten to point inside the copy, the programs' PT_INTERP is set to the copied
+image copies those trees into the volume (the digest of their contents, never mtimes nor bytecode: task
+images with one toolchain share it: issue 41's nine volumes of exactly 277.3 MB were, by their size,
+the toolchain of images that pip-install pytest at build time, the same files with each build's mtimes),
+where every symlink is rewritten to point inside the copy, the programs' PT_INTERP is set to the copied
 loader, and the stdlib and site dirs are byte-compiled once (the verifier reads that bytecode, never writes).
-One probe per image id in a process however many verifications ask at once (`prepare_toolchain`).
+It also gets the import guard (GUARD) and a pristine `pytest` beside `python3` (BIN). One probe per image
+id in a process however many verifications ask at once (`prepare_toolchain`). The volumes are a cache of
+at most CACHE_BYTES per engine, the least recently used (LEDGER) evicted when a new one is made (`evict`),
+all removed by `python -m sandboxing.toolchain remove` (`make clean-toolchains`).
 """
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
+import contextlib
+import datetime
+import fcntl
+import hashlib
 import json
+import logging
+import os
 import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
+import docker
+import docker.errors
 import docker.types
+
+from sandboxing import hosts
+
+log = logging.getLogger("termrl.verifier")
 
 
 class VerifyError(RuntimeError):
@@ -33,12 +53,22 @@ TOOLCHAIN = "/.termrl-toolchain"
 ROOT = TOOLCHAIN + "/tc"
 # the loader's copy; the PT_INTERP of the copied programs (<= 27 bytes, see _FILL)
 LOADER = ROOT + "/ld"
-# python3, python, python3.X -> the copied interpreter; first on the tests' PATH
+# python3, python, python3.X -> the copied interpreter, pytest -> its pytest; first on the tests' PATH
 BIN = ROOT + "/bin-termrl"
+# Terminal-Bench's hidden tests directory (TEST_DIR): what the import guard trusts besides the toolchain
+TESTS = "/tests"
+# the toolchain volumes of one engine hold at most this many bytes: past it, the least recently used
+# volumes no container uses are removed when a new one is made (`evict`)
+CACHE_BYTES = 8 << 30
+# when this process last used each toolchain volume, per engine (the order of eviction; a volume not
+# listed counts as used when it was created)
+LEDGER = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "termrl" / "toolchains.json"
+)
 
 # Runs as `python3 -I -c _PROBE` in a throwaway container of the task image (its own files, unchanged).
 _PROBE = r"""
-import contextlib, hashlib, io, json, os, re, shutil, site, subprocess, sys, tempfile
+import contextlib, hashlib, io, json, os, re, shutil, site, stat, subprocess, sys, tempfile
 stdlib = json.loads(subprocess.run([sys.executable, '-I', '-S', '-c', 'import sys, json; print(json.dumps(sys.path))'],
                                    capture_output=True, text=True, check=True).stdout)
 try:
@@ -77,22 +107,120 @@ roots = sorted({os.path.realpath(sys.executable), loader, *shells, *libdirs, *si
                 *(os.path.realpath(p) for p in stdlib if p)})
 roots = [r for r in roots if os.path.lexists(r)]
 roots = [r for r in roots if not any(r.startswith(o.rstrip('/') + '/') for o in roots if o != r)]
-h = hashlib.sha256(json.dumps([sys.version, roots, loader]).encode())
-for r in roots:  # the listing (not the contents: layers keep mtimes) names the toolchain across task images
+h = hashlib.sha256(json.dumps([sys.version, roots, loader, os.environ['TERMRL_FILL_DIGEST']]).encode())
+size = 0
+# The contents name the toolchain (task images built on one base, or installing the same packages, share
+# it): paths, modes, sizes and bytes, never mtimes (each build of a layer has its own) nor bytecode (the
+# copy compiles its own).
+for r in roots:
     for top, dirs, files in os.walk(r) if os.path.isdir(r) else [(os.path.dirname(r), [], [os.path.basename(r)])]:
-        dirs.sort()
+        dirs[:] = sorted(x for x in dirs if x != '__pycache__')
         for n in sorted(files) + [x for x in dirs if os.path.islink(os.path.join(top, x))]:
             p = os.path.join(top, n)
+            if n.endswith('.pyc'):
+                continue
             st = os.lstat(p)
-            h.update(('%s %o %d %d %s\n' % (p, st.st_mode, st.st_size, st.st_mtime_ns,
-                                           os.readlink(p) if os.path.islink(p) else '')).encode())
+            h.update(('%s %o %d %s\n' % (p, st.st_mode, st.st_size,
+                                         os.readlink(p) if os.path.islink(p) else '')).encode())
+            if stat.S_ISREG(st.st_mode):
+                size += st.st_size
+                with open(p, 'rb') as f:
+                    for block in iter(lambda: f.read(1 << 20), b''):
+                        h.update(block)
 for p in ('/etc/nsswitch.conf',):
     h.update(open(p, 'rb').read() if os.path.isfile(p) else b'-')
 print('TERMRL_PROBE ' + json.dumps({
     'python': os.path.realpath(sys.executable), 'loader': loader, 'shell': shells[0] if shells else None,
     'stdlib': [os.path.realpath(p) for p in stdlib if p], 'site_dirs': site_dirs, 'libdirs': libdirs,
-    'roots': roots, 'digest': h.hexdigest(), 'plugins': plugins}))
+    'roots': roots, 'digest': h.hexdigest(), 'plugins': plugins, 'bytes': size}))
 """
+
+# The import guard of every pristine interpreter, written into the copy's first site dir as `_termrl_guard`
+# with a .pth line that imports it (the boot of the pytest verifier, which runs with -S, imports it itself).
+# It makes the process non-dumpable (the program under test, a child of the same user, can neither trace it
+# nor write its memory through /proc/<pid>/mem) and puts a finder ahead of the path finder that decides every
+# top-level import:
+# - a module the toolchain has (any sys.path entry under ROOT) comes from the toolchain, wherever else the
+#   name exists (the cwd, a script's folder, /app/pytest.py, the agent's site dirs);
+# - a module the toolchain lacks is absent when the toolchain's own code imports it (numpy trying `pickle5`,
+#   pytest its optional plugins), unless it lies in the hidden tests' folder; the code that imports it by
+#   name on purpose (the tests, the agent's code they run, a command line's `-c`/`-m`, pytest importing a
+#   collected file) finds it on sys.path as that code shaped it, then in the agent's site dirs (`data`);
+# - a name the task declares in agent_modules (`allow`) comes from the agent's files first.
+GUARD = r"""
+import os, sys
+from importlib.machinery import PathFinder
+ROOT = %(root)r
+TESTS = %(tests)r
+data = []  # the agent's site dirs (the verifier's boot sets them): the tests' imports may find modules there
+allow = set()  # agent_modules: top-level names the tests import from the agent's files first
+_IMPORTLIB = os.sep + os.path.join('importlib', '__init__.py')
+# files of the toolchain that import what their caller named: `python -m X`, pytest importing a collected file
+_ON_BEHALF = (os.sep + 'runpy.py', os.sep + os.path.join('_pytest', 'pathlib.py'))
+def _toolchains_own():
+    # the frame of the import statement (past importlib's own): the toolchain's code, or code that imports
+    # by name on purpose; code compiled from a string belongs to whoever ran it (a command line's -c: its own)
+    f = sys._getframe(2)
+    from_string = False
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith('<frozen importlib') or name.endswith(_IMPORTLIB):
+            f = f.f_back
+        elif name.startswith('<frozen '):
+            return 'runpy' not in name
+        elif name.startswith('<'):
+            from_string = True
+            f = f.f_back
+        elif name.startswith(ROOT + os.sep):
+            return not name.endswith(_ON_BEHALF)
+        else:
+            return False
+    return not from_string
+class Guard:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if path is not None:  # submodules follow their package's __path__
+            return None
+        entries = [p for p in sys.path if isinstance(p, str)]
+        toolchain = [p for p in entries if p.startswith(ROOT + os.sep)]
+        if name in allow:
+            spec = PathFinder.find_spec(name, data + [p for p in entries if p not in toolchain])
+            if spec is not None:
+                return spec
+        spec = PathFinder.find_spec(name, toolchain)
+        if spec is not None:
+            return spec
+        if _toolchains_own():
+            tests = [p for p in entries if p == TESTS or p.startswith(TESTS + os.sep)]
+            spec = PathFinder.find_spec(name, tests)
+            if spec is None:
+                raise ModuleNotFoundError('No module named %%r' %% name, name=name)
+            return spec
+        return PathFinder.find_spec(name, entries + data)
+    @staticmethod
+    def invalidate_caches():
+        pass
+def _nondumpable():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # PR_SET_DUMPABLE = 4, PR_GET_DUMPABLE = 3
+    if libc.prctl(4, 0, 0, 0, 0) != 0 or libc.prctl(3, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), 'prctl(PR_SET_DUMPABLE, 0) failed')
+if Guard not in sys.meta_path:
+    sys.meta_path.insert(sys.meta_path.index(PathFinder), Guard)
+try:
+    _nondumpable()
+except Exception as e:
+    os.write(2, b'[termrl] the pristine interpreter cannot make itself non-dumpable: %%s\n' %% str(e).encode())
+    os._exit(%(undumpable_rc)d)
+"""
+UNDUMPABLE = 72  # the exit code of a pristine interpreter that could not make itself non-dumpable
+
+
+def guard_source() -> str:
+    """The text of `_termrl_guard.py` (GUARD) as the fill writes it into the copy."""
+    return GUARD % {"root": ROOT, "tests": TESTS, "undumpable_rc": UNDUMPABLE}
+
 
 # Runs as `python3 -I -S -c _FILL <json>` in a container of the task image with the (new, empty) toolchain
 # volume at TOOLCHAIN: copies the roots, then makes the copy self-contained, and renames it to ROOT at the end
@@ -142,6 +270,18 @@ os.makedirs(tmp + '/bin-termrl')
 v = sys.version_info
 for name in ('python3', 'python', 'python%d.%d' % v[:2]):
     os.symlink(os.path.relpath(tmp + cfg['python'], tmp + '/bin-termrl'), tmp + '/bin-termrl/' + name)
+# `pytest` on the tests' PATH is the pristine one, never the image's console script (its shebang names
+# an interpreter in the agent's root)
+with open(tmp + '/bin-termrl/pytest', 'w') as f:
+    f.write('#!%s/bin-termrl/python3\nimport pytest\nraise SystemExit(pytest.main())\n' % cfg['root'])
+os.chmod(tmp + '/bin-termrl/pytest', 0o755)
+os.symlink('pytest', tmp + '/bin-termrl/py.test')
+# the import guard (GUARD), loaded by every pristine interpreter through a .pth line
+site0 = tmp + cfg['site_dirs'][0]
+with open(site0 + '/_termrl_guard.py', 'w') as f:
+    f.write(cfg['guard'])
+with open(site0 + '/000-termrl-guard.pth', 'w') as f:
+    f.write('import _termrl_guard\n')
 os.makedirs(tmp + '/etc')
 if os.path.isfile('/etc/nsswitch.conf'):
     shutil.copy2('/etc/nsswitch.conf', tmp + '/etc/nsswitch.conf')
@@ -151,8 +291,10 @@ else:
 for d in cfg['stdlib'] + cfg['site_dirs']:
     if os.path.isdir(tmp + d):
         compileall.compile_dir(tmp + d, ddir=cfg['root'] + d, quiet=2, workers=1)
+size = sum(os.lstat(os.path.join(top, n)).st_size for top, dirs, files in os.walk(tmp) for n in files)
 try:
     os.rename(tmp, root)
+    print('TERMRL_FILL %d' % size)
 except OSError:
     shutil.rmtree(tmp, ignore_errors=True)
 """
@@ -213,25 +355,50 @@ def _run_pristine(
         api.remove_container(cid, force=True, v=True)
 
 
+def _fill_digest() -> str:
+    """What the copy is made by (the fill and the guard): part of every toolchain digest, so that a volume
+    filled by another version of termrl is never taken for this one's."""
+    return hashlib.sha256((_FILL + guard_source()).encode()).hexdigest()
+
+
+def _engine(api) -> str:
+    return str(getattr(api, "base_url", ""))
+
+
 def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolchain:
     """The pristine toolchain of `image` (an id or tag) on the engine of `api`: probed once per engine
-    and image id in a container of the image, copied once per toolchain digest into the volume
-    `termrl-toolchain-<digest>` (labels termrl=1, termrl.toolchain=<digest>), which later verifications
-    of any image with the same toolchain reuse. Callers asking at once wait for the one probe; a failed
-    probe is not cached (the next caller tries again).
+    and image id in a container of the image, copied once per toolchain digest (the contents of what is
+    copied, never mtimes or bytecode) into the volume `termrl-toolchain-<digest>` (labels termrl=1,
+    termrl.toolchain=<digest>, termrl.toolchain.bytes=<bytes probed>), which later verifications of any
+    image with the same toolchain reuse. A new volume first makes room under CACHE_BYTES (`evict`); each
+    use is noted in LEDGER (the order of eviction). A volume removed since this process probed its image
+    is made again. Callers asking at once wait for the one probe; a failed probe is not cached (the next
+    caller tries again).
 
     Raises:
         VerifyError: the image has no `python3` whose pytest runs, the copy failed, or Docker failed.
     """
-    engine = str(getattr(api, "base_url", ""))
+    engine = _engine(api)
     with _toolchain_lock:  # an image id known here needs no inspect (the verifier passes ids)
         fut = _toolchains.get((engine, image))
     if fut is not None and fut.done() and not fut.exception():
-        return fut.result()
+        tc = fut.result()
+        if _present(api, tc.volume):
+            _touch(engine, tc.volume)
+            return tc
+        with _toolchain_lock:  # evicted by another process: probed and filled again
+            _toolchains.pop((engine, image), None)
     config = api.inspect_image(image)
     key = (engine, config["Id"])
     with _toolchain_lock:
         fut = _toolchains.get(key)
+        if (
+            fut is not None
+            and fut.done()
+            and not fut.exception()
+            and not _present(api, fut.result().volume)
+        ):
+            fut = None
         mine = False
         if fut is None:
             fut = _toolchains[key] = concurrent.futures.Future()
@@ -249,6 +416,20 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
     return tc
 
 
+def _present(api, volume: str) -> bool:
+    """Whether the toolchain volume is on the engine with its label (an engine makes a volume a mount
+    names anew, empty and unlabelled: such a one is removed)."""
+    try:
+        found = api.inspect_volume(volume)
+    except docker.errors.NotFound:
+        return False
+    if "termrl.toolchain" in (found.get("Labels") or {}):
+        return True
+    with contextlib.suppress(docker.errors.APIError):
+        api.remove_volume(volume)
+    return False
+
+
 def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str]) -> Toolchain:
     global probes
     probes += 1
@@ -256,7 +437,7 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
         api,
         config["Id"],
         ["sh", "-c", 'exec python3 -I -c "$TERMRL_PROBE"'],
-        {"TERMRL_PROBE": _PROBE},
+        {"TERMRL_PROBE": _PROBE, "TERMRL_FILL_DIGEST": _fill_digest()},
         labels,
         limits,
     )
@@ -267,20 +448,24 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
             f"install python3 and pytest at build time. Probe output tail:\n{out[-2000:]}"
         )
     p = json.loads(line[len("TERMRL_PROBE ") :])
+    if not p["site_dirs"]:
+        raise VerifyError(f"image {image!r}: its python3 has no site-packages folder for pytest")
     name = f"termrl-toolchain-{p['digest'][:24]}"
+    engine = _engine(api)
     with _fill_lock:
-        api.create_volume(name, labels={"termrl": "1", "termrl.toolchain": p["digest"]})
+        if not _present(api, name):
+            evict(api, p["bytes"], keep=name)
+        volume_labels = {
+            "termrl": "1",
+            "termrl.toolchain": p["digest"],
+            "termrl.toolchain.bytes": str(p["bytes"]),
+        }
+        api.create_volume(name, labels=volume_labels)
+        fill = {**p, "volume": TOOLCHAIN, "root": ROOT, "ld": LOADER, "guard": guard_source()}
         rc, out = _run_pristine(
             api,
             config["Id"],
-            [
-                "python3",
-                "-I",
-                "-S",
-                "-c",
-                _FILL,
-                json.dumps({**p, "volume": TOOLCHAIN, "root": ROOT, "ld": LOADER}),
-            ],
+            ["python3", "-I", "-S", "-c", _FILL, json.dumps(fill)],
             {},
             labels,
             limits,
@@ -291,6 +476,8 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
             f"image {image!r}: copying the test toolchain into volume {name} failed (exit {rc}):"
             f"\n{out[-2000:]}"
         )
+    filled = next((ln for ln in out.splitlines() if ln.startswith("TERMRL_FILL ")), None)
+    _touch(engine, name, int(filled.split()[1]) if filled else None)
     cfg = config.get("Config") or {}
     return Toolchain(
         python=p["python"],
@@ -306,6 +493,117 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
         workdir=cfg.get("WorkingDir") or DEFAULT_WORKDIR,
         user=cfg.get("User") or "",
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The cache of toolchain volumes: bounded, least recently used first out, removable in one command
+
+_touched: dict[
+    tuple[str, str], float
+] = {}  # (engine, volume) -> when this process last noted its use
+_ledger_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _ledger():
+    """The ledger (LEDGER: {engine: {volume: {"used": unix s, "bytes": n}}}) under an exclusive file lock
+    (processes of one host share it); what the block leaves in the dict is written back atomically."""
+    LEDGER.parent.mkdir(parents=True, exist_ok=True)
+    with _ledger_lock, open(LEDGER.with_name(LEDGER.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            data = json.loads(LEDGER.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            data = {}
+        yield data
+        tmp = LEDGER.with_name(LEDGER.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, LEDGER)
+
+
+def _touch(engine: str, volume: str, size: int | None = None) -> None:
+    """Note in the ledger that `volume` was used now (at most once a minute per volume and process), and
+    its size in bytes when known."""
+    now = time.time()
+    if size is None and now - _touched.get((engine, volume), 0.0) < 60.0:
+        return
+    _touched[(engine, volume)] = now
+    with _ledger() as data:
+        entry = data.setdefault(engine, {}).setdefault(volume, {})
+        entry["used"] = now
+        if size is not None:
+            entry["bytes"] = size
+
+
+def _created(volume: dict) -> float:
+    try:
+        return datetime.datetime.fromisoformat(volume.get("CreatedAt", "")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def evict(
+    api,
+    incoming: int = 0,
+    cap: int | None = None,
+    keep: str | None = None,
+    names: list[str] | None = None,
+) -> list[str]:
+    """Remove the toolchain volumes of the engine of `api` least recently used first (the ledger's time,
+    else the volume's creation) until those left plus `incoming` bytes fit in `cap` (default CACHE_BYTES;
+    a volume's bytes: the ledger's measure after its fill, else its label's probe). A volume a container
+    uses is kept (the engine refuses), and so is `keep`; names: only these volumes are weighed and
+    removed (default every toolchain volume). Returns the names removed.
+
+    Raises:
+        docker.errors.APIError: the engine refused to list volumes.
+    """
+    cap = CACHE_BYTES if cap is None else cap
+    engine = _engine(api)
+    volumes = api.volumes(filters={"label": "termrl.toolchain"}).get("Volumes") or []
+    if names is not None:
+        volumes = [v for v in volumes if v["Name"] in names]
+    with _ledger() as data:
+        seen = data.get(engine, {})
+
+        def used(v: dict) -> float:
+            return seen.get(v["Name"], {}).get("used") or _created(v)
+
+        def size(v: dict) -> int:
+            return int(
+                seen.get(v["Name"], {}).get("bytes")
+                or (v.get("Labels") or {}).get("termrl.toolchain.bytes")
+                or 0
+            )
+
+        total = incoming + sum(size(v) for v in volumes)
+        removed = []
+        for v in sorted(volumes, key=used):
+            if total <= cap:
+                break
+            if v["Name"] == keep:
+                continue
+            try:
+                api.remove_volume(v["Name"])
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError as e:  # in use by a verification: kept
+                log.info("toolchain volume %s kept: %s", v["Name"], e.explanation or e)
+                continue
+            total -= size(v)
+            removed.append(v["Name"])
+            seen.pop(v["Name"], None)
+    if removed:
+        log.info("toolchain cache over %d MiB: removed %s", cap >> 20, ", ".join(removed))
+    return removed
+
+
+def remove_toolchains(api) -> tuple[list[str], list[str]]:
+    """Remove every toolchain volume of the engine of `api` (label termrl.toolchain): the whole cache,
+    made again by the next verification. Returns (removed, kept: in use by a container)."""
+    return evict(api, 0, cap=-1), [
+        v["Name"] for v in api.volumes(filters={"label": "termrl.toolchain"}).get("Volumes") or []
+    ]
 
 
 def host_config(api, limits, mounts=None, logs: bool = True, network_mode: str = "none"):
@@ -334,3 +632,24 @@ def host_config(api, limits, mounts=None, logs: bool = True, network_mode: str =
 def pristine(tc: Toolchain, program: str, *args: str) -> list[str]:
     """argv starting `program` (a path in the task image) from ROOT through the copied loader."""
     return [LOADER, "--library-path", tc.libpath, tc.tc(program), *args]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m sandboxing.toolchain remove [--host URL ...]` (`make clean-toolchains`): remove the
+    verifier's toolchain cache on each engine (default the local one)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sandboxing.toolchain", description=main.__doc__
+    )
+    parser.add_argument("command", choices=["remove"])
+    parser.add_argument(
+        "--host", action="append", help="a Docker engine url (repeatable; default the local engine)"
+    )
+    args = parser.parse_args(argv)
+    for url in args.host or [hosts.LOCAL]:
+        removed, kept = remove_toolchains(hosts.client(url))
+        print(f"{url}: removed {len(removed)} toolchain volume(s); {len(kept)} in use kept {kept}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

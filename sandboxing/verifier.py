@@ -13,7 +13,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
 `run_tests_blocking`:
 
 1. The pristine toolchain (toolchain.py), once per task image and engine: probed in a throwaway container of
-   the task image, copied with its bytecode into the read-only volume `termrl-toolchain-<digest>`.
+   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into the read-only
+   volume `termrl-toolchain-<digest>` (the digest of its contents: images with one toolchain share it; a
+   cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
 2. Freeze, then snapshot: the agent's container is paused (or found stopped; killed when the cgroup freezer
    fails three times on a loaded host) and committed while frozen, then unpaused; nothing is compared against
    it any more, so there is no gap between a check and the snapshot.
@@ -33,12 +35,15 @@ tests themselves run (the program under test) and read (the agent's work) is the
 5. test_setup (Terminal-Bench's run-tests.sh) runs first with the copy's shell started through the copied
    loader (`ld.so --library-path ...`), from the image's WORKDIR; the container is then restarted (whatever
    it left running dies).
-6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`:
-   sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines), then the agent's
-   site dirs as data; a finder ahead of the path finder takes every top-level module the pristine image has
-   from the copy, wherever else the name exists (numpy the tests import, `/csv.py` ahead on sys.path), except
-   the names the task declares in `agent_modules` (task.toml `agent_modules = ["mypkg"]`: the task is about
-   that module). `-B`: nothing writes bytecode (the copy's was compiled once). The image's own pytest11
+6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`,
+   started in `/`: sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines)
+   only. The guard makes the process non-dumpable (the program under test cannot trace it nor write its
+   memory) and decides every top-level import: a module the pristine image has comes from the copy, wherever
+   else the name exists (numpy the tests import, `/csv.py` ahead on sys.path); one it lacks is absent to the
+   toolchain's own code (numpy trying `pickle5`) and found, on sys.path as they shaped it and then in the
+   agent's site dirs, by the tests and the agent's code they import; the names the task declares in
+   `agent_modules` (task.toml `agent_modules = ["mypkg"]`: the task is about that module) come from the
+   agent's files first. `-B`: nothing writes bytecode (the copy's was compiled once). The image's own pytest11
    plugins by `-p`; `-p no:cacheprovider`; `--rootdir=/tests --confcutdir=/tests`; `-c` the hidden tests' ini
    (or a generated empty one); `--continue-on-collection-errors` (a test module that fails to import fails its
    tests instead of interrupting the run); cwd the image's WORKDIR.
@@ -58,8 +63,7 @@ tests themselves run (the program under test) and read (the agent's work) is the
 
 Not covered, by construction: tests that import the agent's code in-process trust it (it runs inside pytest);
 what a test's absolute path names (`/usr/bin/python3`, `/bin/sh` in a shebang) is the agent's file, so tests
-use `sys.executable` or `python3` from PATH. A module name the pristine image lacks resolves from the agent's
-site dirs (pytest imports a few optional ones lazily). Environment set by `test_setup` does not reach pytest.
+use `sys.executable` or `python3` from PATH. Environment set by `test_setup` does not reach pytest.
 A task image without pytest for `python3` cannot be verified this way (VerifyError). A test that sets its own
 SIGALRM handler has no per-test timeout (the wall clock still holds).
 
@@ -84,14 +88,18 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
-from sandboxing.toolchain import ROOT, Toolchain, VerifyError, pristine
+from sandboxing.toolchain import ROOT, UNDUMPABLE, Toolchain, VerifyError, pristine
 from sandboxing.verifier_box import (
+    INI_TEXT,
     PRIVATE,
     TESTS,
     Box,
     _env,
     _exec,
+    hidden_ini,
+    pytest_pins,
     start_box,
+    stop,
     verifier_container,
 )
 
@@ -176,15 +184,15 @@ SWEPT_INCOMPLETE = 70  # the boot's exit code when a process outlived the sweep 
 SLOW = 71  # the boot's exit code when the wall clock ran out (never scored)
 _BLOCK = re.compile(r"\nTERMRL_REPORT (inline [A-Za-z0-9+/=]*|file|missing)\n\Z")
 
-# Runs as `<loader> --library-path <dirs> <python> -I -S -B -X utf8 -c _BOOT <json>`, everything from ROOT.
-# sys.path: the pristine stdlib and site dirs (and their .pth path lines, never import lines), then the agent's
-# site dirs as data. A finder before the path finder resolves every top-level module the pristine image has
-# from the pristine image only, wherever else the name exists (sys.path[0] inserted by pytest, /app, the
-# agent's site dirs), except names the task lists in agent_modules.
+# Runs as `<loader> --library-path <dirs> <python> -I -S -B -X utf8 -c _BOOT <json>`, everything from ROOT, in
+# a process started in "/" (-I: no cwd, no user site, no PYTHON* variables). sys.path: the pristine stdlib and
+# site dirs (and their .pth path lines, never import lines) only; the agent's site dirs are the guard's data.
+# The guard (toolchain.GUARD) makes this process non-dumpable and decides every top-level import: a module
+# the pristine image has comes from it, wherever else the name exists; one it lacks is absent to the
+# toolchain's own code, and found by the tests' and the agent's code where they look (agent_modules: the
+# agent's files first).
 _BOOT = r"""
-import base64, json, os, shutil, signal, stat, sys, time
-from importlib.machinery import PathFinder
-t0 = time.monotonic()
+import json, os, sys
 cfg = json.loads(sys.argv[1])
 root = cfg['root']
 pristine = [p for p in sys.path if p] + [root + d for d in cfg['site_dirs']]
@@ -210,18 +218,13 @@ for d in cfg['site_dirs']:
         else:  # outside the copy (an editable install under /app, say): the agent's files, as data
             data.append(p)
     data += [p for p in path_lines(d) if os.path.isdir(p)]  # the agent's (/app/src, say): data
-sys.path[:] = pristine + data
-allow = set(cfg['agent_modules'])
-class PristineFirst:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if path is not None:  # submodules follow their package's __path__
-            return None
-        return PathFinder.find_spec(name, data if name in allow else pristine)
-    @staticmethod
-    def invalidate_caches():
-        pass
-sys.meta_path.insert(sys.meta_path.index(PathFinder), PristineFirst)
+sys.path[:] = pristine
+# the guard (toolchain.GUARD): this process non-dumpable, every top-level import decided by it
+import _termrl_guard
+_termrl_guard.data[:] = data
+_termrl_guard.allow.update(cfg['agent_modules'])
+import base64, shutil, signal, stat, time
+t0 = time.monotonic()
 def others():
     procs = {}
     for n in os.listdir('/proc'):
@@ -325,19 +328,7 @@ os._exit(rc)
 def _pytest_cmd(
     tc: Toolchain, ini: str, extra: list[str], agent_modules=(), clocks=(3600.0, 3600.0)
 ) -> list[str]:
-    args = [
-        "-p",
-        "no:cacheprovider",
-        f"--rootdir={TESTS}",
-        f"--confcutdir={TESTS}",
-        "-c",
-        ini,
-        "--color=no",
-        "--continue-on-collection-errors",
-        *[a for p in tc.plugins for a in ("-p", p)],
-        *extra,
-        TESTS,
-    ]
+    args = [*pytest_pins(tc, ini), "--color=no", "--continue-on-collection-errors", *extra, TESTS]
     cfg = {
         "root": ROOT,
         "site_dirs": tc.site_dirs,
@@ -348,27 +339,13 @@ def _pytest_cmd(
         "report": REPORT,
         "inline_bytes": INLINE_BYTES,
         "ini": ini,
-        "ini_text": "[pytest]\n" if ini.startswith(PRIVATE) else None,
+        "ini_text": INI_TEXT if ini.startswith(PRIVATE) else None,
         "swept_rc": SWEPT_INCOMPLETE,
         "slow_rc": SLOW,
         "test_timeout": clocks[0],
         "wall": clocks[1],
     }
     return pristine(tc, tc.python, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, json.dumps(cfg))
-
-
-def _ini(tests_dir: Path) -> str:
-    """The hidden tests' own pytest config file (as pytest would pick it in /tests), else the generated one."""
-    for name, section in (
-        ("pytest.ini", ""),
-        ("pyproject.toml", "[tool.pytest.ini_options]"),
-        ("tox.ini", "[pytest]"),
-        ("setup.cfg", "[tool:pytest]"),
-    ):
-        f = tests_dir / name
-        if f.is_file() and section in f.read_text(errors="replace"):
-            return f"{TESTS}/{name}"
-    return f"{PRIVATE}/pytest.ini"
 
 
 # Go FileMode's type bits: a directory, symlink, device, pipe, socket, ... (not a regular file)
@@ -509,12 +486,12 @@ def _verify_in(
                 f"test_setup {'timed out' if rc is None else f'exited {rc}'}; "
                 f"output tail:\n{output[-2000:]}"
             )
-        api.kill(box.id)  # whatever test_setup left running dies; its files stay
+        stop(api, box.id)  # whatever test_setup left running dies; its files stay
         why = start_box(api, box, [])
     if why is not None:
         return TestReport({}, False, None, time.monotonic() - t0, output, tampered=why)
     t1 = time.monotonic()
-    ini = _ini(tests_dir)
+    ini = hidden_ini(tests_dir)
     cmd = _pytest_cmd(tc, ini, ["-q", "-rA", f"--junitxml={REPORT}"], agent_modules, clocks)
     backstop = 2 * clocks[1] + clocks[0] + 60.0
     rc, out = _exec(api, box.id, cmd, env, "/", backstop)
@@ -523,6 +500,11 @@ def _verify_in(
         raise VerifyError(
             f"pytest did not end within the verifier's backstop of {backstop:.0f} s (the machine is too "
             f"slow or pytest is stuck): not scored; output tail:\n{out[-2000:]}"
+        )
+    if rc == UNDUMPABLE:
+        raise VerifyError(
+            f"the pristine interpreter could not make itself non-dumpable (its memory would be open to "
+            f"the program under test): not scored; output tail:\n{out[-2000:]}"
         )
     if rc == SLOW:
         raise VerifyError(
@@ -559,7 +541,7 @@ def _take_report(api, vid: str, out: str, rc: int) -> tuple[bytes, str]:
     if block == "missing":
         raise VerifyError(f"pytest wrote no JUnit report at {REPORT}; output tail:\n{out[-2000:]}")
     if block == "file":
-        api.kill(vid)  # nothing may touch the report while it is read
+        stop(api, vid)  # nothing may touch the report while it is read
         return read_report(api, vid), out
     try:
         return base64.b64decode(block[len("inline ") :], validate=True), out

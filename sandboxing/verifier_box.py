@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import io
 import logging
+import shlex
 import tarfile
 import threading
 import time
@@ -28,6 +29,7 @@ from sandboxing.disk import DiskWatch
 from sandboxing.toolchain import (
     BIN,
     ROOT,
+    TESTS,
     TOOLCHAIN,
     Toolchain,
     VerifyError,
@@ -38,7 +40,6 @@ from sandboxing.toolchain import (
 
 log = logging.getLogger("termrl.verifier")
 
-TESTS = "/tests"  # Terminal-Bench's hidden tests directory (TEST_DIR)
 PRIVATE = (
     "/.termrl-verify"  # the verifier's own tmpfs (pytest) or volume (Harbor): report, ini, script
 )
@@ -67,8 +68,10 @@ _FIXED = (
 )
 
 
-def _env(tc: Toolchain) -> list[str]:
-    """The verifier's environment: the task image's Config.Env without what the verifier fixes itself."""
+def _env(tc: Toolchain, pytest_args: list[str] = ()) -> list[str]:
+    """The verifier's environment: the task image's Config.Env without what the verifier fixes itself;
+    pytest_args: options every pytest started in it takes first (PYTEST_ADDOPTS: a Harbor test.sh's
+    pytest with its rootdir, config file and conftest search pinned to /tests)."""
     path = next(
         (e[5:] for e in tc.env if e.startswith("PATH=")),
         "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -82,21 +85,58 @@ def _env(tc: Toolchain) -> list[str]:
         else next((e[5:] for e in tc.env if e.startswith("HOME=")), "/tmp")
     )
     lib = tc.tc(tc.libdirs[0]) if tc.libdirs else ROOT + "/usr/lib"
-    return [e for e in tc.env if not e.startswith(_FIXED)] + [
-        f"PATH={BIN}:{path}",
-        f"HOME={home}",
-        f"USER={user}",
-        f"LOGNAME={user}",
-        "LANG=C.UTF-8",
-        "LC_ALL=C.UTF-8",
-        f"LOCPATH={ROOT}/usr/lib/locale",
-        f"GCONV_PATH={lib}/gconv",
-        f"LD_LIBRARY_PATH={tc.libpath}",
-        "PYTHONNOUSERSITE=1",
-        "PYTHONDONTWRITEBYTECODE=1",
-        f"TEST_DIR={TESTS}",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
+    return (
+        [e for e in tc.env if not e.startswith(_FIXED)]
+        + [
+            f"PATH={BIN}:{path}",
+            f"HOME={home}",
+            f"USER={user}",
+            f"LOGNAME={user}",
+            "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
+            f"LOCPATH={ROOT}/usr/lib/locale",
+            f"GCONV_PATH={lib}/gconv",
+            f"LD_LIBRARY_PATH={tc.libpath}",
+            "PYTHONNOUSERSITE=1",
+            "PYTHONDONTWRITEBYTECODE=1",
+            f"TEST_DIR={TESTS}",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
+        ]
+        + ([f"PYTEST_ADDOPTS={shlex.join(pytest_args)}"] if pytest_args else [])
+    )
+
+
+def pytest_pins(tc: Toolchain, ini: str) -> list[str]:
+    """pytest's options that pin it to the hidden tests: rootdir, config file (`ini`) and conftest search
+    at /tests (never an agent's /pytest.ini or /conftest.py above it), no cache written, the image's own
+    pytest11 plugins (autoload is off)."""
+    return [
+        "-p",
+        "no:cacheprovider",
+        f"--rootdir={TESTS}",
+        f"--confcutdir={TESTS}",
+        "-c",
+        ini,
+        *[a for p in tc.plugins for a in ("-p", p)],
     ]
+
+
+def hidden_ini(tests_dir: Path) -> str:
+    """The hidden tests' own pytest config file (as pytest would pick it in /tests), else the one the
+    verifier writes at PRIVATE/pytest.ini (`INI_TEXT`)."""
+    for name, section in (
+        ("pytest.ini", ""),
+        ("pyproject.toml", "[tool.pytest.ini_options]"),
+        ("tox.ini", "[pytest]"),
+        ("setup.cfg", "[tool:pytest]"),
+    ):
+        f = tests_dir / name
+        if f.is_file() and section in f.read_text(errors="replace"):
+            return f"{TESTS}/{name}"
+    return f"{PRIVATE}/pytest.ini"
+
+
+INI_TEXT = "[pytest]\n"  # the generated config file: pytest's defaults
 
 
 def _cap(head: bytearray, tail: bytearray, data: bytes, limit: int) -> int:
@@ -111,11 +151,19 @@ def _cap(head: bytearray, tail: bytearray, data: bytes, limit: int) -> int:
 
 
 def _exec(
-    api, cid: str, cmd: list[str], env: list[str], workdir: str, timeout: float
+    api,
+    cid: str,
+    cmd: list[str],
+    env: list[str],
+    workdir: str,
+    timeout: float,
+    user: str = "",
 ) -> tuple[int | None, str]:
-    """Run cmd in the verifier container; (exit code or None on timeout, output head + tail). On timeout the
-    container is killed, which ends every process in it."""
-    eid = api.exec_create(cid, cmd, environment=env, workdir=workdir)["Id"]
+    """Run cmd (argv: a pristine program by absolute path, never one looked up on the image's PATH) in the
+    verifier container as `user` (default the image's USER) for at most `timeout` seconds; (exit code or
+    None on timeout, output head + tail). On timeout the container is killed, which ends every process in
+    it. Every command the verifier runs in the container goes through here."""
+    eid = api.exec_create(cid, cmd, environment=env, workdir=workdir, user=user)["Id"]
     head = bytearray()
     tail = bytearray()
     total = 0
@@ -144,6 +192,23 @@ def _exec(
     cut = total - len(head) - len(tail)
     text = head + (f"\n[... {cut} bytes of output cut ...]\n".encode() if cut > 0 else b"") + tail
     return rc, bytes(text).decode("utf-8", "replace")
+
+
+def stop(api, cid: str) -> None:
+    """Kill the verifier container and make sure it stopped: no process but the harness's is left to
+    touch what is read next (reward files, report).
+
+    Raises:
+        VerifyError: the container still runs after the kill.
+    """
+    api.kill(cid)
+    for _ in range(50):
+        if not api.inspect_container(cid)["State"]["Running"]:
+            return
+        time.sleep(0.1)
+    raise VerifyError(
+        f"the verifier container {cid[:12]} still runs after a kill: nothing read from it"
+    )
 
 
 def _freeze(api, container_id: str, tries: int = 3) -> bool:
