@@ -82,6 +82,10 @@ class PolicyConfig:
     # torch engine, while drafting: most draft tokens per sequence and step (<= 6 fed per step,
     # yet >= 1 each)
     engine_speculate_tokens: int = 5
+    # torch engine: batch each turn of a rollout's episodes together in a fixed order, so a run
+    # (and its resume) samples the same tokens whatever the containers' timing (off: continuous
+    # batching, a request admitted as soon as a slot is free)
+    engine_lockstep: bool = True
     # share of GPU memory vLLM may take for weights + KV cache
     vllm_gpu_memory_utilization: float = 0.5
     # GPUs per vLLM engine (consecutive ranks of one node); ranks / tp engines

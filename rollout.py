@@ -633,10 +633,15 @@ async def run_episodes(
     bar = _Progress(len(tasks) * n_per_task, progress)
     # episodes that may still call the engine
     acting = len(tasks) * n_per_task
+    # a lockstep engine batches each turn of every episode still acting (TorchEngine)
+    if engine is not None:
+        engine.expect_episodes(acting)
 
     def acted() -> None:
         nonlocal acting
         acting -= 1
+        if engine is not None:
+            engine.episode_done()
         if acting == 0 and on_generation_end is not None:
             on_generation_end()
 

@@ -48,6 +48,7 @@ RESUME_MAY_DIFFER = (
     "policy.engine_fast_cpu",
     "policy.engine_speculate_max_batch",
     "policy.engine_speculate_tokens",
+    "policy.engine_lockstep",
     "policy.vllm_gpu_memory_utilization",
     "policy.vllm_kv_cache_mib",
     "policy.vllm_kv_fill",
@@ -79,6 +80,15 @@ def set_rng_state(state: dict) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def resume_state(sampler) -> dict:
+    """What a resume needs besides the weights, optimizer and schedule: the TaskSampler's state
+    (`sampler.state_dict()`) and the RNG state (`rng_state`), as they are now. Taken when a step is
+    recorded (bookkeeping/record.py), before the next step draws its tasks: a checkpoint written
+    later, when a stop cuts that next step short, saves this one, so the resumed run draws the
+    cut step's tasks again (saving the sampler as it is at the stop skipped them)."""
+    return {"sampler": sampler.state_dict(), "rng": rng_state()}
 
 
 def checkpoint_dir(out_dir: Path, step: int) -> Path:
@@ -228,14 +238,25 @@ def _publish(tmp: Path, path: Path, step: int, meta: dict, cfg: dict) -> None:
 
 
 def save_checkpoint(
-    path: Path, model, optimizer, scheduler, sampler, step: int, run_id: str, cfg: dict, group=None
+    path: Path,
+    model,
+    optimizer,
+    scheduler,
+    sampler,
+    step: int,
+    run_id: str,
+    cfg: dict,
+    group=None,
+    state: dict | None = None,
 ) -> None:
     """Save a resumable checkpoint atomically (collective; layout in the module docstring).
 
     Every rank writes its DCP shards and rank{r}.pt into path.tmp-RUN_ID; rank 0 adds config.json
     (`cfg`, dataclasses.asdict of the TrainConfig), meta.json (run_id, step = completed steps,
     world_size, config_hash) and COMPLETE, and renames the folder to `path`. group: the ranks that
-    hold the policy (the trainers of the disaggregated layout, rank 0 among them); None: all."""
+    hold the policy (the trainers of the disaggregated layout, rank 0 among them); None: all.
+    state: `resume_state` taken when step `step` was recorded (None: the sampler's and RNG's
+    state now)."""
     path = Path(path)
     rank = _rank()
     tmp = path.with_name(f"{path.name}.tmp-{run_id}")
@@ -245,12 +266,14 @@ def save_checkpoint(
     _barrier(group)
     model_sd, optim_sd = get_state_dict(model, optimizer)
     dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=str(tmp), process_group=group)
+    if state is None:
+        state = resume_state(sampler)
     torch.save(
         {
             "step": step,
             "scheduler": scheduler.state_dict(),
-            "sampler": sampler.state_dict(),
-            "rng": rng_state(),
+            "sampler": state["sampler"],
+            "rng": state["rng"],
         },
         tmp / f"rank{rank}.pt",
     )

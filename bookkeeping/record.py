@@ -15,7 +15,7 @@ import time
 
 import torch.distributed as dist
 
-from bookkeeping.checkpoints import checkpoint_dir, save_checkpoint
+from bookkeeping.checkpoints import checkpoint_dir, resume_state, save_checkpoint
 from bookkeeping.launch import RESUME_CMD_ENV
 from bookkeeping.logs import (
     append_jsonl,
@@ -69,6 +69,8 @@ def record(
     )
     run.t_logged = now
     log_step(run, episodes, counts, judge_metrics, metrics, times, rss)
+    # what a resume from this step starts with, before the next step draws its tasks
+    run.resume_state = resume_state(run.sampler)
     due = run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps
     checkpoint(run, due)
 
@@ -112,6 +114,7 @@ def checkpoint(run, due: bool = True) -> bool:
         run.run_id,
         run.cfg_dict,
         run.learner_group,
+        run.resume_state,
     )
     run.saved_step = run.step
     run.say(f"[train] checkpoint {path} written ({time.perf_counter() - t0:.1f}s)")

@@ -113,6 +113,7 @@ def build_engine(
         speculate_max_batch=policy.engine_speculate_max_batch,
         speculate_tokens=policy.engine_speculate_tokens,
         fast_cpu=policy.engine_fast_cpu,
+        lockstep=policy.engine_lockstep,
         # train.py syncs before every rollout but where keep_weights says it does not
         drop_weights_on_sleep=not keep_weights,
     )

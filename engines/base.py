@@ -62,6 +62,16 @@ class Engine:
         Raises ValueError if the prompt does not leave room for one token within max_seq_len."""
         raise NotImplementedError
 
+    def expect_episodes(self, episodes: int) -> None:
+        """A rollout of `episodes` episodes starts (rollout.run_episodes): each calls generate turn
+        after turn and `episode_done` once when it will call no more. TorchEngine in lockstep mode
+        batches by it (a turn's requests of every episode still acting together, in a fixed
+        order); other engines ignore it."""
+
+    def episode_done(self) -> None:
+        """One episode of the rollout `expect_episodes` announced will call generate no more (it
+        ended, failed or was cancelled). Ignored by engines that do not batch by it."""
+
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Replace the policy weights from (HF parameter name, tensor) pairs."""
         raise NotImplementedError(f"{type(self).__name__} cannot load weights")

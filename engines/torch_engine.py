@@ -3,7 +3,6 @@
 import asyncio
 import logging
 import random
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -50,6 +49,17 @@ class TorchEngine(Engine):
 
     drop_weights_on_sleep: sleep() frees the weights as well (train.py pushes them every step).
 
+    lockstep (`policy.engine_lockstep`, the default): while a rollout announced its episodes
+    (`expect_episodes`; rollout.run_episodes does), requests are batched in rounds: a round starts once every
+    episode still acting has asked (or `episode_done`), and its requests are admitted in a fixed order (their
+    sampling seed, then prompt), later ones waiting for the next round. What each sequence is batched with,
+    the slot and cached prefix it gets and the n-gram drafts it is fed then follow from the requests alone,
+    not from when containers answered; with the per-request seeds the same rollout gives the same tokens and
+    log-probs bitwise (a resumed run replays the uninterrupted one). The n-gram index of finished replies and
+    the slots' use order start empty with each rollout. Costs the wait for the slowest agent command of each
+    turn (BENCHMARKS.md, "Lockstep batching"). Off, or without expect_episodes: continuous batching, each
+    request admitted as soon as a slot is free (the numerics then depend on the batch, ~1e-5 in log-probs).
+
     fast_cpu (`policy.engine_fast_cpu`): on a CPU model, step through engines/cpu_fast.py (fused projections,
     oneDNN-packed weights) instead of decode.py's plain forward; same greedy tokens.
 
@@ -77,6 +87,7 @@ class TorchEngine(Engine):
         speculate_tokens: int = 5,
         fast_cpu: bool = True,
         drop_weights_on_sleep: bool = False,
+        lockstep: bool = True,
     ):
         self.model = model.eval()
         self.device = next(model.parameters()).device
@@ -101,7 +112,16 @@ class TorchEngine(Engine):
         self._slot_tokens: list[list[int]] = [
             [] for _ in range(max_batch)
         ]  # tokens whose K/V each slot holds
-        self._slot_used = [0.0] * max_batch
+        # when each slot was last taken or freed (a counter of admissions and releases: LRU ties)
+        self._slot_used = [0] * max_batch
+        self._tick = 0
+        self.lockstep = lockstep
+        # episodes announced by expect_episodes that may still call generate; None: no rollout
+        # announced, continuous batching
+        self._live: int | None = None
+        # lockstep: requests for the next round, and the current round's not yet admitted
+        self._waiting: list[_Request] = []
+        self._round: list[_Request] = []
         self._active: dict[int, _Request] = {}  # slot -> running request
         self._queue: asyncio.Queue | None = None
         self._loop_task: asyncio.Task | None = None
@@ -132,18 +152,78 @@ class TorchEngine(Engine):
         await self._queue.put(req)
         return await req.future
 
+    def expect_episodes(self, episodes: int) -> None:
+        """Lockstep (when on): `episodes` more episodes will call generate until each calls
+        episode_done; rounds wait for every one still acting. A new rollout (none acting) starts
+        with an empty n-gram index of replies and fresh slot use order, as after a resume."""
+        if not self.lockstep or episodes < 1:
+            return
+        if not self._live:
+            self._replies = NgramIndex()
+            self._slot_used = [0] * self.max_batch
+            self._tick = 0
+        self._live = (self._live or 0) + episodes
+
+    def episode_done(self) -> None:
+        """Lockstep: one episode will ask no more; the round it was awaited for may start."""
+        if self._live is None:
+            return
+        self._live -= 1
+        if self._live <= 0:
+            self._live = None
+        if self._queue is not None and self._loop_task is not None and not self._loop_task.done():
+            # wakes the decode loop waiting for a round
+            self._queue.put_nowait(None)
+
+    def _drain(self) -> list[_Request]:
+        """The requests in the queue (None: a wake-up from episode_done), without waiting."""
+        out = []
+        while not self._queue.empty():
+            r = self._queue.get_nowait()
+            if r is not None:
+                out.append(r)
+        return out
+
+    async def _round_pending(self) -> list[_Request]:
+        """Lockstep: the requests to admit now. With nothing running and the round admitted, the next
+        round starts once every episode still acting has a request waiting (in seed, then prompt,
+        order); requests that come while a round runs wait for the next."""
+        self._waiting += self._drain()
+        if not self._active and not self._round:
+            while self._live is not None:
+                self._waiting = [r for r in self._waiting if not r.future.done()]
+                if len(self._waiting) >= self._live:
+                    break
+                r = await self._queue.get()
+                self._waiting += [r] if r is not None else []
+                self._waiting += self._drain()
+            self._round = sorted(
+                (r for r in self._waiting if not r.future.done()),
+                key=lambda r: (r.sampling.seed is None, r.sampling.seed or 0, r.prompt),
+            )
+            self._waiting = []
+        free = self.max_batch - len(self._active)
+        pending, self._round = self._round[:free], self._round[free:]
+        return pending
+
     async def _decode_loop(self) -> None:
         try:
             while True:
-                if not self._active:
+                if self._live is not None or self._round or self._waiting:
+                    pending = await self._round_pending()
+                elif not self._active:
                     pending = [await self._queue.get()]
                 else:
                     pending = []
-                while not self._queue.empty() and len(self._active) + len(pending) < self.max_batch:
+                while (
+                    self._live is None
+                    and not self._round
+                    and not self._queue.empty()
+                    and len(self._active) + len(pending) < self.max_batch
+                ):
                     pending.append(self._queue.get_nowait())
-                pending = [
-                    r for r in pending if not r.future.done()
-                ]  # agent gave up (timeout/cancel)
+                # None: episode_done's wake-up; done: the agent gave up (timeout/cancel)
+                pending = [r for r in pending if r is not None and not r.future.done()]
                 if pending:
                     await asyncio.to_thread(self._admit, pending)
                     self._finish_done()
@@ -160,8 +240,9 @@ class TorchEngine(Engine):
                     r.future.set_exception(e)
             self._active.clear()
             self._slot_tokens = [[] for _ in range(self.max_batch)]  # a slot may be half-written
-            while self._queue is not None and not self._queue.empty():
-                r = self._queue.get_nowait()
+            waiting = self._waiting + self._round + (self._drain() if self._queue else [])
+            self._waiting, self._round = [], []
+            for r in waiting:
                 if not r.future.done():
                     r.future.set_exception(e)
 
@@ -207,7 +288,8 @@ class TorchEngine(Engine):
                 start = shared
             req.slot = slot
             self._active[slot] = req
-            self._slot_used[slot] = time.monotonic()
+            self._tick += 1
+            self._slot_used[slot] = self._tick
             ids = torch.tensor(req.prompt[start:], dtype=torch.long, device=self.device)
             self.prefilled_tokens += ids.numel()
             logits.append(decode.prefill(self.model, ids, slot, start))
@@ -311,7 +393,9 @@ class TorchEngine(Engine):
         max_steps: one thread hand-off per several tokens (each costs a scheduler wake-up on a loaded CPU)."""
         for _ in range(max_steps):
             self._step()
-            if not self._queue.empty() or any(
+            # lockstep: a request that comes now waits for the next round anyway
+            arrived = self._live is None and not self._queue.empty()
+            if arrived or any(
                 r.future.done() or self._finish_reason(r) for r in self._active.values()
             ):
                 return
@@ -343,7 +427,8 @@ class TorchEngine(Engine):
 
     def _release(self, slot: int) -> None:
         self._active.pop(slot, None)
-        self._slot_used[slot] = time.monotonic()
+        self._tick += 1
+        self._slot_used[slot] = self._tick
 
     def sleep(self) -> None:
         """Between rollouts (train.py): free the KV cache and the packed weight copies

@@ -11,7 +11,10 @@ comment below).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
+import os
 import re
 import secrets
 import socket
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
+import configs
 from sandboxing.calls import SandboxError
 
 log = logging.getLogger("termrl.sandbox")
@@ -303,6 +307,42 @@ class ExecResult:
     duration_s: float
 
 
+# the machine's secret behind the command nonces (`command_nonce`), in configs.cache_dir()
+NONCE_KEY_FILE = "shell_nonce_key"
+_nonce_key: bytes | None = None
+
+
+def nonce_key() -> bytes:
+    """32 random bytes kept in configs.cache_dir()/shell_nonce_key (mode 0600; made once, by the
+    first process that needs it: written to a temporary file and linked into place, so concurrent
+    first callers agree). Never enters a container."""
+    global _nonce_key
+    if _nonce_key is None:
+        path = configs.cache_dir() / NONCE_KEY_FILE
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{NONCE_KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+            fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+            # the first link wins; a loser reads the winner's key
+            with contextlib.suppress(FileExistsError):
+                os.link(tmp, path)
+            tmp.unlink()
+        _nonce_key = path.read_bytes()
+    return _nonce_key
+
+
+def command_nonce(index: int, cmd: str, stateful: bool) -> str:
+    """The nonce of a sandbox's `index`-th command (16 hex digits): HMAC-SHA256 of (index, stateful,
+    command) under the machine's secret (`nonce_key`). An agent cannot guess it (the key never enters
+    a container; one nonce it sees tells nothing of another), and the same commands in the same order
+    get the same nonces, so what an episode sees does not depend on a random draw: a resumed run
+    replays the uninterrupted one."""
+    msg = f"{index}\0{int(stateful)}\0{cmd}".encode()
+    return hmac.new(nonce_key(), msg, hashlib.sha256).hexdigest()[:16]
+
+
 class ShellSession:
     """The commands of one sandbox, one at a time, through its shell server (`Shell`): a command is sent
     as one message and its output streamed back until its end marker. A server that died (`kill -9 -1`,
@@ -316,6 +356,8 @@ class ShellSession:
         # also the dead man: closing its socket stops the container
         self.shell: Shell | None = shell
         self._lock = threading.Lock()
+        # commands sent so far (retries included): the index of the next one's nonce
+        self._sent = 0
 
     def close(self) -> None:
         """Close the shell's socket: the server reads EOF and exits, the container stops."""
@@ -368,7 +410,8 @@ class ShellSession:
         t0: float,
     ) -> ExecResult | None:
         """Send one command and stream its output. None when the shell was gone before the command started."""
-        nonce = secrets.token_hex(8)
+        nonce = command_nonce(self._sent, cmd, stateful)
+        self._sent += 1
         try:
             shell.sock.sendall(
                 f"{nonce} {timeout:.3f} {int(stateful)}\n".encode() + cmd.encode() + b"\0"

@@ -81,6 +81,9 @@ class Run:
     t_logged: float = 0.0
     # step of the newest checkpoint of this run
     saved_step: int = 0
+    # the sampler's and RNG's state when run.step was recorded (checkpoints.resume_state): what a
+    # checkpoint written at a stop saves, not the state after the cut step's draw; None: now
+    resume_state: dict | None = None
     # the checkpoint this start continues (checkpoints.plan_start)
     start: Path | None = None
     # kept by every resume (meta.json of its checkpoints)
