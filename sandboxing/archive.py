@@ -7,7 +7,8 @@ sparse file (free on the agent's disk, 256 MiB in the archive), a folder, or a l
 `read_file` streams the tar (never joins the archive in memory): the engine's stat header (lstat of
 the path, before the body) and then the tar member's header are checked against the cap and the
 type; the socket is never read past the cap plus `HEADER_SLACK`. The harness's memory per read is
-therefore at most cap + HEADER_SLACK bytes (DESIGN.md, BENCHMARKS.md: bench/bench_hostile_reads.py).
+therefore about 2 x cap (the pieces and the joined bytes) + HEADER_SLACK at most, and nothing for an
+entry refused (DESIGN.md; BENCHMARKS.md: bench/bench_hostile_reads.py).
 """
 
 from __future__ import annotations
@@ -158,7 +159,12 @@ def _read_member(raw, path: str, cap: int, what: str) -> bytes:
                     member.size,
                     cap,
                 )
-            data = tar.extractfile(member).read()
+            body = tar.extractfile(member)
+            # in pieces of 1 MiB: a whole read would hold the tar stream's buffers beside the result
+            chunks = []
+            while chunk := body.read(1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
     except tarfile.TarError as e:
         raise EntryError(f"{what} {path}: the engine's archive does not read as tar: {e}") from e
     if len(data) != member.size:
