@@ -303,7 +303,9 @@ class Sandbox:
             SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest, the
                 wall clock ran out, or pytest's run cannot be scored (killed, exit code not 0/1, no
                 regular report under the cap).
-            DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
+            DiskLimitError: the sandbox would write more than limits.storage_bytes or holds more than
+                limits.max_files entries (checked once more here, and on the frozen layer before the
+                snapshot's commit: nothing over the cap is committed); the sandbox is killed.
 
         Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
         volumes) may write limits.storage_bytes - S more: the episode holds at most 2 x storage_bytes.
