@@ -109,6 +109,9 @@ class SandboxConfig:
     cpus: float = 1.0  # CPU quota per container, cores
     pids: int = 256  # max processes per container
     storage_mb: int = 2048  # disk a container may write (no file larger), MiB; past it: killed
+    # files, folders and links a container's writable layer may hold; past it: killed (a snapshot
+    # writes each one: a header and an inode on the host)
+    max_files: int = 100_000
     max_concurrent: int = 0  # containers started/used at once; 0 = from CPU count and memory
     output_limit_bytes: int = 16384  # bytes of command output kept (head + tail) per exec
     exec_timeout_s: float = 60.0  # default timeout of one agent command, seconds
@@ -609,6 +612,7 @@ SANDBOX_RULES: list[Rule] = [
     ("sandbox.cpus", lambda v: v > 0, "must be > 0"),
     ("sandbox.pids", lambda v: v >= 16, "must be >= 16"),
     ("sandbox.storage_mb", lambda v: v >= 16, "must be >= 16"),
+    ("sandbox.max_files", lambda v: v >= 100, "must be >= 100"),
     ("sandbox.verify_wall_s", lambda v: 0 <= v < math.inf, "must be finite and >= 0 (0 = auto)"),
     ("sandbox.max_concurrent", lambda v: v >= 0, "must be >= 0 (0 = auto)"),
     ("sandbox.output_limit_bytes", lambda v: v >= 256, "must be >= 256"),

@@ -498,7 +498,7 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
     log = logging.getLogger("termrl.rollout")
     # not verified: a snapshot would copy a layer already over the limit
     if report is None:
-        error = f"disk_limit: the sandbox held {sb.disk_exceeded} bytes, over sandbox.storage_mb"
+        error = f"disk_limit: the sandbox {sb.disk_over}"
         v = reward_lib.Verification(0.0, False, [], list(task.weights), [], [], error=error)
         traj.verification = v
         # judged 0 when a judge is configured, as train.py scores tampering

@@ -51,11 +51,11 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import compose, harbor_verifier, hosts, toolchain, verifier
+from sandboxing import archive, compose, harbor_verifier, hosts, toolchain, verifier
 from sandboxing.calls import SandboxError, blocking, docker_api
 from sandboxing.calls import drain_calls as drain_calls
 from sandboxing.calls import set_max_concurrent as set_max_concurrent
-from sandboxing.disk import DiskWatch
+from sandboxing.disk import MAX_FILES, DiskWatch, OverLimit
 from sandboxing.hosts import host_resources as host_resources
 from sandboxing.reaping import RUN_ID, labels
 from sandboxing.reaping import SESSION as SESSION
@@ -108,6 +108,8 @@ class Limits:
     cap_add: tuple[str, ...] = DEFAULT_CAPS
     # disk its writable layer may hold (no file larger), bytes
     storage_bytes: int = 2048 << 20
+    # files, folders and links its writable layer may hold (what a snapshot writes an inode for)
+    max_files: int = MAX_FILES
     # seconds between two checks of the layer's size
     storage_check_s: float = 1.0
     # the verifier's wall clock, seconds (0 = 3 x the per-test timeout)
@@ -116,7 +118,7 @@ class Limits:
     @classmethod
     def from_config(cls, cfg) -> Limits:
         """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
-        storage_mb, verify_wall_s)."""
+        storage_mb, max_files, verify_wall_s)."""
         return cls(
             memory_bytes=int(cfg.memory_mb) << 20,
             cpus=float(cfg.cpus),
@@ -124,6 +126,7 @@ class Limits:
             output_bytes=int(cfg.output_limit_bytes),
             exec_timeout_s=float(cfg.exec_timeout_s),
             storage_bytes=int(cfg.storage_mb) << 20,
+            max_files=int(cfg.max_files),
             verify_wall_s=float(cfg.verify_wall_s),
         )
 
@@ -257,15 +260,19 @@ class Sandbox:
         await blocking(self._write_blocking, p, bytes(data), mode, host=self.host)
 
     async def read_file(self, path: str | os.PathLike, max_bytes: int = 10 << 20) -> bytes:
-        """Read a regular file (symlinks followed). Relative paths are under /app.
+        """Read a regular file (up to 8 symlinks followed). Relative paths are under /app. The read is
+        bounded before it is read (sandboxing/archive.py): the size and type come from the archive's
+        headers, and this process holds at most max_bytes + 1 MiB of it.
 
         Raises:
             FileNotFoundError: no such file. IsADirectoryError: path is a directory.
-            ValueError: the file is larger than max_bytes (the size is named).
+            ValueError: the file is larger than max_bytes (the size is named); archive.NotAFileError
+                (a ValueError): a device, pipe, socket, or a chain of more than 8 links.
+            SandboxError: the engine failed.
         """
         p = self._abs(path)
         self._check_open()
-        return await blocking(self._read_blocking, p, max_bytes, 0, host=self.host)
+        return await blocking(self._read_blocking, p, max_bytes, host=self.host)
 
     async def run_tests(
         self,
@@ -296,7 +303,9 @@ class Sandbox:
             SandboxError: the sandbox is closed, its container is gone, the image has no usable pytest, the
                 wall clock ran out, or pytest's run cannot be scored (killed, exit code not 0/1, no
                 regular report under the cap).
-            DiskLimitError: the sandbox holds more than limits.storage_bytes (checked once more here).
+            DiskLimitError: the sandbox would write more than limits.storage_bytes or holds more than
+                limits.max_files entries (checked once more here, and on the frozen layer before the
+                snapshot's commit: nothing over the cap is committed); the sandbox is killed.
 
         Disk: the snapshot copies the sandbox's layer (S bytes), so the verifier container (its layer and
         volumes) may write limits.storage_bytes - S more: the episode holds at most 2 x storage_bytes.
@@ -334,6 +343,11 @@ class Sandbox:
             return await blocking(fn, limit=False)
         except verifier.VerifyError as e:
             raise SandboxError(f"sandbox {self.name}: {e}") from e
+        except OverLimit as e:
+            # measured frozen, before the commit (verifier_box): nothing was committed
+            await blocking(self._disk.kill, e.usage, e.reason, limit=False)
+            self._check_disk()
+            raise
 
     @property
     def closed(self) -> bool:
@@ -359,6 +373,12 @@ class Sandbox:
         """Bytes (at least) the sandbox held when its disk watchdog killed it; None while within
         storage_bytes."""
         return self._disk.exceeded if self._disk is not None else None
+
+    @property
+    def disk_over(self) -> str | None:
+        """Which disk limit the watchdog killed the sandbox for ("wrote 70.2 MiB or more to disk, over
+        its limit of 64 MiB (sandbox.storage_mb)", or the files' limit); None while within both."""
+        return self._disk.reason if self._disk is not None else None
 
     async def __aenter__(self) -> Sandbox:
         return self
@@ -433,7 +453,9 @@ class Sandbox:
         box = cls(cid, name, limits, run_id, shell, host)
         box.workdir = workdir
         box.network_mode = network_mode
-        box._disk = DiskWatch(api, cid, limits.storage_bytes, limits.storage_check_s).start()
+        box._disk = DiskWatch(
+            api, cid, limits.storage_bytes, limits.storage_check_s, max_files=limits.max_files
+        ).start()
         return box
 
     def _exec_blocking(
@@ -465,33 +487,30 @@ class Sandbox:
                 f"write_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}"
             ) from e
 
-    def _read_blocking(self, p: PurePosixPath, max_bytes: int, depth: int) -> bytes:
+    def _read_blocking(self, p: PurePosixPath, max_bytes: int) -> bytes:
+        api = docker_api(host=self.host)
+        where = f"read_file in sandbox {self.name}:"
         try:
-            stream, stat = docker_api(host=self.host).get_archive(self.id, str(p))
-        except docker.errors.NotFound:
+            # up to 8 links followed, as a shell's open would (40 in Linux; 8 keeps a loop short)
+            return archive.read_file(api, self.id, str(p), max_bytes, where, links=8)
+        except FileNotFoundError:
             raise FileNotFoundError(
                 f"read_file: no such file in sandbox {self.name}: {str(p)!r}"
             ) from None
-        if stat.get("linkTarget") and depth < 8:
-            target = PurePosixPath(stat["linkTarget"])
-            return self._read_blocking(
-                target if target.is_absolute() else p.parent / target, max_bytes, depth + 1
-            )
-        # Go's os.ModeDir bit
-        if stat.get("mode", 0) & (1 << 31):
-            raise IsADirectoryError(f"read_file: {str(p)!r} is a directory in sandbox {self.name}")
-        if stat.get("size", 0) > max_bytes:
+        except archive.NotAFileError as e:
+            if e.kind == "a directory":
+                raise IsADirectoryError(
+                    f"read_file: {str(p)!r} is a directory in sandbox {self.name}"
+                ) from None
+            raise
+        except archive.TooLargeError as e:
             raise ValueError(
-                f"read_file: {str(p)!r} is {stat['size']} bytes, more than max_bytes={max_bytes}"
-            )
-        data = b"".join(stream)
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            member = next((m for m in tar.getmembers() if m.isfile()), None)
-            if member is None:
-                raise FileNotFoundError(
-                    f"read_file: {str(p)!r} is not a regular file in sandbox {self.name}"
-                )
-            return tar.extractfile(member).read()
+                f"read_file: {str(p)!r} is {e.size} bytes, more than max_bytes={max_bytes}"
+            ) from None
+        except docker.errors.APIError as e:
+            raise SandboxError(
+                f"read_file {str(p)!r} in sandbox {self.name} failed: {e.explanation or e}"
+            ) from e
 
     def _close_blocking(self) -> None:
         if self._disk is not None:
@@ -535,10 +554,7 @@ class Sandbox:
 
     def _check_disk(self) -> None:
         if self.disk_exceeded is not None:
-            raise DiskLimitError(
-                f"sandbox {self.name}: wrote {self.disk_exceeded / 2**20:.1f} MiB or more to disk, over "
-                f"its limit of {self.limits.storage_bytes / 2**20:.0f} MiB (sandbox.storage_mb): killed"
-            )
+            raise DiskLimitError(f"sandbox {self.name}: {self.disk_over}: killed")
 
 
 # The image's ENTRYPOINT ("$@" here) starts the task's services; one ending in `exec "$@"` then sleeps.

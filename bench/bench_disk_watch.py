@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sandbox import DiskLimitError, Limits, Sandbox, docker_api  # noqa: E402
 from sandboxing import images  # noqa: E402
-from sandboxing.disk import DiskWatch, layer_bytes  # noqa: E402
+from sandboxing.disk import DiskWatch, layer_usage  # noqa: E402
 
 RUN_ID = f"bench-disk-{os.getpid()}"
 MiB = 1 << 20
@@ -85,7 +85,7 @@ async def detection(tries: int) -> None:
                 pass
             secs.append(time.monotonic() - t)
             # the whole layer at the kill (the watchdog's own walk stops just past the limit)
-            held.append(layer_bytes(box._disk._roots, 1 << 40) / MiB)
+            held.append(layer_usage(box._disk._roots, 1 << 40, 1 << 40).bytes / MiB)
         finally:
             await box.close()
     print(

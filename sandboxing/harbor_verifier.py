@@ -33,6 +33,7 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
+from sandboxing import archive
 from sandboxing.toolchain import VerifyError, pristine
 from sandboxing.verifier import TestReport
 from sandboxing.verifier_box import (
@@ -51,6 +52,8 @@ log = logging.getLogger("termrl.verifier")
 
 REWARD_DIR = "/logs/verifier"  # harbor's EnvironmentPaths.verifier_dir
 SCRIPT = f"{PRIVATE}/test.sh"
+# a reward file larger than this is refused unread (a flat object of numbers is a few hundred bytes)
+REWARD_BYTES = 1 << 16
 
 
 def parse_rewards(json_text: bytes | None, txt_text: bytes | None) -> dict[str, float]:
@@ -116,13 +119,14 @@ def _chmod_cmd(tc) -> list[str]:
 
 
 def _read(api, cid: str, path: str) -> bytes | None:
+    """The reward file at `path`, or None when test.sh wrote none; a bounded read (archive.py).
+    Raises VerifyError: a folder, link or device there, or a file over REWARD_BYTES."""
     try:
-        stream, _ = api.get_archive(cid, path)
-    except docker.errors.NotFound:
+        return archive.read_file(api, cid, path, REWARD_BYTES, "the reward file")
+    except FileNotFoundError:
         return None
-    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-        member = next((m for m in tar.getmembers() if m.isfile()), None)
-        return tar.extractfile(member).read(1 << 16) if member is not None else None
+    except archive.EntryError as e:
+        raise VerifyError(str(e)) from None
 
 
 def run_script_blocking(

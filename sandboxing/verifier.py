@@ -75,11 +75,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import json
 import logging
 import re
-import tarfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -88,6 +86,7 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
+from sandboxing import archive
 from sandboxing.toolchain import ROOT, UNDUMPABLE, Toolchain, VerifyError, pristine
 from sandboxing.verifier_box import (
     INI_TEXT,
@@ -348,40 +347,19 @@ def _pytest_cmd(
     return pristine(tc, tc.python, "-I", "-S", "-B", "-X", "utf8", "-c", _BOOT, json.dumps(cfg))
 
 
-# Go FileMode's type bits: a directory, symlink, device, pipe, socket, ... (not a regular file)
-_TYPE_BITS = (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
-
-
 def read_report(api, cid: str, path: str = REPORT, cap: int = REPORT_BYTES) -> bytes:
     """The JUnit report at `path` in the (stopped) container `cid`: one regular file of at most `cap` bytes,
-    read with a bounded read (the archive's stat header is checked before a byte of the body is read).
+    read with a bounded read (archive.py: the headers' size and type checked before a byte of the body).
 
     Raises:
         VerifyError: no such file, not a regular file, larger than cap.
     """
     try:
-        stream, stat = api.get_archive(cid, path, chunk_size=1 << 16)
-    except docker.errors.NotFound as e:
+        return archive.read_file(api, cid, path, cap, "the JUnit report")
+    except FileNotFoundError as e:
         raise VerifyError(f"pytest wrote no JUnit report at {path}") from e
-    mode = int(stat.get("mode", 0))
-    size = int(stat.get("size", 0))
-    if mode & _TYPE_BITS:
-        stream.close()
-        raise VerifyError(f"the JUnit report {path} is not a regular file (mode {mode:#o})")
-    if size > cap:
-        stream.close()
-        raise VerifyError(f"the JUnit report {path} has {size} bytes, over the cap of {cap}")
-    buf = bytearray()
-    for chunk in stream:
-        buf += chunk
-        if len(buf) > cap + (1 << 20):  # tar headers and padding are a few KiB
-            stream.close()
-            raise VerifyError(f"the JUnit report {path} streamed past the cap of {cap} bytes")
-    with tarfile.open(fileobj=io.BytesIO(bytes(buf))) as tar:
-        member = next((m for m in tar.getmembers() if m.isreg()), None)
-        if member is None or member.size > cap:
-            raise VerifyError(f"the JUnit report {path} is not one regular file under {cap} bytes")
-        return tar.extractfile(member).read()
+    except archive.EntryError as e:
+        raise VerifyError(str(e)) from None
 
 
 def wall_clock(timeout: float, wall_s: float | None = None) -> float:

@@ -25,7 +25,7 @@ from pathlib import Path
 import docker.errors
 import docker.types
 
-from sandboxing.disk import DiskWatch
+from sandboxing.disk import DiskWatch, check_layer
 from sandboxing.toolchain import (
     BIN,
     ROOT,
@@ -228,11 +228,15 @@ def _freeze(api, container_id: str, tries: int = 3) -> bool:
     return False
 
 
-def _snapshot(api, container_id: str, name: str, labels: dict[str, str]) -> str:
+def _snapshot(api, container_id: str, name: str, labels: dict[str, str], limits) -> str:
     """Commit the agent's container while it is frozen (paused, or stopped): no process of the agent runs
-    between the first and the last byte the snapshot takes. Returns the snapshot image id."""
+    between the first and the last byte the snapshot takes. Returns the snapshot image id.
+    Raises disk.OverLimit (nothing committed): the frozen layer would write more than
+    limits.storage_bytes or holds more than limits.max_files entries."""
     paused = _freeze(api, container_id)
     try:
+        # what the commit writes (sparse files in full), measured once nothing of the agent can grow it
+        check_layer(api, container_id, limits.storage_bytes, limits.max_files)
         return api.commit(
             container_id,
             repository="termrl/snapshot",
@@ -415,7 +419,7 @@ def verifier_container(
         t1 = time.monotonic()
         tests = None if tests_dir is None else tests_volume(api, image, tests_dir, labels)
         t2 = time.monotonic()
-        snapshot = _snapshot(api, container_id, name, labels)
+        snapshot = _snapshot(api, container_id, name, labels, limits)
         phases.update(toolchain_s=t1 - t0, tests_s=t2 - t1, snapshot_s=time.monotonic() - t2)
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e

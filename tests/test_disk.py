@@ -13,46 +13,77 @@ import pytest
 
 import sandbox
 from sandbox import DiskLimitError, Limits, Sandbox
-from sandboxing import images
-from sandboxing.disk import ENTRY_BYTES, layer_bytes
+from sandboxing import images, verifier
+from sandboxing.disk import ENTRY_BYTES, OverLimit, Usage, layer_usage, over_limit
+from sandboxing.reaping import labels
 
 RUN_ID = f"test-disk-{os.getpid()}"
 MiB = 1 << 20
 # 8 files of 32 MiB, 0.2 s apart: 256 MiB at most, each file under the 64 MiB per-file limit
 FILLER = "for i in 1 2 3 4 5 6 7 8; do fallocate -l 32M /tmp/fill$i || exit 9; sleep 0.2; done"
+# six 60 MiB sparse files (issue 41): no block on disk, 360 MiB once a snapshot writes them out
+SPARSE = "for i in 1 2 3 4 5 6; do truncate -s 60M /tmp/sparse$i || exit 9; done"
+# 200 sparse files of 1 MiB: each far under the cap, 200 MiB together
+SMALL_SPARSE = (
+    "mkdir /tmp/s && cd /tmp/s && for i in $(seq 200); do truncate -s 1M f$i || exit 9; done"
+)
+OVER_64 = (
+    r"wrote \d+\.\d MiB or more to disk, over its limit of 64 MiB \(sandbox.storage_mb\): killed"
+)
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-def small_box(storage_mb: int = 64) -> Sandbox:
-    return run(
-        Sandbox.start(
-            images.BASE_IMAGE,
-            limits=Limits(storage_bytes=storage_mb * MiB, storage_check_s=0.25),
-            run_id=RUN_ID,
-        )
-    )
+def small_box(storage_mb: int = 64, check_s: float = 0.25, max_files: int = 100_000) -> Sandbox:
+    limits = Limits(storage_bytes=storage_mb * MiB, storage_check_s=check_s, max_files=max_files)
+    return run(Sandbox.start(images.BASE_IMAGE, limits=limits, run_id=RUN_ID))
 
 
 def upper_dir(client, cid: str) -> str:
     return client.api.inspect_container(cid)["GraphDriver"]["Data"]["UpperDir"]
 
 
-def test_layer_bytes_counts_blocks_once_per_inode_and_stops_past_the_limit(tmp_path):
-    (tmp_path / "a").write_bytes(b"x" * 10000)  # 3 ext4 blocks
+def cost(path) -> int:
+    st = os.stat(path)
+    return max(st.st_size, st.st_blocks * 512, ENTRY_BYTES)
+
+
+def test_layer_usage_counts_apparent_size_once_per_inode(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 10000)
     os.link(tmp_path / "a", tmp_path / "a2")  # the same inode: counted once
-    with open(tmp_path / "sparse", "wb") as f:  # a 1 GiB hole costs no disk
+    with open(
+        tmp_path / "sparse", "wb"
+    ) as f:  # a 1 GiB hole: free on disk, written in full by a commit
         f.truncate(1 << 30)
     (tmp_path / "d").mkdir()
-    blocks = os.stat(tmp_path / "a").st_blocks * 512
-    dir_cost = max(os.stat(tmp_path / "d").st_blocks * 512, ENTRY_BYTES)
-    assert layer_bytes([str(tmp_path)], 1 << 40) == blocks + ENTRY_BYTES + dir_cost
+    expected = cost(tmp_path / "a") + (1 << 30) + cost(tmp_path / "d")
+    assert layer_usage([str(tmp_path)], 1 << 40) == Usage(expected, 3)
+    assert layer_usage([str(tmp_path / "gone")], 1) == Usage(0, 0)
+
+
+def test_layer_usage_stops_just_past_either_limit(tmp_path):
     for i in range(100):
-        (tmp_path / "d" / f"e{i}").touch()
-    assert layer_bytes([str(tmp_path)], 10 * ENTRY_BYTES) <= 11 * ENTRY_BYTES + blocks + dir_cost
-    assert layer_bytes([str(tmp_path / "gone")], 1) == 0
+        (tmp_path / f"e{i}").touch()
+    # each empty file is charged one block, and the walk stops at the first entry past a limit
+    assert layer_usage([str(tmp_path)], 10 * ENTRY_BYTES) == Usage(11 * ENTRY_BYTES, 11)
+    assert layer_usage([str(tmp_path)], 1 << 40, max_files=20) == Usage(21 * ENTRY_BYTES, 21)
+
+
+def test_over_limit_names_the_limit_and_its_knob():
+    assert over_limit(Usage(64 * MiB, 100), 64 * MiB, 100) is None
+    assert over_limit(
+        Usage(
+            70 * MiB,
+            5,
+        ),
+        64 * MiB,
+        100,
+    ) == ("wrote 70.0 MiB or more to disk, over its limit of 64 MiB (sandbox.storage_mb)")
+    assert over_limit(Usage(MiB, 101), 64 * MiB, 100) == (
+        "holds 101 files or more, over its limit of 100 files (sandbox.max_files)"
+    )
 
 
 @pytest.mark.docker
@@ -143,3 +174,84 @@ def test_sandbox_config_storage_mb_reaches_the_limits():
     assert limits.storage_bytes == 100 * MiB
     assert [(u.name, u.soft, u.hard) for u in limits.ulimits()] == [("fsize", 100 * MiB, 100 * MiB)]
     assert sandbox.Limits().storage_bytes == 2048 * MiB
+
+
+def snapshots(client, box) -> list:
+    return client.api.images(filters={"label": f"termrl.verifies={box.name}"})
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("writer", [SPARSE, SMALL_SPARSE], ids=["six-60M", "200x1M"])
+def test_sparse_files_count_in_full_and_the_sandbox_is_killed(docker_client, writer):
+    box = small_box()
+    try:
+        with pytest.raises(DiskLimitError, match=OVER_64):
+            run(box.exec(f"{writer}; sleep 10", timeout=30))
+        assert box.disk_exceeded > 64 * MiB
+        assert docker_client.api.inspect_container(box.id)["State"]["Running"] is False
+    finally:
+        run(box.close())
+
+
+@pytest.mark.docker
+def test_a_huge_number_of_empty_files_is_killed_at_max_files(docker_client):
+    box = small_box(max_files=1000)
+    try:
+        # 5,000 empty files: 20 MiB charged, well under 64 MiB; the count is the limit
+        with pytest.raises(
+            DiskLimitError,
+            match=r"holds 1001 files or more, over its limit of 1000 files \(sandbox.max_files\): killed",
+        ):
+            run(
+                box.exec(
+                    "mkdir /tmp/e && cd /tmp/e && seq 5000 | xargs touch; sleep 10", timeout=30
+                )
+            )
+        assert box.disk_over.startswith("holds 1001 files or more")
+    finally:
+        run(box.close())
+
+
+@pytest.mark.docker
+def test_a_sparse_layer_over_the_cap_is_never_committed(docker_client, tmp_path):
+    # the watchdog asleep (one check an hour): only the checks of verification see the layer
+    box = small_box(check_s=3600.0)
+    try:
+        (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+        assert run(box.exec(SPARSE, timeout=30)).exit_code == 0
+        assert box.disk_exceeded is None
+        # the verifier itself (no sandbox pre-check): the frozen layer is measured before the commit
+        api = sandbox.docker_api(120.0)
+        own = {**labels(RUN_ID), "termrl.verifies": box.name}
+        args = (api, box.id, box.name, own, box.limits, tmp_path, 30.0)
+        with pytest.raises(OverLimit, match=OVER_64.removesuffix(": killed")) as e:
+            verifier.run_tests_blocking(*args)
+        assert e.value.usage.bytes > 64 * MiB
+        assert snapshots(docker_client, box) == []
+        # through the sandbox: a disk-limit episode, the sandbox killed, no snapshot either
+        with pytest.raises(DiskLimitError, match=OVER_64):
+            run(box.run_tests(tmp_path, timeout=30))
+        assert docker_client.api.inspect_container(box.id)["State"]["Running"] is False
+        assert snapshots(docker_client, box) == []
+    finally:
+        run(box.close())
+
+
+@pytest.mark.docker
+def test_a_sandbox_within_its_caps_is_verified_as_before(docker_client, tmp_path):
+    box = small_box(check_s=3600.0)
+    try:
+        (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+        # one 40 MiB sparse file: 40 MiB counted, under 64
+        assert run(box.exec("truncate -s 40M /tmp/sparse", timeout=30)).exit_code == 0
+        report = run(box.run_tests(tmp_path, timeout=30))
+        assert (report.tests, report.error) == ({"test_x": True}, None)
+    finally:
+        run(box.close())
+
+
+def test_sandbox_config_max_files_reaches_the_limits():
+    from configs import SandboxConfig
+
+    assert Limits.from_config(SandboxConfig(max_files=500)).max_files == 500
+    assert Limits().max_files == 100_000

@@ -5,6 +5,8 @@ published task copied). Builds use the real Docker engine on the local base imag
 
 import asyncio
 import json
+import re
+import resource
 import shutil
 from pathlib import Path
 
@@ -557,3 +559,38 @@ def test_a_wildcard_copy_of_environment_loads_where_no_oracle_lies(tmp_path):
     (d / "environment" / "solution.sh").write_text("echo leaked\n")
     with pytest.raises(TaskError, match="'COPY \\* /app/' copies solution.sh into the image"):
         load_tasks(d)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "attack, message",
+    [
+        (
+            "mkdir -p /logs/verifier/reward.txt && echo 1 > /logs/verifier/reward.txt/a",
+            "the reward file /logs/verifier/reward.txt is not a regular file: a directory",
+        ),
+        (
+            "ln -s /dev/zero /logs/verifier/reward.txt",
+            "the reward file /logs/verifier/reward.txt is not a regular file: a symbolic link to /dev/zero",
+        ),
+        (
+            "truncate -s 256M /tmp/huge && ln -s /tmp/huge /logs/verifier/reward.txt",
+            "the reward file /logs/verifier/reward.txt is not a regular file: a symbolic link to /tmp/huge",
+        ),
+        (
+            "truncate -s 256M /logs/verifier/reward.txt",
+            "the reward file /logs/verifier/reward.txt has 268435456 bytes, over the cap of 65536",
+        ),
+    ],
+    ids=["folder", "link-to-dev-zero", "link-to-huge-file", "sparse-256M"],
+)
+def test_a_hostile_reward_file_is_an_error_read_without_its_body(docker_client, attack, message):
+    # test.sh runs the agent's program, as a task's tests do; the program shapes the reward file
+    task = {t.id: t for t in load_tasks(FIXTURES)}["hb-parts"]
+    task.verifier_script = "#!/bin/bash\nbash /app/attack.sh\n"
+    plant = f"cat > /app/attack.sh <<'EOF'\n{attack}\nEOF"
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(sandbox.SandboxError, match=re.escape(message + " (test.sh exit code 0)")):
+        asyncio.run(_scripted(task, [plant]))
+    # KiB: the 256 MiB is never read into this process
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10
