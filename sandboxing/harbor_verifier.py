@@ -209,8 +209,7 @@ def run_script_blocking(
             output = ""
         box.watch.stop()
         if box.watch.exceeded is not None:
-            held = box.watch.exceeded / 2**20
-            error = f"disk_limit: the verifier container held {held:.1f} MiB or more; killed"
+            error = f"disk_limit: the verifier container {box.watch.reason}; killed"
             return TestReport({}, False, error, time.monotonic() - t0, output, parts={})
         if rc is None:
             raise VerifyError(

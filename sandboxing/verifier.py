@@ -433,8 +433,7 @@ def run_tests_blocking(
         return TestReport(
             {},
             False,
-            f"disk_limit: the verifier container held {box.watch.exceeded / 2**20:.1f} MiB or more, "
-            f"over the {box.budget / 2**20:.1f} MiB left of sandbox.storage_mb; killed",
+            f"disk_limit: the verifier container {box.watch.reason}; killed",
             time.monotonic() - t0,
             report.output if report else "",
             phases=box.phases,

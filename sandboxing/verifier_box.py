@@ -451,7 +451,9 @@ def verifier_container(
             and m.get("Destination") not in (TOOLCHAIN, TESTS if tests else None)
         )
         budget = limits.storage_bytes if disk_budget is None else disk_budget
-        watch = DiskWatch(api, vid, budget, limits.storage_check_s, volumes).start()
+        watch = DiskWatch(
+            api, vid, budget, limits.storage_check_s, volumes, max_files=limits.max_files
+        ).start()
         phases["create_s"] = time.monotonic() - t1
         try:
             yield Box(vid, tc, watch, budget, phases)

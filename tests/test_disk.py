@@ -157,10 +157,37 @@ def test_tests_that_write_past_what_is_left_are_stopped_with_a_disk_limit_error(
             """)
         )
         report = run(box.run_tests(tmp_path, timeout=60))
-        assert report.error.startswith("disk_limit: the verifier container held ")
-        assert (
-            report.error.endswith(" MiB left of sandbox.storage_mb; killed") and report.tests == {}
+        assert report.error.startswith("disk_limit: the verifier container wrote ")
+        assert report.error.endswith(" MiB (sandbox.storage_mb); killed") and report.tests == {}
+    finally:
+        run(box.close())
+    left = docker_client.api.containers(all=True, filters={"label": [f"termrl.run_id={RUN_ID}"]})
+    assert left == []
+
+
+@pytest.mark.docker
+def test_tests_that_create_more_files_than_the_sandbox_may_hold_are_stopped_by_count(
+    docker_client, tmp_path
+):
+    # the verifier container's watchdog counts entries with the sandbox's max_files, not the default
+    box = small_box(max_files=1000)
+    try:
+        (tmp_path / "test_many.py").write_text(
+            textwrap.dedent("""
+            import os, time
+            def test_many():
+                os.makedirs("/tmp/many", exist_ok=True)
+                for i in range(5000):
+                    open(f"/tmp/many/{i}", "w").close()
+                time.sleep(30)
+            """)
         )
+        report = run(box.run_tests(tmp_path, timeout=60))
+        assert report.error.startswith("disk_limit: the verifier container holds ")
+        assert report.error.endswith(
+            " files or more, over its limit of 1000 files (sandbox.max_files); killed"
+        )
+        assert report.tests == {}
     finally:
         run(box.close())
     left = docker_client.api.containers(all=True, filters={"label": [f"termrl.run_id={RUN_ID}"]})
