@@ -234,7 +234,10 @@ def test_an_episode_writing_past_storage_mb_ends_with_disk_limit_and_reward_0(to
         0.0,
         False,
     )
-    assert traj.verification.error.startswith("disk_limit: the sandbox held ")
+    assert traj.verification.error.startswith("disk_limit: the sandbox wrote ")
+    assert traj.verification.error.endswith(
+        " MiB or more to disk, over its limit of 64 MiB (sandbox.storage_mb)"
+    )
     assert traj.test_report is None and traj.truncated is False
     assert containers_of(R.sandbox_lib.RUN_ID) == []
 
