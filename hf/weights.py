@@ -88,10 +88,15 @@ def load_hf(
     state = {}
     for name in _weight_files(path):
         with safe_open(str(path / name), framework="pt") as f:
-            for (
-                key
-            ) in f.keys():  # cast/move one tensor at a time: host memory never holds a 2nd copy
-                state[key] = f.get_tensor(key).to(device=device, dtype=dtype)
+            # cast/move one tensor at a time: host memory never holds a 2nd copy. copy=True: a
+            # tensor already in `dtype` on the CPU would otherwise stay a view of the file's
+            # private memory map, which then lives as long as any weight does, with every page
+            # read in (SmolLM2-135M: the q/k/v and gate/up pages the engine's fused copies
+            # replaced, 0.28 GB) resident beside the weights, and a load_weights into such a
+            # view copies its pages again (a resumed run's first sync: 0.25 GB more peak RSS
+            # per rank, BENCHMARKS.md "Memory per rank")
+            for key in f.keys():
+                state[key] = f.get_tensor(key).to(device=device, dtype=dtype, copy=True)
     return _build(cfg, state, str(path), dtype, device)
 
 

@@ -152,6 +152,19 @@ def test_missing_weights_file_is_named(tmp_path, tiny_dir):
         weights.load_hf(tmp_path)
 
 
+def test_load_hf_weights_own_their_memory_and_leave_no_map_of_the_file(tiny_dir):
+    # a weight that stays a view of safetensors' private memory map of the file keeps the map (and
+    # every page read through it) resident as long as the model lives; a resumed run's first weight
+    # sync then copied those pages again: 0.25 GB more peak RSS per rank on cpu-smollm2. The tiny
+    # model is stored in fp32, so loading as fp32 is the case where the cast is no copy.
+    weights_file = str(tiny_dir / "model.safetensors")
+    model = weights.load_hf(tiny_dir, dtype=torch.float32)
+    with open("/proc/self/maps") as f:
+        mapped = [line for line in f if line.rstrip().endswith(weights_file)]
+    assert mapped == []
+    assert model.model.embed_tokens.weight.shape == (49152, 64)
+
+
 # ----------------------------------------------------------------------------- parity with transformers
 
 
