@@ -410,3 +410,21 @@ def test_harbor_mount_points_planted_as_symlinks_or_files_are_tampering(
 ):
     report = harbor(HARBOR_PYTEST.format(pytest="python3 -m pytest"), {}, [command])
     assert (report.tests, report.parts, report.error, report.tampered) == ({}, {}, None, why)
+
+
+@pytest.mark.parametrize(
+    "host, why",
+    [
+        ("garbage", "Invalid bind address format: port is required: garbage"),
+        (
+            "unix:///tmp/termrl-no-such.sock",
+            "Error while fetching server API version: ('Connection aborted.', "
+            "FileNotFoundError(2, 'No such file or directory'))",
+        ),
+    ],
+)
+def test_toolchain_remove_with_a_bad_host_says_so_in_one_line(capsys, host, why):
+    # nothing is reached: a url that does not parse, a socket that does not exist
+    assert toolchain.main(["remove", "--host", host]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", f"error: --host {host}: {why}\n")
