@@ -265,7 +265,8 @@ def _path_stat(api, container_id: str, path: str) -> dict | None:
     """The engine's lstat of `path` in the container's files (name, size, mode as Go's os.FileMode,
     linkTarget), None when it does not exist; nothing of the file is read (a HEAD request)."""
     url = api._url("/containers/{0}/archive", container_id)
-    res = api.head(url, params={"path": path})
+    # requests' own call: the client's socket timeout is added by docker-py's wrappers only
+    res = api.head(url, params={"path": path}, timeout=api.timeout)
     if res.status_code == 404:
         return None
     api._raise_for_status(res)

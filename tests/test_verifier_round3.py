@@ -423,8 +423,10 @@ def test_harbor_mount_points_planted_as_symlinks_or_files_are_tampering(
         ),
     ],
 )
+@pytest.mark.docker
 def test_toolchain_remove_with_a_bad_host_says_so_in_one_line(capsys, host, why):
-    # nothing is reached: a url that does not parse, a socket that does not exist
+    # a docker client is made (the tier of such tests), but nothing is reached: a url that does not
+    # parse, a socket that does not exist
     assert toolchain.main(["remove", "--host", host]) == 2
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", f"error: --host {host}: {why}\n")
