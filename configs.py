@@ -38,6 +38,9 @@ BASE_TAGS = {
 }
 # The image task Dockerfiles build FROM; $BASE_IMAGE replaces it everywhere.
 DEFAULT_BASE_IMAGE = BASE_TAGS["bookworm"]
+# grpo.refill_rounds' upper bound: each round is another rollout of the step, so a step of tasks with
+# no reward variance takes up to 1 + this many rollouts before it trains
+MAX_REFILL_ROUNDS = 8
 
 
 def default_base_image() -> str:
@@ -213,7 +216,7 @@ class GRPOConfig:
     num_minibatches: int = 1
     # DAPO dynamic sampling (Yu et al. 2025, 3.2): extra rollout rounds a rank may run per
     # step, each of as many new tasks as its share of the step, while fewer of its groups than that
-    # share have reward variance (0 = off: a step trains on what its one round gave)
+    # share have reward variance (0 = off: a step trains on what its one round gave; at most 8)
     refill_rounds: int = 0
 
 
@@ -668,7 +671,13 @@ GRPO_RULES: list[Rule] = [
     ("grpo.kl_coef", lambda v: v >= 0, "must be >= 0"),
     ("grpo.tis_cap", lambda v: v == 0 or v >= 1, "must be 0 (off) or >= 1"),
     ("grpo.num_minibatches", lambda v: v >= 1, "must be >= 1"),
-    ("grpo.refill_rounds", lambda v: v >= 0, "must be >= 0 (0 = off)"),
+    # each round is one more rollout of the rank's share of the step: past 8, a step of tasks with no
+    # reward variance would take more than 9 times its rollout time before it trains
+    (
+        "grpo.refill_rounds",
+        lambda v: 0 <= v <= MAX_REFILL_ROUNDS,
+        f"must be in 0..{MAX_REFILL_ROUNDS} (0 = off; each round is one more rollout of the step)",
+    ),
 ]
 
 # The knobs of TrainConfig itself.

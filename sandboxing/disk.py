@@ -30,8 +30,10 @@ which moves the whole engine, for every user of the machine, in `make setup`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -56,50 +58,142 @@ class Usage:
     bytes: int
     # entries: files, folders, links, whiteouts; 0 when the engine's SizeRw measured the bytes
     files: int
+    # why the walk could not finish (a folder it could not open or list): the layer is then over
+    # its limit whatever bytes and files say (`over_limit`); None for a complete walk
+    error: str | None = None
+
+
+# a folder, opened to list it and to open its subfolders by name: never through a symlink
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# folders the walk holds open at once (each an ancestor with subfolders still to visit): a chain of
+# nested folders holds 2 whatever its depth; an agent that needs more is treated as over its limit
+MAX_OPEN_DIRS = 256
+# an entry that vanished, or turned into a file or a link, between its listing and its opening: it
+# was counted when listed, and what it holds now is counted wherever it lives now
+_CHANGED = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+class _Walk:
+    """The running count of one `layer_usage`: bytes, entries, the hard-linked inodes seen."""
+
+    def __init__(self, limit: int, max_files: int):
+        self.limit = limit
+        self.max_files = max_files
+        self.bytes = 0
+        self.files = 0
+        self.seen: set[tuple[int, int]] = set()
+
+    def over(self) -> bool:
+        return self.bytes > self.limit or self.files > self.max_files
+
+    def tree(self, root_fd: int) -> bool:
+        """Count every entry under the open folder root_fd (closed here); True when the count passed
+        a limit (the walk stopped there).
+
+        Folders are opened relative to their parent's descriptor (openat), never by path, so the
+        depth of the tree and the length of its paths do not matter (issue 41: 900 nested folders
+        made the host path pass PATH_MAX). Only ancestors with subfolders still to visit stay open.
+
+        Raises:
+            OSError: a folder could not be listed or opened (other than `_CHANGED`), or more than
+                MAX_OPEN_DIRS folders would be held open (EMFILE).
+        """
+        # (folder, names of its subfolders still to visit)
+        stack: list[tuple[int, list[str]]] = []
+        fd: int | None = root_fd
+        try:
+            while fd is not None:
+                subfolders = []
+                with os.scandir(fd) as it:
+                    for e in it:
+                        try:
+                            st = e.stat(follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue
+                        folder = stat.S_ISDIR(st.st_mode)
+                        if st.st_nlink > 1 and not folder:
+                            if (st.st_dev, st.st_ino) in self.seen:
+                                continue
+                            self.seen.add((st.st_dev, st.st_ino))
+                        self.bytes += max(st.st_size, st.st_blocks * 512, ENTRY_BYTES)
+                        self.files += 1
+                        if self.over():
+                            return True
+                        if folder:
+                            subfolders.append(e.name)
+                stack.append((fd, subfolders))
+                fd = None
+                # the next folder: the last subfolder of the deepest level that has one left
+                while fd is None and stack:
+                    parent, pending = stack[-1]
+                    if not pending:
+                        stack.pop()
+                        os.close(parent)
+                        continue
+                    try:
+                        fd = os.open(pending.pop(), _DIR_FLAGS, dir_fd=parent)
+                    except OSError as e:
+                        if e.errno not in _CHANGED:
+                            raise
+                        continue
+                    if not pending:
+                        # the parent's last subfolder: nothing brings the walk back to it
+                        stack.pop()
+                        os.close(parent)
+                    if len(stack) > MAX_OPEN_DIRS:
+                        raise OSError(
+                            errno.EMFILE,
+                            f"more than {MAX_OPEN_DIRS} nested folders with subfolders beside them",
+                        )
+            return False
+        finally:
+            if fd is not None:
+                os.close(fd)
+            for parent, _ in stack:
+                os.close(parent)
 
 
 def layer_usage(roots: list[str], limit: int, max_files: int = MAX_FILES) -> Usage:
     """What the files under roots cost once written out (Usage): apparent sizes, not allocated
     blocks, since a sparse file is nearly free in the layer but `docker commit` writes its holes in
     full. The walk stops as soon as the bytes pass limit or the entries pass max_files, so it visits
-    at most min(limit / ENTRY_BYTES, max_files) + 1 entries whatever the agent created. A root that
-    vanished counts 0.
+    at most min(limit / ENTRY_BYTES, max_files) + 1 entries whatever the agent created; it opens
+    folders by descriptor (`_Walk.tree`), so no depth or path length stops it.
 
-    Raises:
-        PermissionError: a root exists but is not readable (DiskWatch then asks the engine).
+    A root that is gone (the container removed: its layer with it) counts 0, checked explicitly
+    after any error. Any other error, a folder that cannot be listed or a tree that would hold more
+    than MAX_OPEN_DIRS folders open, ends the walk with Usage.error set: `over_limit` then calls the
+    layer over its limit, since what cannot be measured cannot be bounded (issue 41: a deep folder
+    once made the walk fail with ENAMETOOLONG and turned the watchdog off).
     """
-    total = 0
-    files = 0
-    seen = set()
-    stack = list(roots)
-    while stack:
-        top = stack.pop()
+    walk = _Walk(limit, max_files)
+    for root in roots:
         try:
-            it = os.scandir(top)
+            fd = os.open(root, _DIR_FLAGS)
         except FileNotFoundError:
             # removed under us (the container is being removed): nothing left there
             continue
-        with it:
-            for e in it:
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                if st.st_nlink > 1 and not e.is_dir(follow_symlinks=False):
-                    if st.st_ino in seen:
-                        continue
-                    seen.add(st.st_ino)
-                total += max(st.st_size, st.st_blocks * 512, ENTRY_BYTES)
-                files += 1
-                if total > limit or files > max_files:
-                    return Usage(total, files)
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-    return Usage(total, files)
+        except OSError as e:
+            return Usage(walk.bytes, walk.files, error=f"{root}: {e.strerror or e}")
+        try:
+            if walk.tree(fd):
+                break
+        except OSError as e:
+            if not os.path.lexists(root):
+                # the layer itself went away during the walk: the container is gone, not hiding
+                continue
+            return Usage(walk.bytes, walk.files, error=e.strerror or str(e))
+    return Usage(walk.bytes, walk.files)
 
 
 def over_limit(usage: Usage, limit: int, max_files: int) -> str | None:
-    """Why `usage` is over the limits (for messages: "wrote ... over its limit of ..."), None within."""
+    """Why `usage` is over the limits (for messages: "wrote ... over its limit of ..."), None within.
+    A walk that could not finish (usage.error) is over the bytes' limit: it cannot be bounded."""
+    if usage.error is not None:
+        return (
+            f"has a writable layer the disk watchdog cannot measure ({usage.error}), counted as "
+            f"over its limit of {limit / 2**20:.0f} MiB (sandbox.storage_mb)"
+        )
     if usage.bytes > limit:
         return (
             f"wrote {usage.bytes / 2**20:.1f} MiB or more to disk, over its limit of "
@@ -143,8 +237,9 @@ class DiskWatch:
 
     Checks every interval_s from a daemon thread until `stop()`; after a kill, `exceeded` holds the
     bytes measured (None while within the limits; the walk stops past a limit, so it is a lower
-    bound) and `reason` says which limit (`over_limit`), and the thread ends. Docker errors while
-    checking (the container being removed) end the watch quietly; a kill that fails is logged.
+    bound) and `reason` says which limit (`over_limit`), and the thread ends. A layer the walk cannot
+    measure is over the limit (`layer_usage`); an engine error while checking ends the watch only
+    when the container no longer runs (`_gone`); a kill that fails is logged.
     Where the engine's data root is not readable the bytes come from the engine's SizeRw (apparent
     size too) and the entries are not counted.
     """
@@ -222,9 +317,21 @@ class DiskWatch:
             try:
                 if self.check():
                     return
-            except (docker.errors.APIError, OSError) as e:  # the container is gone or going
-                log.debug("disk watch of %s ended: %s", self.cid[:12], e)
-                return
+            except (docker.errors.APIError, OSError) as e:
+                # only the engine raises here (the walk reports its errors in Usage.error): the
+                # watch ends only when the container is gone, checked explicitly
+                if self._gone():
+                    log.debug("disk watch of %s ended: %s", self.cid[:12], e)
+                    return
+                log.warning("disk check of %s failed (retried): %s", self.cid[:12], e)
+
+    def _gone(self) -> bool:
+        """Whether the container no longer runs (removed, or stopped): nothing can grow its layer.
+        An engine that cannot answer counts as gone (nothing can be checked then)."""
+        try:
+            return not self.api.inspect_container(self.cid)["State"]["Running"]
+        except (docker.errors.APIError, OSError):
+            return True
 
     def stop(self) -> None:
         self._stop.set()

@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -636,7 +637,8 @@ def pristine(tc: Toolchain, program: str, *args: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m sandboxing.toolchain remove [--host URL ...]` (`make clean-toolchains`): remove the
-    verifier's toolchain cache on each engine (default the local one)."""
+    verifier's toolchain cache on each engine (default the local one). Exit status 2, after one line
+    naming --host for each engine that could not be reached, when any could not."""
     parser = argparse.ArgumentParser(
         prog="python -m sandboxing.toolchain", description=main.__doc__
     )
@@ -645,10 +647,19 @@ def main(argv: list[str] | None = None) -> int:
         "--host", action="append", help="a Docker engine url (repeatable; default the local engine)"
     )
     args = parser.parse_args(argv)
+    failed = 0
     for url in args.host or [hosts.LOCAL]:
-        removed, kept = remove_toolchains(hosts.client(url))
+        try:
+            removed, kept = remove_toolchains(hosts.client(url))
+        except (docker.errors.DockerException, ValueError, OSError) as e:
+            # a url that does not parse, needs TLS files it lacks, or names no engine: one line each,
+            # and the other engines are still cleaned
+            why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            print(f"error: --host {url}: {why}", file=sys.stderr)
+            failed += 1
+            continue
         print(f"{url}: removed {len(removed)} toolchain volume(s); {len(kept)} in use kept {kept}")
-    return 0
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
    with the run; replaced, not merged; TEST_DIR=/tests); the report and the generated ini in a new volume
    at /.termrl-verify (a volume: a large report is read from the stopped container, and the engine's
    archive API does not see into a tmpfs). A mount the engine cannot make over the agent's files (say
-   /etc/nsswitch.conf turned into a directory) is `tampered` (score 0).
+   /etc/nsswitch.conf turned into a directory) is `tampered` (score 0), and so is an agent's symlink or file
+   where a mount point, or a folder on the way to one, should be (/tests -> /etc: the engine would mount
+   through it; `verifier_box.mount_points_tampered`, checked on the frozen container).
 4. Environment fixed by the verifier (`_env`): PATH starts with the copy's python3/python, then the image's
    PATH; HOME, USER and LOGNAME set (getpass and expanduser need no NSS lookup); LANG/LC_ALL=C.UTF-8 with
    LOCPATH and GCONV_PATH in the copy; LD_LIBRARY_PATH the copy's library dirs; PYTHONNOUSERSITE=1,
@@ -181,6 +183,14 @@ REPORT_BYTES = 16 << 20  # largest JUnit report read, bytes (a big suite writes 
 INLINE_BYTES = 16 << 10
 SWEPT_INCOMPLETE = 70  # the boot's exit code when a process outlived the sweep (never scored)
 SLOW = 71  # the boot's exit code when the wall clock ran out (never scored)
+# pytest's own exit codes (pytest.ExitCode) and the boot's, for the error message
+_EXIT_MEANINGS = {
+    2: "interrupted",
+    3: "internal error",
+    4: "usage error",
+    5: "no tests collected",
+    SWEPT_INCOMPLETE: "a process of the tests outlived the sweep",
+}
 _BLOCK = re.compile(r"\nTERMRL_REPORT (inline [A-Za-z0-9+/=]*|file|missing)\n\Z")
 
 # Runs as `<loader> --library-path <dirs> <python> -I -S -B -X utf8 -c _BOOT <json>`, everything from ROOT, in
@@ -309,9 +319,14 @@ arm(left(), True)
 rc = pytest.main(cfg['args'], plugins=[Owner(), Clock()])
 signal.setitimer(signal.ITIMER_REAL, 0)
 sys.stdout.flush()
-if not swept or not sweep():
+if not sweep():
     print('[termrl] processes of the tests outlived the sweep: %s' % others(), flush=True)
     os._exit(cfg['swept_rc'])
+if not swept:
+    # pytest ended before its session finished (a usage or internal error, an interrupt): no report was
+    # written under the sweep, and pytest's own exit code says what went wrong (never scored)
+    print('[termrl] pytest ended before its session finished, exit code %d' % rc, flush=True)
+    os._exit(rc if rc not in (0, 1) else cfg['swept_rc'])
 # Nothing but us runs now: the report goes out as the last line of the stream, or the host reads it.
 try:
     st = os.lstat(cfg['report'])
@@ -506,8 +521,10 @@ def _take_report(api, vid: str, out: str, rc: int) -> tuple[bytes, str]:
     the boot's last line (nothing else lives to write after it), else read from the killed container."""
     m = _BLOCK.search(out)
     if rc not in (0, 1):  # interrupted, internal or usage error, no tests, killed, swept incomplete
+        meaning = _EXIT_MEANINGS.get(rc)
         raise VerifyError(
-            f"pytest exited with code {rc}: not a test outcome; output tail:\n{out[-2000:]}"
+            f"pytest exited with code {rc}{f' ({meaning})' if meaning else ''}: not a test outcome; "
+            f"output tail:\n{out[-2000:]}"
         )
     if m is None:
         raise VerifyError(

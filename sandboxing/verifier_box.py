@@ -10,10 +10,12 @@ was a fifth of a verification's own time (bench/bench_verify.py).
 
 from __future__ import annotations
 
+import base64
 import concurrent.futures
 import contextlib
 import hashlib
 import io
+import json
 import logging
 import shlex
 import tarfile
@@ -228,25 +230,81 @@ def _freeze(api, container_id: str, tries: int = 3) -> bool:
     return False
 
 
-def _snapshot(api, container_id: str, name: str, labels: dict[str, str], limits) -> str:
+def _snapshot(
+    api, container_id: str, name: str, labels: dict[str, str], limits, mounts=()
+) -> tuple[str, str | None]:
     """Commit the agent's container while it is frozen (paused, or stopped): no process of the agent runs
-    between the first and the last byte the snapshot takes. Returns the snapshot image id.
+    between the first and the last byte the snapshot takes. Returns the snapshot image id and the tamper
+    verdict of the agent's files where `mounts` (docker.types.Mount) go (`mount_points_tampered`).
     Raises disk.OverLimit (nothing committed): the frozen layer would write more than
     limits.storage_bytes or holds more than limits.max_files entries."""
     paused = _freeze(api, container_id)
     try:
         # what the commit writes (sparse files in full), measured once nothing of the agent can grow it
         check_layer(api, container_id, limits.storage_bytes, limits.max_files)
-        return api.commit(
+        tampered = mount_points_tampered(api, container_id, mounts)
+        snapshot = api.commit(
             container_id,
             repository="termrl/snapshot",
             tag=name.lower()[-120:],
             conf={"Labels": labels},
             pause=False,
         )["Id"]
+        return snapshot, tampered
     finally:
         if paused:
             api.unpause(container_id)
+
+
+# Go's os.FileMode bits in the engine's archive stat (X-Docker-Container-Path-Stat)
+_GO_DIR = 1 << 31
+_GO_SYMLINK = 1 << 27
+
+
+def _path_stat(api, container_id: str, path: str) -> dict | None:
+    """The engine's lstat of `path` in the container's files (name, size, mode as Go's os.FileMode,
+    linkTarget), None when it does not exist; nothing of the file is read (a HEAD request)."""
+    url = api._url("/containers/{0}/archive", container_id)
+    # requests' own call: the client's socket timeout is added by docker-py's wrappers only
+    res = api.head(url, params={"path": path}, timeout=api.timeout)
+    if res.status_code == 404:
+        return None
+    api._raise_for_status(res)
+    return json.loads(base64.b64decode(res.headers["X-Docker-Container-Path-Stat"]))
+
+
+def mount_points_tampered(api, container_id: str, mounts) -> str | None:
+    """Why the agent's files where the verifier mounts its own are tampering, None when they are not.
+
+    The engine mounts through symlinks in the container's files: an agent's `/tests` turned into a
+    symlink put the hidden tests where it pointed (into /etc, or under the toolchain's mount, where
+    pytest then found no folder: an error, not a score). So every folder on the way to a mount point,
+    and the mount point of a volume or tmpfs itself, must be absent or a real folder; anything else is
+    tampering (score 0), as a mount the engine cannot make over the agent's files already is (a
+    file turned into a folder: `start_box`). A bind of a single file is checked on its folders only
+    (the engine refuses a folder there itself).
+    """
+    for m in mounts:
+        target = m["Target"]
+        parts = target.strip("/").split("/")
+        whole = m["Type"] in ("volume", "tmpfs")
+        for i in range(1, len(parts) + 1 if whole else len(parts)):
+            path = "/" + "/".join(parts[:i])
+            st = _path_stat(api, container_id, path)
+            if st is None:
+                # the engine creates what is missing, as a folder
+                break
+            if st["mode"] & _GO_SYMLINK:
+                return (
+                    f"the agent replaced {path}, where the verifier mounts {target}, by a symlink "
+                    f"to {st.get('linkTarget')!r}"
+                )
+            if not st["mode"] & _GO_DIR:
+                return (
+                    f"the agent replaced {path}, where the verifier mounts {target}, by a file "
+                    f"that is not a folder"
+                )
+    return None
 
 
 def _mounts(tc: Toolchain, labels: dict[str, str], private: str, tests: str | None) -> list:
@@ -386,6 +444,9 @@ class Box:
     watch: DiskWatch  # the disk limit of its layer and volumes
     budget: int  # bytes it may hold
     phases: dict[str, float]  # seconds per step (TestReport.phases)
+    # the tamper verdict on the agent's files where the verifier mounts its own (`mount_points_tampered`):
+    # `start_box` returns it without starting the container
+    tampered: str | None = None
 
 
 @contextlib.contextmanager
@@ -419,7 +480,8 @@ def verifier_container(
         t1 = time.monotonic()
         tests = None if tests_dir is None else tests_volume(api, image, tests_dir, labels)
         t2 = time.monotonic()
-        snapshot = _snapshot(api, container_id, name, labels, limits)
+        mounts = _mounts(tc, labels, private, tests) + list(extra_mounts)
+        snapshot, tampered = _snapshot(api, container_id, name, labels, limits, mounts)
         phases.update(toolchain_s=t1 - t0, tests_s=t2 - t1, snapshot_s=time.monotonic() - t2)
     except docker.errors.APIError as e:
         raise VerifyError(f"verification of {name}: snapshot failed: {e.explanation or e}") from e
@@ -436,12 +498,7 @@ def verifier_container(
             if network_mode == "none"
             else None,  # a joined namespace has its own
             environment=_env(tc),
-            host_config=host_config(
-                api,
-                limits,
-                _mounts(tc, labels, private, tests) + list(extra_mounts),
-                network_mode=network_mode,
-            ),
+            host_config=host_config(api, limits, mounts, network_mode=network_mode),
         )["Id"]
         volumes = tuple(
             m["Source"]
@@ -456,7 +513,7 @@ def verifier_container(
         ).start()
         phases["create_s"] = time.monotonic() - t1
         try:
-            yield Box(vid, tc, watch, budget, phases)
+            yield Box(vid, tc, watch, budget, phases, tampered)
         finally:
             watch.stop()
     except docker.errors.APIError as e:
@@ -491,6 +548,9 @@ class _Unmountable(Exception):
 def start_box(api, box: Box, files: list[tuple[str, bytes]]) -> str | None:
     """Put `files` ((dir, tar bytes)) into the created verifier container and start it; the tamper verdict
     (the reason) when a mount of ours cannot be made over the agent's files, else None."""
+    if box.tampered is not None:
+        log.warning("verification: tampered: %s", box.tampered)
+        return box.tampered
     t0 = time.monotonic()
     try:
         for path, tar in files:

@@ -321,7 +321,7 @@ def family(
     Args:
         out: folder to write into (created if missing; a folder already holding the same instance is left
             as it is, one holding anything else is an error).
-        seeds: START:END (END excluded) or one seed N; below 1000000.
+        seeds: START:END (END excluded) or one seed N; below 1000000, at most 10000 seeds a call.
         split: train or eval: the eval split draws from other generator seeds, so the two never share an
             instance.
         shapes: shapes to cycle through (pointer: notes naming the next note; run: folders and the
@@ -334,6 +334,13 @@ def family(
         instances = generate_family(Path(out), split, seed_range, shapes, hop_range)
     except (configs.ConfigError, FileExistsError) as e:
         console.print(f"error: {e}", markup=False, soft_wrap=True)
+        return 2
+    except OSError as e:
+        console.print(
+            f"error: --out {out}: cannot write {e.filename or out}: {e.strerror or e}",
+            markup=False,
+            soft_wrap=True,
+        )
         return 2
     counts = Counter(f"{inst.shape} h{inst.hops}" for inst in instances)
     console.print(

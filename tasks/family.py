@@ -44,6 +44,10 @@ MAX_HOPS = 4
 SPLITS = ("train", "eval")
 # The eval split's generator seeds start here; every seed given is below it.
 EVAL_SEED_OFFSET = 1_000_000
+# instances one call writes at most: every instance is generated in memory before the first folder is
+# written (all folders are checked first), and a slip like --seeds 0:999999 would write a million
+# folders; larger sets are written in several calls
+MAX_INSTANCES = 10_000
 FAMILY = "multiturn"
 ANSWER = "/app/answer.txt"
 CODE = r"[a-z]+-[0-9]{4}"
@@ -377,8 +381,28 @@ def render(inst: Instance) -> dict[str, tuple[bytes, int]]:
 def write_instance(inst: Instance, out_dir: Path) -> bool:
     """Write inst as the task folder out_dir/<id>/. True when written; False when the folder already
     holds exactly these files (a rerun). Raises FileExistsError naming the folder when it holds anything
-    else (never overwritten)."""
+    else (never overwritten); OSError when out_dir cannot be written."""
+    if not needs_writing(inst, out_dir):
+        return False
     task_dir = Path(out_dir) / inst.id
+    for name, (data, mode) in render(inst).items():
+        path = task_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+    return True
+
+
+def needs_writing(inst: Instance, out_dir: Path) -> bool:
+    """Whether write_instance(inst, out_dir) would write inst's folder: True when it is absent, False
+    when it holds exactly inst's files. Raises FileExistsError naming the folder when it holds anything
+    else, or naming out_dir when that is not a folder."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FileExistsError(
+            f"{out_dir} exists and is not a folder (--out names the folder to write into)"
+        )
+    task_dir = out_dir / inst.id
     files = render(inst)
     if task_dir.exists():
         on_disk = {
@@ -391,17 +415,12 @@ def write_instance(inst: Instance, out_dir: Path) -> bool:
         raise FileExistsError(
             f"{task_dir} exists and differs from instance {inst.id}; remove it to generate it again"
         )
-    for name, (data, mode) in files.items():
-        path = task_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        path.chmod(mode)
     return True
 
 
 def parse_seeds(text: str) -> range:
     """`START:END` (END excluded) or `N` -> range. Raises ConfigError naming --seeds unless
-    0 <= START < END <= EVAL_SEED_OFFSET."""
+    0 <= START < END <= EVAL_SEED_OFFSET and END - START <= MAX_INSTANCES."""
     match = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", text)
     why = f"must be START:END (END excluded) or one seed N, with 0 <= START < END <= {EVAL_SEED_OFFSET}"
     if match is None:
@@ -410,6 +429,13 @@ def parse_seeds(text: str) -> range:
     end = int(match.group(2)) if match.group(2) is not None else start + 1
     if not start < end <= EVAL_SEED_OFFSET:
         raise ConfigError(f"seeds = {text!r}: {why}")
+    if end - start > MAX_INSTANCES:
+        raise ConfigError(
+            f"seeds = {text!r}: {end - start} instances, more than {MAX_INSTANCES} in one call "
+            f"(each is a task folder of a few files, and every one is generated before the first is "
+            f"written); write larger sets in several calls, e.g. 0:{MAX_INSTANCES} then "
+            f"{MAX_INSTANCES}:{2 * MAX_INSTANCES}"
+        )
     return range(start, end)
 
 
@@ -439,13 +465,16 @@ def generate_family(
     out_dir: Path, split: str, seeds: range, shapes=SHAPES, hops=range(1, MAX_HOPS + 1)
 ) -> list[Instance]:
     """Write instance_for_seed(split, s, shapes, hops) for each seed s into out_dir; returns the
-    instances (rerun: folders already holding them are left as they are). Raises ConfigError for a bad
-    split or shape, FileExistsError as write_instance."""
+    instances (rerun: folders already holding them are left as they are). Every folder is checked
+    before any is written. Raises ConfigError for a bad split or shape, FileExistsError as
+    needs_writing (nothing written then), OSError when out_dir cannot be written."""
     if split not in SPLITS:
         raise ConfigError(f"split = {split!r}: must be one of {', '.join(SPLITS)}")
     check_shapes(tuple(shapes))
     instances = [instance_for_seed(split, s, shapes, hops) for s in seeds]
-    for inst in instances:
+    # every folder checked before the first is written: a hand-edited later one leaves no half-done set
+    todo = [inst for inst in instances if needs_writing(inst, out_dir)]
+    for inst in todo:
         write_instance(inst, out_dir)
     return instances
 

@@ -335,7 +335,18 @@ TRAIN_BOUNDS = [
     ("lr", 1e-9, 0.0, "must be > 0"),
     ("grad_clip", 0.0, -0.01, "must be >= 0 (0 = off)"),
     ("micro_batch_tokens", 64, 63, "must be >= 64"),
-    ("grpo.refill_rounds", 0, -1, "must be >= 0 (0 = off)"),
+    (
+        "grpo.refill_rounds",
+        0,
+        -1,
+        "must be in 0..8 (0 = off; each round is one more rollout of the step)",
+    ),
+    (
+        "grpo.refill_rounds",
+        8,
+        1_000_000,
+        "must be in 0..8 (0 = off; each round is one more rollout of the step)",
+    ),
 ]
 
 EVAL_BOUNDS = [

@@ -5,6 +5,7 @@ container removed at the end, so no test can fill the host.
 """
 
 import asyncio
+import itertools
 import os
 import textwrap
 
@@ -13,7 +14,7 @@ import pytest
 
 import sandbox
 from sandbox import DiskLimitError, Limits, Sandbox
-from sandboxing import images, verifier
+from sandboxing import disk, images, verifier
 from sandboxing.disk import ENTRY_BYTES, OverLimit, Usage, layer_usage, over_limit
 from sandboxing.reaping import labels
 
@@ -26,6 +27,18 @@ SPARSE = "for i in 1 2 3 4 5 6; do truncate -s 60M /tmp/sparse$i || exit 9; done
 # 200 sparse files of 1 MiB: each far under the cap, 200 MiB together
 SMALL_SPARSE = (
     "mkdir /tmp/s && cd /tmp/s && for i in $(seq 200); do truncate -s 1M f$i || exit 9; done"
+)
+# 900 nested folders under /app: the host path of the deepest passes PATH_MAX (issue 41's review)
+DEEP = (
+    "python3 -c \"import os\nos.chdir('/app')\nfor i in range(900):\n"
+    "    os.mkdir('dddd')\n    os.chdir('dddd')\n\""
+)
+# 4 files of 32 MiB, each under the per-file limit: 128 MiB against a cap of 64
+FILL = "for i in 1 2 3 4; do fallocate -l 32M /tmp/fill$i || exit 9; sleep 0.3; done; sleep 2"
+# the same, with 96 MiB at the bottom (3 files of 32 MiB): only a walk that reaches it sees it
+DEEP_FILL = DEEP.removesuffix('"') + (
+    "for i in range(3):\n    f = os.open(str(i), os.O_WRONLY | os.O_CREAT)\n"
+    '    os.posix_fallocate(f, 0, 32 << 20)\n"'
 )
 OVER_64 = (
     r"wrote \d+\.\d MiB or more to disk, over its limit of 64 MiB \(sandbox.storage_mb\): killed"
@@ -69,6 +82,50 @@ def test_layer_usage_stops_just_past_either_limit(tmp_path):
     # each empty file is charged one block, and the walk stops at the first entry past a limit
     assert layer_usage([str(tmp_path)], 10 * ENTRY_BYTES) == Usage(11 * ENTRY_BYTES, 11)
     assert layer_usage([str(tmp_path)], 1 << 40, max_files=20) == Usage(21 * ENTRY_BYTES, 21)
+
+
+def nest(root, depth: int, name: str = "dddd") -> int:
+    """Create depth nested folders under root, each opened by descriptor (the host path passes
+    PATH_MAX past about 800 levels), and a 10,000-byte file at the bottom; what layer_usage should
+    count for them."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    total = 0
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            st = os.fstat(fd)
+            total += max(st.st_size, st.st_blocks * 512, ENTRY_BYTES)
+        f = os.open("f", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(f, b"x" * 10000)
+        os.close(f)
+        return total + max(10000, os.stat("f", dir_fd=fd).st_blocks * 512)
+    finally:
+        os.close(fd)
+
+
+def test_layer_usage_walks_folders_nested_past_path_max(tmp_path):
+    # 900 levels of "dddd/": a 4,500-character path, which a walk by path cannot open (issue 41)
+    expected = nest(tmp_path, 900)
+    assert layer_usage([str(tmp_path)], 1 << 40) == Usage(expected, 901)
+
+
+def test_a_tree_the_walk_cannot_finish_is_over_the_limit(tmp_path, monkeypatch):
+    # a full binary tree 6 levels deep: visiting its first leaf keeps each ancestor open
+    for leaf in itertools.product("ab", repeat=6):
+        (tmp_path.joinpath(*leaf)).mkdir(parents=True)
+    monkeypatch.setattr(disk, "MAX_OPEN_DIRS", 3)
+    usage = layer_usage([str(tmp_path)], 1 << 40)
+    assert usage.error == "more than 3 nested folders with subfolders beside them"
+    assert over_limit(usage, 64 * MiB, 100_000) == (
+        "has a writable layer the disk watchdog cannot measure (more than 3 nested folders with "
+        "subfolders beside them), counted as over its limit of 64 MiB (sandbox.storage_mb)"
+    )
+    # with the default the same tree is measured in full: 2 + 4 + ... + 64 folders
+    monkeypatch.undo()
+    assert layer_usage([str(tmp_path)], 1 << 40).files == 126
 
 
 def test_over_limit_names_the_limit_and_its_knob():
@@ -282,3 +339,42 @@ def test_sandbox_config_max_files_reaches_the_limits():
 
     assert Limits.from_config(SandboxConfig(max_files=500)).max_files == 500
     assert Limits().max_files == 100_000
+
+
+@pytest.mark.docker
+def test_a_deep_folder_does_not_turn_the_watchdog_off(docker_client):
+    box = small_box()
+    try:
+        assert run(box.exec(DEEP, timeout=60)).exit_code == 0
+        # two checks pass over the deep tree (a walk by path raised ENAMETOOLONG and ended the watch)
+        run(asyncio.sleep(0.6))
+        assert box.disk_exceeded is None
+        with pytest.raises(DiskLimitError, match=OVER_64):
+            run(box.exec(FILL, timeout=60))
+        assert 64 * MiB < box.disk_exceeded <= 128 * MiB + 2 * MiB
+        assert docker_client.api.inspect_container(box.id)["State"]["Running"] is False
+    finally:
+        run(box.close())
+
+
+@pytest.mark.docker
+def test_a_deep_folder_over_the_cap_at_verification_is_a_disk_limit_episode(
+    docker_client, tmp_path
+):
+    # the watchdog asleep: only the checks of verification see the layer
+    box = small_box(check_s=3600.0)
+    try:
+        (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+        assert run(box.exec(DEEP_FILL, timeout=60)).exit_code == 0
+        api = sandbox.docker_api(120.0)
+        own = {**labels(RUN_ID), "termrl.verifies": box.name}
+        args = (api, box.id, box.name, own, box.limits, tmp_path, 30.0)
+        # the frozen check before the commit: the disk limit's reason, not a raw OSError
+        with pytest.raises(OverLimit, match=OVER_64.removesuffix(": killed")):
+            verifier.run_tests_blocking(*args)
+        assert snapshots(docker_client, box) == []
+        with pytest.raises(DiskLimitError, match=OVER_64):
+            run(box.run_tests(tmp_path, timeout=30))
+        assert docker_client.api.inspect_container(box.id)["State"]["Running"] is False
+    finally:
+        run(box.close())

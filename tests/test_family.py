@@ -239,6 +239,12 @@ def test_a_malformed_oracle_turns_file_is_refused_naming_the_step(tmp_path, step
             "error: shapes = 'pointer maze': must be distinct names among pointer, run, config",
         ),
         ({"seeds": "0:4", "split": "test"}, "error: split = 'test': must be one of train, eval"),
+        (
+            {"seeds": "0:10001"},
+            "error: seeds = '0:10001': 10001 instances, more than 10000 in one call (each is a task "
+            "folder of a few files, and every one is generated before the first is written); write "
+            "larger sets in several calls, e.g. 0:10000 then 10000:20000",
+        ),
     ],
 )
 def test_bad_family_arguments_get_one_line_naming_the_flag(tmp_path, capsys, args, line):
@@ -359,3 +365,29 @@ def test_generated_instances_validate_with_their_solution_sh(built):
         ("mt-train-10-run-h4", "valid"),
         ("mt-train-5-config-h2", "valid"),
     ]
+
+
+def test_a_hand_edited_later_folder_is_refused_before_any_folder_is_written(tmp_path, capsys):
+    assert family_cli(out=str(tmp_path), seeds="3") == 0
+    later = next(tmp_path.iterdir())
+    (later / "task.toml").write_text("changed\n")
+    capsys.readouterr()
+    assert family_cli(out=str(tmp_path), seeds="0:6") == 2
+    assert capsys.readouterr().out == (
+        f"error: {later} exists and differs from instance {later.name}; remove it to generate it again\n"
+    )
+    # seeds 0, 1 and 2 come before it: none of them was written
+    assert [p.name for p in tmp_path.iterdir()] == [later.name]
+
+
+def test_an_out_that_is_a_file_or_unwritable_gets_one_line_naming_out(tmp_path, capsys):
+    (tmp_path / "file").write_text("x\n")
+    assert family_cli(out=str(tmp_path / "file"), seeds="0:2") == 2
+    assert capsys.readouterr().out == (
+        f"error: {tmp_path / 'file'} exists and is not a folder (--out names the folder to write into)\n"
+    )
+    # below a file: the folder cannot be made
+    assert family_cli(out=str(tmp_path / "file" / "sub"), seeds="0:2") == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"error: --out {tmp_path / 'file' / 'sub'}: cannot write ")
+    assert out.endswith(": Not a directory\n") and out.count("\n") == 1

@@ -21,6 +21,7 @@ import configs
 import train
 from bookkeeping import checkpoints
 from bookkeeping.stop import STOP_FILE_ENV, StopFlag
+from training import setup
 
 # -----------------------------------------------------------------------------
 # what a start continues (checkpoints.plan_start): folders laid out as save_checkpoint lays them out
@@ -68,6 +69,21 @@ def test_a_resume_whose_config_differs_is_refused_naming_the_fields(tmp_path):
     )
     longer = _cfg(steps=200, save_every=5, out_dir="elsewhere")  # RESUME_MAY_DIFFER
     assert checkpoints.plan_start(tmp_path, longer, resume=True, overwrite=False, world=2)
+
+
+def test_a_resume_that_changes_how_the_engine_batches_is_named_for_the_warning():
+    saved = json.loads(json.dumps(_cfg()))
+    policy = dataclasses.replace(configs.PolicyConfig(), engine_lockstep=False)
+    rollout = dataclasses.replace(configs.RolloutConfig(), max_concurrent_episodes=8)
+    changed = dataclasses.replace(configs.TrainConfig(), policy=policy, rollout=rollout, steps=99)
+    # steps may differ and does not change batching; the two batching knobs are named
+    assert setup.batching_changes(saved, changed) == [
+        "policy.engine_lockstep (True -> False)",
+        "rollout.max_concurrent_episodes (64 -> 8)",
+    ]
+    assert setup.batching_changes(saved, configs.TrainConfig()) == []
+    # each may differ at a resume (else the resume would be refused, not warned about)
+    assert set(setup.BATCHING_KNOBS) <= set(checkpoints.RESUME_MAY_DIFFER)
 
 
 def test_a_resume_on_another_number_of_ranks_is_refused(tmp_path):

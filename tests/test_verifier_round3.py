@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import reward
 import sandbox
 from sandbox import Sandbox, SandboxError
 from sandboxing import images, toolchain
@@ -356,3 +357,76 @@ def test_the_guard_compiles_and_names_the_toolchain_root():
     compile(source, "_termrl_guard.py", "exec")
     assert f"ROOT = {toolchain.ROOT!r}" in source
     assert f"TESTS = {toolchain.TESTS!r}" in source
+
+
+# ---- the verifier's mount points: an agent's symlink there is tampering (issue 41's review) --------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "target", ["/.termrl-toolchain/x", "/.termrl-toolchain/tc/t", "/etc", "/app/fake", "/nowhere/t"]
+)
+def test_tests_planted_as_a_symlink_is_tampering(tmp_path, docker_client, target):
+    # /tests pointed into the toolchain's mount (pytest once found no folder: an error), into /etc (the
+    # engine's mount failed: tampered), or to a folder of passing tests of the agent's own
+    files = {"/app/fake/test_hidden.py": "def test_x():\n    pass\n", "/app/fake/conftest.py": ""}
+    report = verify(
+        tmp_path,
+        {"test_hidden.py": ANSWER},
+        files,
+        [f"rm -rf /tests && ln -s {target} /tests"],
+    )
+    assert (report.tests, report.error) == ({}, None)
+    assert report.tampered == (
+        f"the agent replaced /tests, where the verifier mounts /tests, by a symlink to {target!r}"
+    )
+    v = reward.verify(report, {"test_x": 1.0})
+    assert (v.score, v.resolved) == (0.0, False)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "command, why",
+    [
+        (
+            "rm -rf /tests && ln -s /.termrl-toolchain/x /tests",
+            "the agent replaced /tests, where the verifier mounts /tests, by a symlink to "
+            "'/.termrl-toolchain/x'",
+        ),
+        # the reward folder's parent: Harbor's reward would be mounted where the agent pointed it
+        (
+            "rm -rf /logs && ln -s /tmp/x /logs",
+            "the agent replaced /logs, where the verifier mounts /logs/verifier, by a symlink to '/tmp/x'",
+        ),
+        (
+            "rm -rf /tests && echo 1 > /tests",
+            "the agent replaced /tests, where the verifier mounts /tests, by a file that is not a folder",
+        ),
+    ],
+    ids=["tests-symlink", "logs-symlink", "tests-file"],
+)
+def test_harbor_mount_points_planted_as_symlinks_or_files_are_tampering(
+    docker_client, command, why
+):
+    report = harbor(HARBOR_PYTEST.format(pytest="python3 -m pytest"), {}, [command])
+    assert (report.tests, report.parts, report.error, report.tampered) == ({}, {}, None, why)
+
+
+@pytest.mark.parametrize(
+    "host, why",
+    [
+        ("garbage", "Invalid bind address format: port is required: garbage"),
+        (
+            "unix:///tmp/termrl-no-such.sock",
+            "Error while fetching server API version: ('Connection aborted.', "
+            "FileNotFoundError(2, 'No such file or directory'))",
+        ),
+    ],
+)
+@pytest.mark.docker
+def test_toolchain_remove_with_a_bad_host_says_so_in_one_line(capsys, host, why):
+    # a docker client is made (the tier of such tests), but nothing is reached: a url that does not
+    # parse, a socket that does not exist
+    assert toolchain.main(["remove", "--host", host]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", f"error: --host {host}: {why}\n")

@@ -685,3 +685,12 @@ def test_normalize_test_id_undoes_pytest_escapes():
         reward.normalize_test_id("test_w[caf\\xe9-\\u20ac-\\U0001f600-a\\\\xe9]")
         == "test_w[café-€-😀-a\\xe9]"
     )
+
+
+def test_a_pytest_usage_error_is_reported_with_pytests_exit_code(tmp_path, docker_client):
+    # the hidden tests' own ini asks for an option pytest lacks: pytest stops before its session starts
+    hidden = {**HIDDEN, "pytest.ini": "[pytest]\naddopts = --no-such-option\n"}
+    with pytest.raises(SandboxError, match=r"pytest exited with code 4 \(usage error\)") as e:
+        attacked(tmp_path, hidden=hidden)
+    assert "outlived the sweep" not in str(e.value)
+    assert "[termrl] pytest ended before its session finished, exit code 4" in str(e.value)

@@ -296,6 +296,32 @@ def announce(run: Run) -> None:
     )
 
 
+# Knobs a resume may change (checkpoints.RESUME_MAY_DIFFER) that change how the engine batches
+# requests: the resumed steps' log-probs (and then tokens) are no longer those of the run that never
+# stopped (DESIGN.md, "Resume is exact"), so a resume that changes one says so
+BATCHING_KNOBS = (
+    "policy.engine_lockstep",
+    "policy.engine_max_batch",
+    "policy.engine_fast_cpu",
+    "policy.engine_speculate_max_batch",
+    "policy.engine_speculate_tokens",
+    "rollout.max_concurrent_episodes",
+)
+
+
+def batching_changes(saved: dict, cfg: configs.TrainConfig) -> list[str]:
+    """'knob (saved -> current)' for each of BATCHING_KNOBS that differs between the checkpoint's
+    config (`saved`: config.json as read back) and `cfg`."""
+    out = []
+    for knob in BATCHING_KNOBS:
+        section, name = knob.split(".")
+        before = saved.get(section, {}).get(name)
+        now = getattr(getattr(cfg, section), name)
+        if before != now:
+            out.append(f"{knob} ({before!r} -> {now!r})")
+    return out
+
+
 def resume(run: Run) -> None:
     """Start the run planned by plan_start: restore run.start (policy, optimizer, schedule,
     sampler, RNG) and keep its run id, or give a new run a new id (and with cfg.overwrite delete
@@ -324,6 +350,13 @@ def resume(run: Run) -> None:
             ckpt, run.policy, run.optimizer, run.scheduler, run.sampler, run.learner_group
         )
         run.say(f"[train] resuming run {run.run_id} from step {run.step} ({ckpt})")
+        changed = batching_changes(json.loads((ckpt / "config.json").read_text()), run.cfg)
+        if changed:
+            run.say(
+                f"[train] warning: {', '.join(changed)} changed since the checkpoint: the engine "
+                f"batches otherwise, so the resumed steps are not exactly those of the run that never "
+                f"stopped (DESIGN.md, 'Resume is exact')"
+            )
     elif run.cfg.resume:
         run.say(f"[train] --resume: no complete checkpoint under {root}; new run {run.run_id}")
     else:
