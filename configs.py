@@ -455,7 +455,7 @@ PRESETS["cpu-learn-multiturn"] = _replace(
     tasks="runs/learn/tasks/train",
     steps=24,
     tasks_per_step=4,
-    lr=2e-6,
+    lr=5e-6,
     lr_schedule="constant",
     out_dir="runs/learn/train",
     save_every=24,
@@ -557,11 +557,13 @@ class MultiTurnLearnConfig:
     # hops per instance, LO-HI or N (1-4; an instance takes hops + 2 turns with the write and DONE)
     hops: str = "1-2"
     # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
-    demonstrations: int = 12
+    demonstrations: int = 24
     # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
-    sft_epochs: int = 2
+    sft_epochs: int = 3
     # warm start: peak learning rate of AdamW
-    sft_lr: float = 2e-5
+    sft_lr: float = 1e-4
+    # warm start: demonstrations per optimizer step
+    sft_batch_size: int = 4
     # episodes per held-out instance and policy (eval_instances x k >= 128 for the verdict)
     k: int = 2
     # episodes per held-out instance and policy in the control at rollout.max_turns = 1
@@ -791,6 +793,7 @@ MULTITURN_LEARN_RULES: list[Rule] = [
     ("demonstrations", lambda v: v >= 1, "must be >= 1"),
     ("sft_epochs", lambda v: v >= 1, "must be >= 1"),
     ("sft_lr", lambda v: v > 0, "must be > 0"),
+    ("sft_batch_size", lambda v: v >= 1, "must be >= 1"),
     ("k", lambda v: v >= 1, "must be >= 1"),
     ("control_k", lambda v: v >= 1, "must be >= 1"),
     ("base_k", lambda v: v >= 0, "must be >= 0 (0 = the base is not evaluated)"),

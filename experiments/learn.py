@@ -301,14 +301,16 @@ def warm_start_config(
     out: Path,
 ) -> configs.WarmStartConfig:
     """The warm start's config: the preset's policy (its base model), rollout and sandbox sections, the
-    demonstration instances, the held-out folder as eval_tasks (refused if they overlap), SFT at sft_epochs and
-    sft_lr."""
+    demonstration instances, the held-out folder as eval_tasks (refused if they overlap), SFT at sft_epochs,
+    sft_lr and sft_batch_size."""
     return configs.validate_warm_start(
         configs.WarmStartConfig(
             policy=copy.deepcopy(train_cfg.policy),
             rollout=copy.deepcopy(train_cfg.rollout),
             sandbox=copy.deepcopy(train_cfg.sandbox),
-            sft=configs.SFTConfig(epochs=cfg.sft_epochs, lr=cfg.sft_lr),
+            sft=configs.SFTConfig(
+                epochs=cfg.sft_epochs, lr=cfg.sft_lr, batch_size=cfg.sft_batch_size
+            ),
             tasks=str(out / "tasks" / "train"),
             task_ids=tuple(demo_ids),
             eval_tasks=str(out / "tasks" / "eval"),
