@@ -173,8 +173,8 @@ def test_bad_knobs_are_refused_naming_the_field():
         learn.parse_args(["--hops", "0-2"])
     with pytest.raises(configs.ConfigError, match=r"shapes = 'pointer maze'"):
         learn.parse_args(["--shapes", "pointer", "maze"])
-    cfg, rest = learn.parse_args(["--train-instances", "12", "--", "--steps", "2"])
-    assert (cfg.train_instances, cfg.preset, rest) == (12, "cpu-learn-multiturn", ["--steps", "2"])
+    cfg, rest = learn.parse_args(["--train-instances", "30", "--", "--steps", "2"])
+    assert (cfg.train_instances, cfg.preset, rest) == (30, "cpu-learn-multiturn", ["--steps", "2"])
 
 
 def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_them(tmp_path):
