@@ -242,8 +242,9 @@ def plot(learning: dict, png: Path) -> Path:
         axes, (("resolved_rate", "resolved rate"), ("mean_reward", "mean reward"))
     ):
         ys = [results[p][key] for p in names]
-        lows = [results[p][key] - results[p][f"{key}_ci95"][0] for p in names]
-        highs = [results[p][f"{key}_ci95"][1] - results[p][key] for p in names]
+        # clamped at 0: an interval end may sit a rounding error inside its estimate (Wilson at 0 of n)
+        lows = [max(0.0, results[p][key] - results[p][f"{key}_ci95"][0]) for p in names]
+        highs = [max(0.0, results[p][f"{key}_ci95"][1] - results[p][key]) for p in names]
         ax.bar(range(len(names)), ys, yerr=[lows, highs], capsize=4)
         ax.set_xticks(range(len(names)), names)
         ax.set_ylim(0, 1)

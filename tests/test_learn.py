@@ -316,3 +316,15 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
     assert learning["verdict"] == {"shown": shown, **criteria, "line": line}
     assert p.stdout.rstrip().endswith(line)
     assert (out / "learning.png").stat().st_size > 0
+
+
+def test_the_figure_draws_a_policy_that_resolved_nothing(tmp_path):
+    # Wilson's interval at 0 of 48 starts a rounding error above 0 (6.9e-18): the figure must still draw it
+    zero = stats(0, 48)
+    assert zero["resolved_rate_ci95"][0] > 0.0
+    learning = {
+        "results": {"base": zero, "warm_start": stats(40, 48), "grpo": stats(44, 48)},
+        "verdict": {"line": "not shown: ..."},
+    }
+    png = learn.plot(learning, tmp_path / "learning.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
