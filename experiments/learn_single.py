@@ -1,4 +1,4 @@
-"""`make learn`: does training help? Train the CPU default, then evaluate the base and the trained policy.
+"""`make learn-single`: does one-turn training help? Train the CPU default, then evaluate base and trained.
 
     python -m experiments.learn_single                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
     python -m experiments.learn_single --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
