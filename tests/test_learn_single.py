@@ -1,5 +1,6 @@
 """learn_single.py (`make learn-single`): interval math on known inputs, the verdict on given numbers, and one
-tiny run end to end (torchrun with 1 gloo rank, tiny random Qwen3, 1 step, 2 tasks x 2 episodes, real Docker; about 1-2 minutes)."""
+tiny run end to end (torchrun with 1 gloo rank, tiny random Qwen3, 1 step, 2 tasks x 2 episodes, real Docker;
+about 1-2 minutes)."""
 
 import json
 import subprocess
