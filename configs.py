@@ -560,8 +560,8 @@ class MultiTurnLearnConfig:
     demonstrations: int = 24
     # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
     sft_epochs: int = 3
-    # warm start: peak learning rate of AdamW (BENCHMARKS.md: 2e-5 x 6 optimizer steps resolved 0 of 32 held-out
-    # episodes, 1e-4 x 18 steps 40 of 48, too strong for GRPO to show more; 3e-5 is between, not yet run)
+    # warm start: peak learning rate of AdamW (BENCHMARKS.md, 24 demonstrations: 2e-5 x 6 optimizer steps resolved 0
+    # of 32 held-out episodes, 3e-5 x 18 steps 36 of 48, 1e-4 x 18 steps 40 of 48: still too strong for GRPO)
     sft_lr: float = 3e-5
     # warm start: demonstrations per optimizer step
     sft_batch_size: int = 4
