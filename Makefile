@@ -1,6 +1,7 @@
 # termrl: two commands on a fresh machine.
 #   make train   runs the main job on the embedded default (2 CPU ranks, SmolLM2-135M-Instruct, starter tasks)
-#   make learn   trains it, then evaluates base vs trained with 95% intervals (runs/learn/learning.json)
+#   make learn   multi-turn: warm start -> GRPO -> held-out evaluation with 95% intervals (runs/learn/learning.json)
+#   make learn-single  the one-turn experiment: trains the CPU default, evaluates base vs trained (runs/learn-single)
 #   make test    lints (ruff) and passes the whole test suite (real Docker, real HTTP on loopback, tiny real models)
 #   make test-fast  the tier without containers, model-run subprocesses or servers (a couple of minutes)
 PYTHON ?= python3
@@ -8,7 +9,7 @@ NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn lint test test-fast validate-tasks bench gpu-smoke clean-containers clean-toolchains check-gpu-install
+.PHONY: setup train learn learn-single lint test test-fast validate-tasks bench gpu-smoke clean-containers clean-toolchains check-gpu-install
 
 setup:
 	@bash scripts/setup.sh
@@ -24,9 +25,14 @@ train: setup
 	TERMRL_RESUME_CMD='make train PRESET=$(PRESET) NPROC=$(NPROC) ARGS="$(strip $(filter-out --resume,$(ARGS)) --resume)"' \
 	  $(PYTHON) -m bookkeeping.launch --nproc $(NPROC) train.py --preset $(PRESET) $(ARGS)
 
-# train the CPU default (preset cpu-learn), evaluate base vs trained: runs/learn/learning.json, learning.png, a verdict
+# multi-turn learning (preset cpu-learn-multiturn): the generated family's train and held-out instances, a warm
+# start from demonstrations, GRPO from it, both judged on held-out instances: runs/learn/learning.json, a verdict
 learn: setup
 	$(PYTHON) -m experiments.learn --nproc $(NPROC) $(ARGS)
+
+# the one-turn experiment (preset cpu-learn): base vs trained on the trained tasks, runs/learn-single/learning.json
+learn-single: setup
+	$(PYTHON) -m experiments.learn_single --nproc $(NPROC) $(ARGS)
 
 lint:
 	$(PYTHON) -m ruff check .

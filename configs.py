@@ -447,8 +447,28 @@ PRESETS["cpu-learn"] = _replace(
     steps=48,
     lr=2e-6,
     lr_schedule="constant",
-    out_dir="runs/learn/train",
+    out_dir="runs/learn-single/train",
     save_every=48,
+)
+
+
+# `make learn` (experiments/learn.py), multi-turn: GRPO from the warm start on the generated family's train
+# instances (tasks/family.py, hops 1-2: 3-4 turns with DONE). Episodes of 4 turns x 48 tokens (a family command
+# and its bash fence take under 40 tokens); groups of 4 over 4 instances a step; a refill round keeps a step alive
+# when every group of a rank scored alike. Sizes chosen by the trials in BENCHMARKS.md "Multi-turn learning".
+PRESETS["cpu-learn-multiturn"] = _replace(
+    PRESETS["cpu-smollm2"],
+    rollout=dict(max_turns=4, max_tokens_per_turn=48, episode_timeout_s=180.0),
+    grpo=dict(group_size=4, refill_rounds=1),
+    task_ids=(),
+    difficulties=(),
+    tasks="runs/learn/tasks/train",
+    steps=24,
+    tasks_per_step=4,
+    lr=5e-6,
+    lr_schedule="constant",
+    out_dir="runs/learn/train",
+    save_every=24,
 )
 
 
@@ -498,14 +518,15 @@ class EvalConfig:
 
 @dataclass
 class LearnConfig:
-    """`make learn` (learn.py): train a preset, then evaluate the base and the trained policy on the trained
-    tasks and on easy tasks not trained on, with a sampling seed training never used. Flags after `--` go
-    to train.py (they override the preset, e.g. `-- --steps 2`); evaluation uses the resulting policy,
-    rollout, sandbox and reward sections, so it samples exactly as training did."""
+    """`make learn-single` (experiments/learn_single.py), the one-turn experiment: train a preset, then
+    evaluate the base and the trained policy on the trained tasks and on easy tasks not trained on, with a
+    sampling seed training never used. Flags after `--` go to train.py (they override the preset, e.g.
+    `-- --steps 2`); evaluation uses the resulting policy, rollout, sandbox and reward sections, so it
+    samples exactly as training did."""
 
     preset: str = "cpu-learn"  # training preset (PRESETS)
     # learning.json, learning.png, eval/; training writes to <out_dir>/train
-    out_dir: str = "runs/learn"
+    out_dir: str = "runs/learn-single"
     nproc: int = 2  # training ranks (torchrun --nproc_per_node)
     # False (--no-train): evaluate the policy already exported to <out_dir>/train/hf
     train: bool = True
@@ -521,6 +542,51 @@ class LearnConfig:
     )
     heldout_k: int = 8  # episodes per held-out task, per policy
     bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
+
+
+@dataclass
+class MultiTurnLearnConfig:
+    """`make learn` (experiments/learn.py): multi-turn learning on the generated task family (tasks/family.py).
+    Train and held-out eval instances from disjoint seeds; a warm start from demonstrations on train instances
+    only; GRPO from it (train.py, the preset, flags after `--` override it); evaluation of the warm start and of
+    warm start + GRPO (and the base) on the held-out instances, with the preset's policy, rollout, sandbox and
+    reward sections and a sampling seed training never used; a control at max_turns = 1."""
+
+    # training preset (PRESETS): the policy, rollout, sandbox and GRPO settings of every stage
+    preset: str = "cpu-learn-multiturn"
+    # learning.json, learning.png, tasks/, warm_start/, train/, eval/ go here
+    out_dir: str = "runs/learn"
+    # training ranks (torchrun --nproc_per_node)
+    nproc: int = 2
+    # train instances: seeds 0..train_instances-1 of the train split (GRPO trains on all of them)
+    train_instances: int = 48
+    # held-out instances: seeds 0..eval_instances-1 of the eval split (disjoint generator seeds)
+    eval_instances: int = 64
+    # the family's shapes (tasks/family.py SHAPES)
+    shapes: tuple[str, ...] = ("pointer", "run", "config")
+    # hops per instance, LO-HI or N (1-4; an instance takes hops + 2 turns with the write and DONE)
+    hops: str = "1-2"
+    # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
+    demonstrations: int = 24
+    # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
+    sft_epochs: int = 3
+    # warm start: peak learning rate of AdamW (BENCHMARKS.md, 24 demonstrations: 2e-5 x 6 optimizer steps resolved 0
+    # of 32 held-out episodes, 3e-5 x 18 steps 36 of 48, 1e-4 x 18 steps 40 of 48: still too strong for GRPO)
+    sft_lr: float = 3e-5
+    # warm start: demonstrations per optimizer step
+    sft_batch_size: int = 4
+    # episodes per held-out instance and policy (eval_instances x k >= 128 for the verdict)
+    k: int = 2
+    # episodes per held-out instance and policy in the control at rollout.max_turns = 1
+    control_k: int = 1
+    # episodes per held-out instance of the base policy (0 = the base is not evaluated)
+    base_k: int = 1
+    # False (--no-train): evaluate the policies already in <out_dir>/warm_start/hf and <out_dir>/train/hf
+    train: bool = True
+    # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
+    seed: int = 777
+    # percentile bootstrap of the mean reward's 95% interval
+    bootstrap_resamples: int = 10_000
 
 
 @dataclass
@@ -735,6 +801,22 @@ LEARN_RULES: list[Rule] = [
     ("heldout_k", lambda v: v >= 1, "must be >= 1"),
     ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
     ("seed", lambda v: v >= 0, "must be >= 0"),
+]
+
+MULTITURN_LEARN_RULES: list[Rule] = [
+    ("preset", lambda v: v in PRESETS, f"unknown; choose one of {', '.join(PRESETS)}"),
+    ("nproc", lambda v: v >= 1, "must be >= 1"),
+    ("train_instances", lambda v: v >= 1, "must be >= 1"),
+    ("eval_instances", lambda v: v >= 1, "must be >= 1"),
+    ("demonstrations", lambda v: v >= 1, "must be >= 1"),
+    ("sft_epochs", lambda v: v >= 1, "must be >= 1"),
+    ("sft_lr", lambda v: v > 0, "must be > 0"),
+    ("sft_batch_size", lambda v: v >= 1, "must be >= 1"),
+    ("k", lambda v: v >= 1, "must be >= 1"),
+    ("control_k", lambda v: v >= 1, "must be >= 1"),
+    ("base_k", lambda v: v >= 0, "must be >= 0 (0 = the base is not evaluated)"),
+    ("seed", lambda v: v >= 0, "must be >= 0"),
+    ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
 ]
 
 SFT_RULES: list[Rule] = [
@@ -997,6 +1079,20 @@ def validate_learn(cfg: LearnConfig) -> LearnConfig:
     return cfg
 
 
+def validate_multiturn_learn(cfg: MultiTurnLearnConfig) -> MultiTurnLearnConfig:
+    """Check the knobs of `make learn` (experiments/learn.py; the training flags are checked by parse_cli).
+    Returns cfg. Raises ConfigError naming the field, e.g. "demonstrations = 60: must be <= train_instances
+    (48)"; shapes and hops by tasks/family.py's own checks (field names shapes, hops)."""
+    check_rules(cfg, MULTITURN_LEARN_RULES)
+    need(
+        cfg.demonstrations <= cfg.train_instances,
+        "demonstrations",
+        cfg.demonstrations,
+        f"must be <= train_instances ({cfg.train_instances}): demonstrations are train instances",
+    )
+    return cfg
+
+
 def validate_warm_start(cfg: WarmStartConfig, check_paths: bool = True) -> WarmStartConfig:
     """Check every knob of a warm start (`python -m experiments.warm_start`). Returns cfg.
     Raises ConfigError naming the field, e.g. "sft.epochs = 0: must be >= 1"."""
@@ -1071,6 +1167,18 @@ def parse_learn_cli(args: list[str] | None = None, description: str | None = Non
     tyro on unknown flags or `--help`."""
     refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_learn(tyro.cli(LearnConfig, args=args, description=description))
+
+
+def parse_multiturn_learn_cli(
+    args: list[str] | None = None, description: str | None = None
+) -> MultiTurnLearnConfig:
+    """Parse `python -m experiments.learn` flags (those before `--`) into a validated MultiTurnLearnConfig
+    (validate_multiturn_learn). Raises ConfigError naming a bad field or a renamed flag; SystemExit from
+    tyro on unknown flags or `--help`."""
+    refuse_renamed_flags(sys.argv[1:] if args is None else args)
+    return validate_multiturn_learn(
+        tyro.cli(MultiTurnLearnConfig, args=args, description=description)
+    )
 
 
 def parse_eval_cli(

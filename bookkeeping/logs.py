@@ -161,7 +161,7 @@ def step_record(
     clip_low = train_metrics.get("clip_frac_low", 0.0)
     rec["clip_frac"] = clip_low + train_metrics.get("clip_frac_high", 0.0)
     # mean seconds per episode (they overlap in time)
-    for key in ("start_s", "agent_s", "verify_s", "judge_s"):
+    for key in ("start_s", "agent_s", "tools_s", "verify_s", "judge_s"):
         rec[key] = mean([e["timings"].get(key, 0.0) for e in episodes])
     rec.update(times)
     return rec

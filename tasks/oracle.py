@@ -3,7 +3,8 @@
 
 Two sources, in this order:
 
-- `oracle_turns.json` in the task folder (the procedurally generated tasks write it):
+- `oracle_turns.json` in the task folder (the procedurally generated tasks write it), found and checked
+  by the loader (Task.oracle_turns; tasks/checks.read_oracle_turns is the one validator):
   `{"steps": [{"command": "<template>", "capture": {"<var>": "<regex with one group>"}}, ...]}`.
   Step i's command is `command.format(**vars)` with the vars captured from earlier steps' outputs;
   each capture regex is searched (`re.search`) in the output of its own step's command and its
@@ -22,15 +23,12 @@ Steps are plain dicts {"command": str, "capture": {var: regex}} so that agent/or
 of tasks/.
 """
 
-import json
 import re
-import string
 import subprocess
 from pathlib import Path
 
+from tasks.checks import read_oracle_turns
 from tasks.task import Task, TaskError
-
-ORACLE_TURNS = "oracle_turns.json"
 
 # a line that only sets shell options: `set -e`, `set -euo pipefail`, `set +x`
 SCRIPT_OPTIONS = re.compile(r"set(\s+[-+][a-zA-Z]*(o\s+\w+)?)+\s*(#.*)?")
@@ -39,65 +37,6 @@ SCRIPT_OPTIONS = re.compile(r"set(\s+[-+][a-zA-Z]*(o\s+\w+)?)+\s*(#.*)?")
 AS_SCRIPT = re.compile(r"\$\{?(0|[1-9]|@|#|\*)|BASH_SOURCE|(^|[;&|(\s])exit(\s|;|$)")
 # a heredoc operator and its delimiter word: <<EOF, <<-EOF, <<'EOF', <<"EOF"
 HEREDOC = re.compile(r"<<(-?)\s*['\"]?([A-Za-z_][\w.-]*)['\"]?")
-
-
-def _field_names(template: str, where: str, task_id: str, path: Path) -> list[str]:
-    """The {names} a str.format template reads; raises TaskError for a bad template."""
-    try:
-        return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
-    except ValueError as e:
-        raise TaskError(task_id, where, f"not a str.format template ({e})", path) from None
-
-
-def load_oracle_turns(task: Task, path: Path) -> list[dict]:
-    """The steps of an oracle_turns.json file, checked: each step an object with a non-empty string
-    "command" and an optional "capture" object of var -> regex with exactly one group; every
-    {var} a command reads was captured by an earlier step. Raises TaskError naming the task, the
-    field (`steps[2].capture.code`) and the file."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise TaskError(task.id, "oracle_turns", f"not readable JSON ({e})", path) from None
-    steps = data.get("steps") if isinstance(data, dict) else None
-    if not isinstance(steps, list) or not steps:
-        raise TaskError(task.id, "steps", "must be a non-empty list of steps", path)
-    known: set[str] = set()
-    out = []
-    for i, step in enumerate(steps):
-        where = f"steps[{i}]"
-        if not isinstance(step, dict) or set(step) - {"command", "capture"}:
-            raise TaskError(task.id, where, 'must be an object with "command" and "capture"', path)
-        command = step.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise TaskError(task.id, f"{where}.command", "must be a non-empty string", path)
-        for name in _field_names(command, f"{where}.command", task.id, path):
-            if name not in known:
-                raise TaskError(
-                    task.id,
-                    f"{where}.command",
-                    f"reads {{{name}}}, which no earlier step captures",
-                    path,
-                )
-        capture = step.get("capture", {})
-        if not isinstance(capture, dict):
-            raise TaskError(task.id, f"{where}.capture", "must be an object var -> regex", path)
-        for var, pattern in capture.items():
-            try:
-                groups = re.compile(pattern).groups if isinstance(pattern, str) else -1
-            except re.error as e:
-                raise TaskError(
-                    task.id, f"{where}.capture.{var}", f"bad regex ({e})", path
-                ) from None
-            if not var.isidentifier() or groups != 1:
-                raise TaskError(
-                    task.id,
-                    f"{where}.capture.{var}",
-                    "must name an identifier and be a regex with exactly one group",
-                    path,
-                )
-        known |= set(capture)
-        out.append({"command": command, "capture": dict(capture)})
-    return out
 
 
 def shell_text(command: str) -> str:
@@ -181,19 +120,19 @@ def solution_turns(task: Task, max_turns: int) -> list[dict]:
 
 
 def oracle_steps(task: Task, max_turns: int) -> list[dict]:
-    """The steps the reactive oracle acts out for `task`: its oracle_turns.json when the task folder
-    has one (load_oracle_turns), else its solution script (solution_turns). max_turns: the episode's
-    turn limit (the task's max_turns or the rollout's). Raises TaskError naming the task and field
-    when neither exists, a file is malformed, or the steps and DONE do not fit in max_turns."""
-    path = Path(task.path) / ORACLE_TURNS
-    if not path.is_file():
+    """The steps the reactive oracle acts out for `task`: its oracle_turns.json when the loader found
+    one (Task.oracle_turns, read by tasks/checks.read_oracle_turns, the validator the loader ran), else
+    its solution script (solution_turns). max_turns: the episode's turn limit (the task's max_turns or
+    the rollout's). Raises TaskError naming the task and field when neither exists, the file is
+    malformed, or the steps and DONE do not fit in max_turns."""
+    if task.oracle_turns is None:
         return solution_turns(task, max_turns)
-    steps = load_oracle_turns(task, path)
+    steps = read_oracle_turns(task.id, Path(task.oracle_turns))
     if len(steps) + 1 > max_turns:
         raise TaskError(
             task.id,
             "steps",
             f"{len(steps)} steps and DONE need {len(steps) + 1} turns; the episode allows {max_turns}",
-            path,
+            task.oracle_turns,
         )
     return steps

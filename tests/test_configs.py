@@ -29,7 +29,7 @@ from sandboxing import admission
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_presets_are_the_seven_named_ones():
+def test_presets_are_the_eight_named_ones():
     assert list(PRESETS) == [
         "cpu-smollm2",
         "qwen3-4b-2xa100",
@@ -38,6 +38,7 @@ def test_presets_are_the_seven_named_ones():
         "qwen3-32b-16xh100",
         "qwen3-32b-32xh100",
         "cpu-learn",
+        "cpu-learn-multiturn",
     ]
 
 
@@ -67,7 +68,7 @@ def test_unknown_preset_is_named_with_the_choices():
     assert str(e.value) == (
         "preset = 'qwen9': unknown; choose one of cpu-smollm2, "
         "qwen3-4b-2xa100, qwen3-8b-4xa100, qwen3-14b-8xh100, "
-        "qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn"
+        "qwen3-32b-16xh100, qwen3-32b-32xh100, cpu-learn, cpu-learn-multiturn"
     )
 
 

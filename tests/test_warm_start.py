@@ -115,17 +115,26 @@ def test_a_script_that_reads_its_arguments_or_exits_is_acted_out_as_one_turn(tmp
 
 
 def test_oracle_turns_that_read_a_var_no_earlier_step_captured_are_refused(tmp_path):
+    # one validator (tasks/checks.read_oracle_turns): the loader refuses the file, the oracle never sees it
     d = find_code_task(tmp_path)
     bad = {"steps": [{"command": "cat /app/box/{name}.txt"}]}
     (d / "oracle_turns.json").write_text(json.dumps(bad))
-    [task] = load_tasks(str(d))
-    with pytest.raises(TaskError, match=r"field 'steps\[0\].command': reads \{name\}"):
-        oracle_steps(task, 8)
-    bad = {"steps": [{"command": "ls", "capture": {"name": r"\w+"}}]}
+    with pytest.raises(
+        TaskError,
+        match=r"field 'oracle_turns': step 1: command field \{name\} is not a variable an earlier step captures",
+    ):
+        load_tasks(str(d))
+    bad = {"steps": [{"command": "ls", "capture": {"name": r"\w+"}}, {"command": "cat {name}"}]}
     (d / "oracle_turns.json").write_text(json.dumps(bad))
-    with pytest.raises(TaskError, match=r"'steps\[0\].capture.name': .* exactly one group"):
-        oracle_steps(task, 8)
+    with pytest.raises(TaskError, match=r"step 1: capture 'name': regex .* has 0 groups, needs 1"):
+        load_tasks(str(d))
     (d / "oracle_turns.json").write_text(json.dumps(FIND_CODE_STEPS))
+    [task] = load_tasks(str(d))
+    assert [s["command"] for s in oracle_steps(task, 4)] == [
+        "ls /app/box",
+        "cat /app/box/{name}.txt",
+        "echo {code} > /app/answer.txt",
+    ]
     with pytest.raises(TaskError, match="3 steps and DONE need 4 turns; the episode allows 3"):
         oracle_steps(task, 3)
 
