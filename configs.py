@@ -764,7 +764,7 @@ RUN_RULES: list[Rule] = [
         "must be 0 or 1 (the pipeline is one rollout deep: more staleness is not implemented)",
     ),
     ("rollout_ranks", lambda v: v >= 0, "must be >= 0"),
-    ("lr", lambda v: v > 0, "must be > 0"),
+    ("lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
     ("grad_clip", lambda v: v >= 0, "must be >= 0 (0 = off)"),
     ("micro_batch_tokens", lambda v: v >= 64, "must be >= 64"),
 ]
@@ -810,7 +810,7 @@ MULTITURN_LEARN_RULES: list[Rule] = [
     ("eval_instances", lambda v: v >= 1, "must be >= 1"),
     ("demonstrations", lambda v: v >= 1, "must be >= 1"),
     ("sft_epochs", lambda v: v >= 1, "must be >= 1"),
-    ("sft_lr", lambda v: v > 0, "must be > 0"),
+    ("sft_lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
     ("sft_batch_size", lambda v: v >= 1, "must be >= 1"),
     ("k", lambda v: v >= 1, "must be >= 1"),
     ("control_k", lambda v: v >= 1, "must be >= 1"),
@@ -821,7 +821,7 @@ MULTITURN_LEARN_RULES: list[Rule] = [
 
 SFT_RULES: list[Rule] = [
     ("sft.epochs", lambda v: v >= 1, "must be >= 1"),
-    ("sft.lr", lambda v: v > 0, "must be > 0"),
+    ("sft.lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
     ("sft.lr_schedule", lambda v: v in ("cosine", "constant"), "must be 'cosine' or 'constant'"),
     ("sft.warmup_steps", lambda v: v >= 0, "must be >= 0"),
     ("sft.batch_size", lambda v: v >= 1, "must be >= 1"),
@@ -837,6 +837,12 @@ WARM_START_RULES: list[Rule] = [
     *ROLLOUT_RULES,
     *SFT_RULES,
     ("k", lambda v: v >= 1, "must be >= 1"),
+    # torch's device names the SFT can run on; whether CUDA is there is checked at start-up
+    (
+        "device",
+        lambda v: v == "cpu" or re.fullmatch(r"cuda(:\d+)?", v) is not None,
+        "must be 'cpu' or 'cuda[:N]'",
+    ),
 ]
 
 # The numeric flags of `python -m tasks` (validate_tasks_cli), each checked when given.

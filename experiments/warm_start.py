@@ -37,7 +37,7 @@ from hf import weights
 from learner.sft import demonstrations, masked_nll, train_sft
 from rollout import Trajectory, run_episodes
 from sandboxing import admission, hosts
-from tasks import select_tasks
+from tasks import family, select_tasks
 from tasks.oracle import oracle_steps
 
 
@@ -53,6 +53,14 @@ def refuse_eval_overlap(tasks: list, eval_tasks: list) -> None:
             f"tasks: {len(overlap)} demonstration task(s) are in the evaluation set eval_tasks "
             f"(same id or instruction): {overlap[:8]}"
         )
+    # a generated instance renamed or reworded is still the same instance: its generator seed says so
+    generated = [t for t in tasks if t.meta.get("family") == family.FAMILY]
+    generated_eval = [t for t in eval_tasks if t.meta.get("family") == family.FAMILY]
+    if generated and generated_eval:
+        try:
+            family.check_disjoint(generated, generated_eval)
+        except ValueError as e:
+            raise configs.ConfigError(f"tasks: the evaluation set eval_tasks: {e}") from None
 
 
 def oracle_plans(tasks: list, max_turns: int) -> dict[str, list[dict]]:
@@ -105,6 +113,8 @@ def warm_start(cfg: configs.WarmStartConfig) -> dict:
     (configs.validate_warm_start). Returns the record written to OUT/warm_start.json, whose "policy"
     is the exported folder. Raises ConfigError when the task set overlaps eval_tasks or a task has
     no oracle (TaskError), ValueError when no demonstration resolved its task."""
+    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        raise configs.ConfigError(f"device = {cfg.device!r}: this machine has no CUDA device")
     tasks = select_tasks(cfg.tasks, cfg.task_ids, cfg.difficulties)
     if cfg.eval_tasks:
         refuse_eval_overlap(tasks, select_tasks(cfg.eval_tasks, cfg.eval_task_ids))

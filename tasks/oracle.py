@@ -132,7 +132,8 @@ def oracle_steps(task: Task, max_turns: int) -> list[dict]:
         raise TaskError(
             task.id,
             "steps",
-            f"{len(steps)} steps and DONE need {len(steps) + 1} turns; the episode allows {max_turns}",
+            f"{len(steps)} steps and DONE need {len(steps) + 1} turns; the episode allows {max_turns} "
+            "(raise --rollout.max-turns; a task's own max_turns, when lower, wins)",
             task.oracle_turns,
         )
     return steps

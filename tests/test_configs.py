@@ -333,7 +333,8 @@ TRAIN_BOUNDS = [
     ("warmup_steps", 0, -1, "must be >= 0"),
     ("weight_decay", 0.0, -0.01, "must be >= 0"),
     ("seed", 0, -1, "must be >= 0"),
-    ("lr", 1e-9, 0.0, "must be > 0"),
+    ("lr", 1e-9, 0.0, "must be a finite number > 0"),
+    ("lr", 1e-9, float("inf"), "must be a finite number > 0"),
     ("grad_clip", 0.0, -0.01, "must be >= 0 (0 = off)"),
     ("micro_batch_tokens", 64, 63, "must be >= 64"),
     (

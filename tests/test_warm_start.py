@@ -8,6 +8,7 @@ Qwen3 trained in-process.
 """
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -25,11 +26,11 @@ from agent.chat import ChatFormat
 from agent.oracle import OracleError, OracleReplies, reply_text
 from agent.tools import observations as observation_messages
 from engines import SamplingParams
-from experiments.warm_start import oracle_plans, refuse_eval_overlap
+from experiments.warm_start import oracle_plans, refuse_eval_overlap, warm_start
 from hf import weights
 from learner.packing import Sample, collate
 from learner.sft import demonstrations, masked_nll, masked_nll_sum, train_sft
-from tasks import TaskError, load_tasks
+from tasks import TaskError, family, load_tasks
 from tasks.oracle import oracle_steps, split_script
 
 # ----------------------------------------------------------------------------- a reactive task
@@ -135,7 +136,10 @@ def test_oracle_turns_that_read_a_var_no_earlier_step_captured_are_refused(tmp_p
         "cat /app/box/{name}.txt",
         "echo {code} > /app/answer.txt",
     ]
-    with pytest.raises(TaskError, match="3 steps and DONE need 4 turns; the episode allows 3"):
+    with pytest.raises(
+        TaskError,
+        match=r"3 steps and DONE need 4 turns; the episode allows 3 \(raise --rollout.max-turns;",
+    ):
         oracle_steps(task, 3)
 
 
@@ -147,6 +151,51 @@ def test_a_demonstration_task_in_the_evaluation_set_is_refused(tmp_path):
     ):
         refuse_eval_overlap(train, same_instruction)
     refuse_eval_overlap(train, load_tasks(os.path.join(TASKS, "count-lines")))
+
+
+def test_a_generated_instance_renamed_and_reworded_is_still_refused_by_its_generator_seed(tmp_path):
+    # the same train instance written twice; the second copy renamed and its instruction reworded
+    family.generate_family(tmp_path / "train", "train", range(3, 4))
+    family.generate_family(tmp_path / "copy", "train", range(3, 4))
+    [original] = load_tasks(str(tmp_path / "train"))
+    [copied] = load_tasks(str(tmp_path / "copy"))
+    disguised = dataclasses.replace(
+        copied, id="renamed", instruction=copied.instruction.replace("The", "the", 1) + " "
+    )
+    assert disguised.instruction != original.instruction and disguised.id != original.id
+    with pytest.raises(
+        configs.ConfigError,
+        match=r"^tasks: the evaluation set eval_tasks: held_out shares 1 generator seed\(s\) with train: ",
+    ):
+        refuse_eval_overlap([original], [disguised])
+    # an eval instance of the same seed number is another generator seed: accepted
+    family.generate_family(tmp_path / "eval", "eval", range(3, 4))
+    refuse_eval_overlap([original], load_tasks(str(tmp_path / "eval")))
+
+
+@pytest.mark.parametrize(
+    "flag, value, why",
+    [
+        ("--sft.lr", "inf", "sft.lr = inf: must be a finite number > 0"),
+        ("--device", "quantum", "device = 'quantum': must be 'cpu' or 'cuda[:N]'"),
+    ],
+)
+def test_the_warm_start_refuses_an_infinite_lr_and_an_unknown_device_in_one_line(flag, value, why):
+    with pytest.raises(configs.ConfigError) as e:
+        configs.parse_warm_start_cli(["--tasks", TASKS, flag, value], check_paths=False)
+    assert str(e.value) == why
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for a machine without CUDA")
+def test_the_warm_start_on_cuda_without_a_cuda_device_is_refused_before_any_episode(tmp_path):
+    cfg = configs.parse_warm_start_cli(
+        ["--tasks", TASKS, "--device", "cuda", "--out-dir", str(tmp_path)], check_paths=False
+    )
+    with pytest.raises(
+        configs.ConfigError, match=r"^device = 'cuda': this machine has no CUDA device$"
+    ):
+        warm_start(cfg)
+    assert list(tmp_path.iterdir()) == []
 
 
 # ----------------------------------------------------------------------------- the reactive oracle, in-process
