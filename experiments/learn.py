@@ -30,8 +30,6 @@ import copy
 import dataclasses
 import json
 import re
-import shlex
-import signal
 import sys
 import textwrap
 import time
@@ -41,9 +39,8 @@ from pathlib import Path
 import configs
 import evaluate
 import sandbox
-from bookkeeping import launch
 from experiments import warm_start as warm_start_lib
-from experiments.learn_single import TrainFailed, TrainStopped, policy_stats
+from experiments.learn_single import TrainFailed, TrainStopped, policy_stats, run_train
 from sandboxing import hosts
 from tasks import family, select_tasks
 from tasks.checks import read_oracle_turns
@@ -322,20 +319,6 @@ def warm_start_config(
     )
 
 
-def train(cfg: configs.MultiTurnLearnConfig, train_argv: list[str]) -> float:
-    """train.py under torchrun (cfg.nproc ranks, bookkeeping/launch.py) in the repository root; returns seconds.
-    Raises TrainFailed with train.py's exit code, TrainStopped when a signal stopped it."""
-    t0 = time.perf_counter()
-    cmd = ["train.py", *train_argv]
-    print(f"[learn] {shlex.join(launch.torchrun_cmd(cfg.nproc, cmd))}", flush=True)
-    code, signum = launch.run(cfg.nproc, cmd, cwd=str(ROOT))
-    if code != 0:
-        raise TrainFailed(f"train.py exited with {code}; nothing evaluated")
-    if signum is not None:
-        raise TrainStopped(f"training stopped by {signal.Signals(signum).name}; nothing evaluated")
-    return time.perf_counter() - t0
-
-
 def evaluate_policy(
     cfg: configs.MultiTurnLearnConfig,
     train_cfg: configs.TrainConfig,
@@ -399,7 +382,7 @@ def learn(cfg: configs.MultiTurnLearnConfig, rest: list[str]) -> dict:
         t0 = time.perf_counter()
         warm_record = warm_start_lib.warm_start(warm_start_config(cfg, train_cfg, demo_ids, out))
         seconds["warm_start"] = time.perf_counter() - t0
-        seconds["grpo"] = train(cfg, train_argv)
+        seconds["grpo"] = run_train(cfg.nproc, train_argv)
     elif (out / "warm_start" / "warm_start.json").is_file():
         warm_record = json.loads((out / "warm_start" / "warm_start.json").read_text())
 

@@ -235,18 +235,24 @@ class TrainStopped(Exception):
 
 
 def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
-    """Run train.py under torchrun (cfg.nproc ranks, bookkeeping/launch.py: Ctrl-C stops it
-    cleanly) in the repository root; returns seconds. Raises TrainFailed with train.py's exit
-    code when it fails, TrainStopped when a signal stopped it."""
-    t0 = time.perf_counter()
-    cmd = ["train.py", *train_argv]
-    print(f"[learn] {shlex.join(launch.torchrun_cmd(cfg.nproc, cmd))}", flush=True)
+    """Run train.py under torchrun (cfg.nproc ranks) as run_train does, its stop line saying how to
+    resume this command; returns seconds. Raises as run_train."""
     again = [a for a in sys.argv[1:] if a != "--resume"]
     again += [*([] if "--" in again else ["--"]), "--resume"]
     os.environ.setdefault(
         launch.RESUME_CMD_ENV, shlex.join(["python", "-m", "experiments.learn_single", *again])
     )
-    code, signum = launch.run(cfg.nproc, cmd, cwd=str(ROOT))
+    return run_train(cfg.nproc, train_argv)
+
+
+def run_train(nproc: int, train_argv: list[str]) -> float:
+    """Run train.py under torchrun (nproc ranks, bookkeeping/launch.py: Ctrl-C stops it cleanly) in
+    the repository root; returns seconds. Raises TrainFailed with train.py's exit code when it
+    fails, TrainStopped when a signal stopped it."""
+    t0 = time.perf_counter()
+    cmd = ["train.py", *train_argv]
+    print(f"[learn] {shlex.join(launch.torchrun_cmd(nproc, cmd))}", flush=True)
+    code, signum = launch.run(nproc, cmd, cwd=str(ROOT))
     if code != 0:
         raise TrainFailed(f"train.py exited with {code}; nothing evaluated")
     if signum is not None:
