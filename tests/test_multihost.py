@@ -95,6 +95,14 @@ def test_an_evaluation_spreads_over_both_engines_verifies_on_both_and_leaves_not
             "--run-id",
             run_id,
             "--no-progress",
+            # 8 x 2 x 256 MiB of memory and of disk: all 8 episodes admitted at once on a loaded or
+            # full host (at the defaults, 1 GiB and 2 GiB, a host with under 16 GiB of available RAM
+            # or 32 GiB of free disk runs them in waves, and a slot freed on one engine takes an
+            # episode the alternation would have given the other)
+            "--sandbox.memory-mb",
+            "256",
+            "--sandbox.storage-mb",
+            "256",
             "--sandbox.docker-hosts",
             "local=4",
             f"{second_engine}=4",
@@ -163,6 +171,11 @@ def test_a_stopped_engine_fails_only_its_own_episodes_and_the_run_finishes_on_th
             run_id,
             "--no-progress",
             "--allow-errors",  # the second engine's episodes error by design
+            # 4 in flight admitted whatever the host's load and free disk (as above)
+            "--sandbox.memory-mb",
+            "256",
+            "--sandbox.storage-mb",
+            "256",
             "--sandbox.docker-hosts",
             "local=2",
             f"{second_engine}=2",
