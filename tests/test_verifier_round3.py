@@ -308,8 +308,15 @@ def test_images_with_the_same_toolchain_share_one_volume(docker_client, monkeypa
     )
     (tmp_path / "Dockerfile").write_text(dockerfile)
     tag = f"termrl/test-toolchain-share:{os.getpid()}"
+    # rm/forcerm: docker-py keeps a build's intermediate containers unless told (one "Created"
+    # container per step, labelled termrl=1 here, left on the engine)
     docker_client.images.build(
-        path=str(tmp_path), tag=tag, labels={"termrl": "1"}, network_mode="none"
+        path=str(tmp_path),
+        tag=tag,
+        labels={"termrl": "1"},
+        network_mode="none",
+        rm=True,
+        forcerm=True,
     )
     try:
         labels = {"termrl": "1", "termrl.run_id": RUN_ID}
