@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import random
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -67,6 +68,10 @@ class TorchEngine(Engine):
     applied, renormalised; see `decode.sample_tokens`); greedy (temperature 0) gives log_softmax(logits)[token].
 
     Model calls run in a worker thread (torch releases the GIL) so the event loop keeps serving containers.
+    A call in that thread holds `_compute`; sleep, wake_up and load_weights take it first, so they wait for
+    the one in flight: a stop signal cancels the rollout's requests, yet the thread finishes its decode step
+    after the event loop moved on, and sleep() freeing the cache or the weights under it crashed a training
+    rank (SIGSEGV: the overlapped run's SIGTERM test, CI of 2026-12-05).
     The KV cache lives on the model (decode.setup_cache), so use one TorchEngine per model at a time.
     """
 
@@ -125,6 +130,8 @@ class TorchEngine(Engine):
         self._active: dict[int, _Request] = {}  # slot -> running request
         self._queue: asyncio.Queue | None = None
         self._loop_task: asyncio.Task | None = None
+        # held by the worker thread's model call (_in_worker); sleep, wake_up and load_weights wait on it
+        self._compute = threading.Lock()
         self.generated_tokens = 0  # counters for the progress line and benchmarks
         self.prefilled_tokens = 0  # prompt tokens whose K/V were computed (not reused or copied)
         self.drafted_tokens = self.accepted_drafts = (
@@ -225,12 +232,12 @@ class TorchEngine(Engine):
                 # None: episode_done's wake-up; done: the agent gave up (timeout/cancel)
                 pending = [r for r in pending if r is not None and not r.future.done()]
                 if pending:
-                    await asyncio.to_thread(self._admit, pending)
+                    await asyncio.to_thread(self._in_worker, self._admit, pending)
                     self._finish_done()
                 for slot in [s for s, r in self._active.items() if r.future.done()]:
                     self._release(slot)
                 if self._active:
-                    await asyncio.to_thread(self._steps)
+                    await asyncio.to_thread(self._in_worker, self._steps)
                     self._finish_done()
         except (
             Exception
@@ -245,6 +252,16 @@ class TorchEngine(Engine):
             for r in waiting:
                 if not r.future.done():
                     r.future.set_exception(e)
+
+    def _in_worker(self, call, *args) -> None:
+        """Run a model call (_admit, _steps) in the worker thread holding `_compute`."""
+        with self._compute:
+            call(*args)
+
+    @property
+    def computing(self) -> bool:
+        """True while the worker thread runs a model call (also one whose requests were all cancelled)."""
+        return self._compute.locked()
 
     def _pick_slot(self, prompt: list[int]) -> tuple[int, int]:
         """The free slot with the longest cached prefix of prompt (ties: least recently used), and that length."""
@@ -435,19 +452,20 @@ class TorchEngine(Engine):
         (decode.free_cache; 0.75 + 0.75 GB for SmolLM2-135M at 8 x 2048 tokens), and with
         drop_weights_on_sleep the weights too (0.54 GB; vLLM's sleep level 2): the next
         load_weights brings them back. The update then holds none of it; the cached K/V would be
-        stale after the next load_weights anyway. Kept while a request still runs (a cancelled
-        rollout's worker may still step)."""
-        if any(not r.future.done() for r in self._active.values()):
-            return
-        self._active.clear()
-        decode.free_cache(self.model)
-        self._slot_tokens = [[] for _ in range(self.max_batch)]
-        if self.drop_weights_on_sleep and not self._dropped:  # a second sleep keeps the shapes
-            for block in self.model.model.layers:  # the fused tensors the linears are views of
-                block.self_attn.qkv_weight = block.mlp.gate_up_weight = None
-            for p in self.model.parameters():  # a tied lm_head is embed_tokens' parameter
-                self._dropped[id(p)] = p.shape
-                p.data = torch.empty(0, dtype=p.dtype, device=p.device)
+        stale after the next load_weights anyway. Kept while a request still runs. Waits for the
+        worker thread's model call in flight (a cancelled rollout's last decode step: `_compute`)."""
+        with self._compute:
+            if any(not r.future.done() for r in self._active.values()):
+                return
+            self._active.clear()
+            decode.free_cache(self.model)
+            self._slot_tokens = [[] for _ in range(self.max_batch)]
+            if self.drop_weights_on_sleep and not self._dropped:  # a second sleep keeps the shapes
+                for block in self.model.model.layers:  # the fused tensors the linears are views of
+                    block.self_attn.qkv_weight = block.mlp.gate_up_weight = None
+                for p in self.model.parameters():  # a tied lm_head is embed_tokens' parameter
+                    self._dropped[id(p)] = p.shape
+                    p.data = torch.empty(0, dtype=p.dtype, device=p.device)
 
     @property
     def weights_dropped(self) -> bool:
@@ -460,7 +478,11 @@ class TorchEngine(Engine):
         if self._dropped:
             raise RuntimeError("TorchEngine: weights dropped by sleep(); call load_weights first")
         if getattr(self.model, "cache_shape", None) is None:
-            decode.setup_cache(self.model, self.max_batch, self.max_seq_len, fast=self.fast_cpu)
+            # only here, not on every generate's call: a step in flight would stall the event loop
+            with self._compute:
+                decode.setup_cache(
+                    self.model, self.max_batch, self.max_seq_len, fast=self.fast_cpu
+                )
 
     def held_parameters(self) -> list[tuple[str, torch.Tensor]]:
         """The weights the engine's model holds now, (name, tensor) pairs (a shared one once)."""
@@ -469,23 +491,24 @@ class TorchEngine(Engine):
     def load_weights(self, weights: Iterable[tuple[str, torch.Tensor]]) -> None:
         """Copy (HF name, tensor) pairs into the model's parameters, then forget every cached prefix (its K/V
         came from the old weights). Raises KeyError for an unknown name, ValueError for a shape mismatch,
-        RuntimeError while requests are running."""
-        if self._active:
-            raise RuntimeError("TorchEngine.load_weights: requests are still running")
-        params = dict(self.model.named_parameters())
-        with torch.no_grad():
-            for name, t in weights:
-                if name not in params:
-                    raise KeyError(f"load_weights: unknown parameter {name!r}")
-                if id(params[name]) in self._dropped:  # sleep() dropped it: allocate again
-                    shape = self._dropped.pop(id(params[name]))
-                    params[name].data = t.new_empty(shape, dtype=params[name].dtype)
-                if params[name].shape != t.shape:
-                    raise ValueError(
-                        f"load_weights: {name} has shape {tuple(t.shape)}, expected {tuple(params[name].shape)}"
-                    )
-                params[name].copy_(t)
-        self._slot_tokens = [[] for _ in range(self.max_batch)]
+        RuntimeError while requests are running. Waits for the worker thread's model call in flight."""
+        with self._compute:
+            if self._active:
+                raise RuntimeError("TorchEngine.load_weights: requests are still running")
+            params = dict(self.model.named_parameters())
+            with torch.no_grad():
+                for name, t in weights:
+                    if name not in params:
+                        raise KeyError(f"load_weights: unknown parameter {name!r}")
+                    if id(params[name]) in self._dropped:  # sleep() dropped it: allocate again
+                        shape = self._dropped.pop(id(params[name]))
+                        params[name].data = t.new_empty(shape, dtype=params[name].dtype)
+                    if params[name].shape != t.shape:
+                        raise ValueError(
+                            f"load_weights: {name} has shape {tuple(t.shape)}, expected {tuple(params[name].shape)}"
+                        )
+                    params[name].copy_(t)
+            self._slot_tokens = [[] for _ in range(self.max_batch)]
 
     async def aclose(self) -> None:
         if self._loop_task is not None:

@@ -178,7 +178,8 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
     for pid in workers.stdout.split():
         os.kill(int(pid), signal.SIGTERM)
-    assert proc.wait(timeout=600) == 0  # a clean stop (bookkeeping/stop.py)
+    # a clean stop (bookkeeping/stop.py)
+    assert proc.wait(timeout=600) == 0, log_path.read_text()[-4000:]
     log = log_path.read_text()
     # one notice per run (rank 0 says it; issue 42)
     assert log.count("SIGTERM: cutting this step short") == 1

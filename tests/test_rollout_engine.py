@@ -126,6 +126,72 @@ def test_torch_engine_sleep_frees_the_kv_cache_and_packed_weights_and_wakes_to_t
     assert max(gaps) < 1e-5
 
 
+def test_torch_engine_sleep_waits_for_the_decode_step_a_cancelled_rollout_left_in_flight(
+    tiny_dir,
+):
+    """A stop signal cancels the rollout's requests while the worker thread decodes; train.py then
+    calls sleep() at once, which freed the weights under the running step (a rank's SIGSEGV in CI,
+    test_pipeline's overlapped SIGTERM test). sleep() now waits for that step."""
+    import threading
+    import time
+
+    from hf import weights
+
+    model = weights.load_hf(tiny_dir).eval()
+    tok = weights.load_tokenizer(tiny_dir)
+    eng = E.TorchEngine(
+        model, tok, max_batch=4, max_seq_len=256, stop_ids=set(), drop_weights_on_sleep=True
+    )
+    saved = {n: p.detach().clone() for n, p in model.named_parameters()}
+    prompts = [[5 + i, 17, 33, 2 + i, 9] for i in range(4)]
+    sp = E.SamplingParams(temperature=0.0, max_tokens=12)
+    loop = asyncio.new_event_loop()
+
+    async def greedy():
+        return await asyncio.gather(*(eng.generate(p, sp) for p in prompts))
+
+    before = loop.run_until_complete(greedy())
+    inside, returned = threading.Event(), threading.Event()
+    steps = eng._steps
+
+    def traced_steps(*args):
+        inside.set()
+        # widens the window the race needs: the step is still running when sleep() is called
+        time.sleep(0.3)
+        steps(*args)
+        returned.set()
+
+    eng._steps = traced_steps
+
+    async def start_then_cancel():
+        long = E.SamplingParams(temperature=0.0, max_tokens=200)
+        tasks = [loop.create_task(eng.generate(p, long)) for p in prompts]
+        while not inside.is_set():
+            await asyncio.sleep(0.001)
+        for t in tasks:
+            t.cancel()  # cancels each request's future at once, as the stop handler's cancel does
+        return tasks
+
+    tasks = loop.run_until_complete(start_then_cancel())
+    assert eng.computing  # the event loop stopped; the worker thread is still in its step
+    eng.sleep()
+    assert returned.is_set() and not eng.computing
+    assert eng.weights_dropped
+    assert all(b.self_attn.kv_cache is None for b in model.model.layers)
+    # the next rollout: the cancelled requests end, the sync brings the weights back
+    eng._steps = steps
+    async def ended():
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    results = loop.run_until_complete(ended())
+    assert all(isinstance(r, asyncio.CancelledError) for r in results)
+    eng.load_weights(saved.items())
+    again = loop.run_until_complete(greedy())
+    assert [c.token_ids for c in again] == [c.token_ids for c in before]
+    loop.run_until_complete(eng.aclose())
+    loop.close()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fast_cpu", [True, False], ids=["fast", "plain"])
 def test_torch_engine_prefix_reuse_continues_a_cached_turn_exactly(tok, smol, fast_cpu):
