@@ -631,26 +631,32 @@ async def run_episodes(
     images = await start.build_images(tasks, sandbox_cfg)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
-    # episodes that may still call the engine
+    # episodes that may still act (on_generation_end once none does)
     acting = len(tasks) * n_per_task
-    # a lockstep engine batches each turn of every episode still acting (TorchEngine)
-    if engine is not None:
-        engine.expect_episodes(acting)
+    # a lockstep engine (TorchEngine) batches each turn of the episodes that hold a slot of `sem`
+    # and still act: each is announced as it takes its slot, since one still waiting for a slot
+    # cannot ask, and a round that waited for it would wait until the others' timeouts
+    announced = False
 
-    def acted() -> None:
+    def stopped_acting() -> None:
         nonlocal acting
         acting -= 1
-        if engine is not None:
-            engine.episode_done()
         if acting == 0 and on_generation_end is not None:
             on_generation_end()
 
+    def acted() -> None:
+        # an episode that held a slot: the lockstep engine waits for it no more
+        if engine is not None:
+            engine.episode_done()
+        stopped_acting()
+
     async def episode(i: int, task, j: int) -> Trajectory:
+        nonlocal announced
         image = images[task.id]
         traj = _build_failed(task, j, image)
         if traj is not None:
             # its image failed to build: it never acts
-            acted()
+            stopped_acting()
             bar.episode_done(traj)
             return traj
         # this episode owns its sandbox started ahead from here (close_ahead closes the rest)
@@ -659,6 +665,10 @@ async def run_episodes(
         try:
             async with sem:
                 entered = True
+                if engine is not None:
+                    # the rollout's first announcement starts the engine's rollout state afresh
+                    engine.expect_episodes(1, rollout_start=not announced)
+                    announced = True
                 s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
                 traj = await run_episode(
                     task,

@@ -62,11 +62,12 @@ class Engine:
         Raises ValueError if the prompt does not leave room for one token within max_seq_len."""
         raise NotImplementedError
 
-    def expect_episodes(self, episodes: int) -> None:
-        """A rollout of `episodes` episodes starts (rollout.run_episodes): each calls generate turn
-        after turn and `episode_done` once when it will call no more. TorchEngine in lockstep mode
-        batches by it (a turn's requests of every episode still acting together, in a fixed
-        order); other engines ignore it."""
+    def expect_episodes(self, episodes: int, rollout_start: bool = True) -> None:
+        """`episodes` more episodes start acting: each calls generate turn after turn and
+        `episode_done` once when it will call no more. rollout.run_episodes announces each episode
+        as it takes its concurrency slot (rollout_start True for a rollout's first). TorchEngine in
+        lockstep mode batches by it (a turn's requests of every episode acting together, in a
+        fixed order); other engines ignore it."""
 
     def episode_done(self) -> None:
         """One episode of the rollout `expect_episodes` announced will call generate no more (it

@@ -56,7 +56,10 @@ class TorchEngine(Engine):
     sampling seed, then prompt), later ones waiting for the next round. What each sequence is batched with,
     the slot and cached prefix it gets and the n-gram drafts it is fed then follow from the requests alone,
     not from when containers answered; with the per-request seeds the same rollout gives the same tokens and
-    log-probs bitwise (a resumed run replays the uninterrupted one). The n-gram index of finished replies and
+    log-probs bitwise (a resumed run replays the uninterrupted one), as long as every episode of the rollout
+    holds a concurrency slot from the start (rollout.max_concurrent_episodes >= its episodes, as in a
+    training step; rollout.run_episodes announces each episode as it takes a slot, and when a slot frees
+    depends on the verifier's time). The n-gram index of finished replies and
     the slots' use order start empty with each rollout. Costs the wait for the slowest agent command of each
     turn (BENCHMARKS.md, "Lockstep batching"). Off, or without expect_episodes: continuous batching, each
     request admitted as soon as a slot is free (the numerics then depend on the batch, ~1e-5 in log-probs).
@@ -159,13 +162,15 @@ class TorchEngine(Engine):
         await self._queue.put(req)
         return await req.future
 
-    def expect_episodes(self, episodes: int) -> None:
+    def expect_episodes(self, episodes: int, rollout_start: bool = True) -> None:
         """Lockstep (when on): `episodes` more episodes will call generate until each calls
-        episode_done; rounds wait for every one still acting. A new rollout (none acting) starts
-        with an empty n-gram index of replies and fresh slot use order, as after a resume."""
+        episode_done; rounds wait for every one still acting. rollout_start with none acting: a
+        new rollout, with an empty n-gram index of replies and fresh slot use order, as after a
+        resume (an episode announced later in the rollout, as a concurrency slot frees, keeps
+        them even when none acts at that moment)."""
         if not self.lockstep or episodes < 1:
             return
-        if not self._live:
+        if rollout_start and not self._live:
             self._replies = NgramIndex()
             self._slot_used = [0] * self.max_batch
             self._tick = 0

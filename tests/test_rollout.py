@@ -529,3 +529,23 @@ def test_wall_clock_timeout_stops_a_slow_episode_and_verifies(tok, tasks):
         0,
         0.0,
     )
+
+
+@pytest.mark.docker
+def test_a_lockstep_rollout_with_more_episodes_than_slots_runs_every_episode(tiny_dir, tasks):
+    # evaluation runs tasks x k episodes at most max_concurrent_episodes at once; the lockstep engine
+    # waited for all of them to ask, and those still waiting for a slot never could: every round
+    # stalled until the acting episodes timed out (24 of 32 held-out episodes, 0 turns each)
+    from hf import weights
+
+    model = weights.load_hf(tiny_dir).eval()
+    tok = weights.load_tokenizer(tiny_dir)
+    eng = E.TorchEngine(model, tok, max_batch=2, max_seq_len=1024, lockstep=True)
+    cfg = replace(
+        CFG, max_concurrent_episodes=2, max_turns=2, max_tokens_per_turn=8, episode_timeout_s=60.0
+    )
+    trajs = run([tasks["write-hello-file"]], eng, tok, cfg, n=5, seed=3)
+    assert [t.stop_reason for t in trajs if t.stop_reason in ("timeout", "error")] == []
+    # each episode generated its turns: 2 turns of 8 tokens, or fewer when a reply ended early
+    assert all(t.num_turns >= 1 and sum(t.loss_mask) >= 1 for t in trajs)
+    assert eng._live is None  # every announced episode said it was done
