@@ -463,13 +463,14 @@ PRESETS["cpu-learn-multiturn"] = _replace(
     task_ids=(),
     difficulties=(),
     tasks="runs/learn/tasks/train",
-    steps=24,
+    # 16 steps at a constant 1e-5 (twice run 1's 5e-6): from the warm start's 0.30 held-out to 0.65
+    # (BENCHMARKS.md, "`make learn`: multi-turn learning", full run 2)
+    steps=16,
     tasks_per_step=4,
-    # twice run 1's 5e-6 (BENCHMARKS.md): from a warm start near 30% most groups vary, and 24 steps are few
     lr=1e-5,
     lr_schedule="constant",
     out_dir="runs/learn/train",
-    save_every=24,
+    save_every=16,
 )
 
 
