@@ -1,4 +1,4 @@
-"""The figures README.md and DESIGN.md state that the code can know (issue 42): the dataset's counts,
+"""The figures README.md and DESIGN.md state that the code can know: the dataset's counts,
 the presets, the CPU defaults' shape, the test counts per tier. A figure the code changes fails here
 until the documents say it."""
 
