@@ -6,13 +6,14 @@
 verification is the weight of the task's hidden tests that passed over the weight of all of them
 (`verify`). The judge scales what the tests earned, from w_tests / (w_tests + w_judge) of it (judge 0)
 to all of it (judge 1): it can only take reward away, so an unsolved episode (verification 0) gets 0
-whatever it said to the grader, and reward <= verification always (issue 26; the additive rule
-0.65 * tests + 0.35 * judge paid 0.35 for a note to the grader). A failed judge is never scored 0 (or 1):
+whatever it said to the grader, and reward <= verification always (an additive rule
+0.65 * tests + 0.35 * judge would pay 0.35 for a note to the grader). A failed judge is never scored 0 (or 1):
 that trajectory falls back to the tests alone. Rewards inside one group share one scale
 (`group_rewards`, the one rule of training and evaluation): if any member's judge failed, the whole
 group is scored on the tests alone.
 
-Test reports are duck-typed (verifier.TestReport: .tests, .timed_out, .error, .skipped, .tampered): no Docker here.
+Test reports are sandboxing.verifier.TestReport values (.tests, .timed_out, .error, .skipped, .tampered,
+.parts), read by attribute: no Docker here.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def _covers(key: str, test: str) -> bool:
 
 
 def verify(report, weights: dict[str, float]) -> Verification:
-    """Score a TestReport (sandbox.py; duck-typed: .tests dict[str, bool], .timed_out, .error, optional .skipped
-    and .tampered) against task weights.
+    """Score a TestReport (sandboxing/verifier.py: .tests dict[str, bool], .timed_out, .error, .skipped,
+    .tampered, .parts) against task weights.
 
     A key `test_x` covers the test `test_x` and every parametrized case `test_x[...]` (compared after
     `normalize_test_id`); it passes only if one of its tests ran and all passed. A weighted test that did not
@@ -118,7 +119,7 @@ def verify(report, weights: dict[str, float]) -> Verification:
     for name, ok in tests.items():
         if not isinstance(ok, bool):
             raise ValueError(f"report.tests[{name!r}] = {ok!r}: expected a bool")
-    tampered = getattr(report, "tampered", None)
+    tampered = report.tampered
     if tampered:
         return Verification(
             score=0.0,
@@ -132,12 +133,12 @@ def verify(report, weights: dict[str, float]) -> Verification:
             skipped=[],
             tampered=tampered,
         )
-    parts = getattr(report, "parts", None)
+    parts = report.parts
     # a Harbor test.sh scored itself: weights are not test names
     if parts is not None:
         return _verify_parts(parts, bool(report.timed_out), report.error)
 
-    skipped_names = {normalize_test_id(t) for t in (getattr(report, "skipped", None) or [])}
+    skipped_names = {normalize_test_id(t) for t in report.skipped}
     names = {t: normalize_test_id(t) for t in tests}
     passed = []
     failed = []

@@ -12,7 +12,7 @@ the same load. Printed: the median ratio, its spread (min..max over pairs), both
 sequences have identical greedy tokens, and the load average (os.getloadavg) before and after. Also the
 median ratio of CPU seconds (time.process_time, all threads of this process): on a machine loaded far beyond
 its cores, wall time is mostly waiting for a turn on a core, and CPU time is the steadier measure of the work.
-Goals (issue 16): median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
+Goals: median >= 2x at batch 1 and >= 3x at batch 8, identical greedy tokens for >= 90%.
 
     python bench/bench_generate.py [--batches 1 8] [--new-tokens 32] [--pairs 3] [--threads 1] [--model default]
                                    [--no-speculate] [--draft-tokens 5] [--linear] [--compile-step]

@@ -1,4 +1,4 @@
-"""Hostile reads and writes against the harness (issue 41): this tree (B) against a baseline commit (A).
+"""Hostile reads and writes against the harness: this tree (B) against a baseline commit (A).
 
     python bench/bench_hostile_reads.py [--baseline a7bc3bd] [--reps 3]
 

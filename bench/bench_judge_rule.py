@@ -1,4 +1,4 @@
-"""How the reward rule treats the judge: main's additive rule against `reward.combine` (issue 26).
+"""How the reward rule treats the judge: an additive rule against `reward.combine`.
 
     python bench/bench_judge_rule.py [--step 0.05]
 
@@ -23,7 +23,7 @@ from reward import combine  # noqa: E402
 
 
 def additive(tests: float, judge: float, w_tests: float = 0.65, w_judge: float = 0.35) -> float:
-    """main before issue 26: (w_tests * tests + w_judge * judge) / (w_tests + w_judge)."""
+    """The additive rule reward.combine replaced: (w_tests * tests + w_judge * judge) / (w_tests + w_judge)."""
     return (w_tests * tests + w_judge * judge) / (w_tests + w_judge)
 
 

@@ -11,8 +11,8 @@
     (`docker run -d`, M x `docker exec`, `docker rm -f`) from N threads: wall time, failures, leaks.
 (d) how long `exec("sleep 1000", timeout=2)` takes to return, plain and with SIGTERM ignored (no baseline:
     the docker CLI has no exec timeout).
-Ratios are ours / CLI (lower is better). Goals: (b) <= 0.1 (issue 14; aim 0.05), (a) p50 <= 1 s, (c) 0 failures,
-0 leaks (issue 3).
+Ratios are ours / CLI (lower is better). Goals: (b) <= 0.1 (aim 0.05), (a) p50 <= 1 s, (c) 0 failures,
+0 leaks.
 """  # noqa: E501
 
 from __future__ import annotations

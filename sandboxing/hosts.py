@@ -6,7 +6,7 @@ it): `local` (the engine `docker.from_env()` finds: $DOCKER_HOST or the default 
 `unix:///path`, `tcp://host:port` (TLS with client certificates, always: ca.pem, cert.pem, key.pem
 from $DOCKER_CERT_PATH/<host:port>/ or $DOCKER_CERT_PATH/, default ~/.docker) or `ssh://user@host`
 (the OpenSSH client and its config). docker-py speaks all three. Empty: the local engine alone,
-unlimited, as before this module existed.
+unlimited.
 
 An episode takes a slot on the least-loaded engine that has room (`place`, a pure function of the
 engines' states); its sandbox, verifier and task image live on that engine. An engine that stops

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# First light on one GPU (issue 29), bench/first_light.py: the learner (FSDP2, fp32 master, bf16
+# First light on one GPU, bench/first_light.py: the learner (FSDP2, fp32 master, bf16
 # compute: tokens/s, MFU, peak memory vs gpu_memory.memory_items), TorchEngine decode vs transformers
 # generate, weight sync, and the smoke checks that need no vLLM. Results: $OUT/first_light.json,
 # $OUT/first_light.txt (the table, also printed), $OUT/first_light.log. TIME LIMIT: one device call

@@ -157,7 +157,7 @@ def colocated(device_kind: str) -> str:
         render_ids(tok, [{"role": "user", "content": t}], add_generation_prompt=True) for t in TEXTS
     ]
     eng = engine_on(path, device)
-    if device.type == "cuda":  # a new thread starts on cuda:0 (NOTES.md); the engine's sets its own
+    if device.type == "cuda":  # a new thread starts on cuda:0; the engine's sets its own
         seen = asyncio.run(
             asyncio.to_thread(lambda: (eng._set_device(), torch.cuda.current_device()))
         )

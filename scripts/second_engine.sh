@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A second Docker engine on this machine, for tests and benches of sandbox.docker_hosts (issue 27).
+# A second Docker engine on this machine, for tests and benches of sandbox.docker_hosts.
 # Own socket, data root, exec root and pidfile; the same --bridge=none --iptables=false set-up as the
 # first engine (scripts/docker_engine.sh). Idempotent:
 #   scripts/second_engine.sh start [N]   start engine N (default 2) if it does not answer; load the base

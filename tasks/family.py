@@ -1,5 +1,5 @@
 """A procedurally generated multi-turn task family: every instance needs a value that an earlier turn's
-observation revealed (issue 38).
+observation revealed.
 
     python -m tasks family --out DIR --seeds 0:64 [--split train|eval] [--shapes pointer run config]
                            [--hops 1-4]

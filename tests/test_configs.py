@@ -277,7 +277,7 @@ TRAIN_BOUNDS = [
     ("grpo.tis_cap", 1.0, 0.99, "must be 0 (off) or >= 1"),
     ("grpo.num_minibatches", 1, 0, "must be >= 1"),
     ("max_off_policy_steps", 0, -1, _ONE_DEEP),
-    # one rollout deep: 2 ran as 1 (issue 39), so it is refused
+    # one rollout deep: 2 would run as 1, so it is refused
     ("max_off_policy_steps", 1, 2, _ONE_DEEP),
     ("policy.max_seq_len", 2048, 2047, "must be >= rollout.max_context_tokens"),
     ("policy.engine_max_batch", 1, 0, "must be >= 1"),
@@ -585,7 +585,7 @@ def test_host_budget_admits_what_fits_and_prints_the_arithmetic():
 
 
 def test_host_budget_lowers_concurrency_to_the_scarcer_resource():
-    # the issue's case: 64 episodes x 2 x 1 GiB on a 24 GiB host
+    # 64 episodes x 2 x 1 GiB on a 24 GiB host
     fits, line = admission.host_budget(64, 1024, 2048, 1, ram_bytes=24 * GiB, disk_bytes=1000 * GiB)
     assert fits == 12 and line.endswith(
         "room for 12 (RAM) and 250 (disk) per rank; "

@@ -22,13 +22,13 @@ RUN_ID = f"test-disk-{os.getpid()}"
 MiB = 1 << 20
 # 8 files of 32 MiB, 0.2 s apart: 256 MiB at most, each file under the 64 MiB per-file limit
 FILLER = "for i in 1 2 3 4 5 6 7 8; do fallocate -l 32M /tmp/fill$i || exit 9; sleep 0.2; done"
-# six 60 MiB sparse files (issue 41): no block on disk, 360 MiB once a snapshot writes them out
+# six 60 MiB sparse files: no block on disk, 360 MiB once a snapshot writes them out
 SPARSE = "for i in 1 2 3 4 5 6; do truncate -s 60M /tmp/sparse$i || exit 9; done"
 # 200 sparse files of 1 MiB: each far under the cap, 200 MiB together
 SMALL_SPARSE = (
     "mkdir /tmp/s && cd /tmp/s && for i in $(seq 200); do truncate -s 1M f$i || exit 9; done"
 )
-# 900 nested folders under /app: the host path of the deepest passes PATH_MAX (issue 41's review)
+# 900 nested folders under /app: the host path of the deepest passes PATH_MAX
 DEEP = (
     "python3 -c \"import os\nos.chdir('/app')\nfor i in range(900):\n"
     "    os.mkdir('dddd')\n    os.chdir('dddd')\n\""
@@ -107,7 +107,7 @@ def nest(root, depth: int, name: str = "dddd") -> int:
 
 
 def test_layer_usage_walks_folders_nested_past_path_max(tmp_path):
-    # 900 levels of "dddd/": a 4,500-character path, which a walk by path cannot open (issue 41)
+    # 900 levels of "dddd/": a 4,500-character path, which a walk by path cannot open
     expected = nest(tmp_path, 900)
     assert layer_usage([str(tmp_path)], 1 << 40) == Usage(expected, 901)
 

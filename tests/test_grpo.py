@@ -263,8 +263,8 @@ def test_truncated_importance_sampling_weights_tokens_by_capped_ratio_to_engine(
 
 def test_tis_compares_the_engine_with_the_old_policy_under_the_same_truncation():
     # The engine reports log q = log p - log(kept mass) under top-k / top-p; given the learner's
-    # kept mass, an engine holding the old policy gives w = 1 and engine_kl = 0 (issue 39: the full
-    # distribution against the truncated one gave w = kept mass < 1 on-policy).
+    # kept mass, an engine holding the old policy gives w = 1 and engine_kl = 0 (the full
+    # distribution against the truncated one would give w = kept mass < 1 on-policy).
     kept = torch.tensor([[-0.1, -0.3, -0.05], [-0.2, -0.02, -1.0]])
     _, m, grad = _loss(engine_logprobs=OLD - kept, old_log_kept_mass=kept, tis_cap=2.0)
     torch.testing.assert_close(m["tis_weight_mean"], torch.tensor(1.0))

@@ -1,4 +1,4 @@
-"""The mechanics long episodes need (issue 38): an observation cut to fit the context, a turn cut at
+"""The mechanics long episodes need: an observation cut to fit the context, a turn cut at
 its token cap counted as a malformed turn, no observation after the last turn, a task's max_turns
 never above the config's, DAPO's dynamic sampling (refill rounds) and the step's episode figures.
 

@@ -1,4 +1,4 @@
-"""Memory per rank (issue 28): peak RSS in the step line and metrics.jsonl, the records a killed
+"""Memory per rank: peak RSS in the step line and metrics.jsonl, the records a killed
 rank leaves, and the launcher's line naming it."""
 
 import os

@@ -117,7 +117,8 @@ def test_chat_probe_says_no_extension_is_in_use_and_what_the_server_cannot_honou
 
 @pytest.mark.server
 def test_chat_generate_with_top_k_set_is_answered_without_the_refused_field(served, tok):
-    # top_k=5 used to be sent and refused with HTTP 422 ("Unexpected fields in the request: {'top_k'}").
+    # a server that does not know top_k refuses it with HTTP 422 ("Unexpected fields in the request:
+    # {'top_k'}"), so chat mode must not send it
     async def go():
         eng = OpenAIEngine(served, MODEL, tok, mode="chat")
         try:

@@ -1,4 +1,4 @@
-"""The figures README.md and DESIGN.md state that the code can know (issue 42): the dataset's counts,
+"""The figures README.md, docs/reference.md and DESIGN.md state that the code can know: the dataset's counts,
 the presets, the CPU defaults' shape, the test counts per tier. A figure the code changes fails here
 until the documents say it."""
 
@@ -15,6 +15,7 @@ from tasks import select_tasks
 
 README = (ROOT / "README.md").read_text()
 DESIGN = (ROOT / "DESIGN.md").read_text()
+REFERENCE = (ROOT / "docs" / "reference.md").read_text()
 # make test-fast's marker expression (Makefile)
 FAST_TIER = "not docker and not model_run and not server and not slow"
 
@@ -40,8 +41,8 @@ def test_the_dataset_counts_are_those_of_the_shipped_tasks():
     # every other place that says how many
     assert re.findall(r"the shipped dataset \((\d+) tasks\)", README) == [str(len(tasks))]
     assert re.findall(r"the shipped dataset \((\d+) tasks\)", DESIGN) == [str(len(tasks))]
-    assert re.findall(r"all (\d+) when nothing selects", README) == [str(len(tasks))]
-    assert re.findall(r"--difficulties easy --k 4 +# (\d+) tasks x 4", README) == [
+    assert re.findall(r"all (\d+) when nothing selects", REFERENCE) == [str(len(tasks))]
+    assert re.findall(r"--difficulties easy --k 4 +# (\d+) tasks x 4", REFERENCE) == [
         str(by_difficulty["easy"])
     ]
 
@@ -86,3 +87,12 @@ def test_the_test_counts_per_tier_are_what_pytest_collects():
     assert stated, "README states the fast tier's count"
     assert (int(stated.group(1)), int(stated.group(2))) == (fast, total)
     assert re.findall(r"CI's command \((\d+) tests;", README) == [str(total)]
+
+
+def test_the_ablation_example_quotes_the_loss_line_as_grpo_py_has_it():
+    # the guide's worked example tells the reader which line to replace: it must be there to find
+    fork = README[README.index("## How to fork an ablation") :]
+    line = re.search(r"```python\n\s*(.+)\n\s*```", fork).group(1).strip()
+    assert line.startswith("pg = _clipped_surrogate(")
+    grpo_lines = [x.strip() for x in (ROOT / "grpo.py").read_text().splitlines()]
+    assert line in grpo_lines

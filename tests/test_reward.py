@@ -2,25 +2,13 @@
 
 import logging
 import math
-from dataclasses import dataclass
 
 import pytest
 
 from reward import combine, group_rewards, verify
-
-try:
-    from sandbox import (
-        TestReport as Report,  # aliased so pytest does not try to collect it as a test class
-    )
-except ImportError:  # sandbox.py not there yet: the same fields (contracts.md)
-
-    @dataclass
-    class Report:
-        tests: dict
-        timed_out: bool = False
-        error: str | None = None
-        duration_s: float = 0.0
-        output: str = ""
+from sandboxing.verifier import (
+    TestReport as Report,  # aliased so pytest does not try to collect it as a test class
+)
 
 
 def report(tests, timed_out=False, error=None):

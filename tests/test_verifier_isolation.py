@@ -1,6 +1,6 @@
-"""Verification nobody can forge, round three (issue 41): attacking agents of our own against the real verifier.
+"""The verifier's isolation from the agent: attacking agents of our own against the real verifier.
 
-Each class of issue 41 meets an agent that solves nothing and attacks: the harness runs only what it brought
+Each class of attack meets an agent that solves nothing: the harness runs only what it brought
 (modules the toolchain tries and lacks, a shadowing /app/pytest.py, an agent's /pytest.ini and /conftest.py,
 trojan chmod, mkdir and pytest on the image's PATH, a writable /tests); no process of the agent's survives
 into scoring and the test runner's memory is closed to the program under test (a child writing
@@ -366,7 +366,7 @@ def test_the_guard_compiles_and_names_the_toolchain_root():
     assert f"TESTS = {toolchain.TESTS!r}" in source
 
 
-# ---- the verifier's mount points: an agent's symlink there is tampering (issue 41's review) --------------
+# ---- the verifier's mount points: an agent's symlink there is tampering -------------------------------------
 
 
 @pytest.mark.docker
