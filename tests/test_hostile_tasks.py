@@ -433,3 +433,18 @@ def test_tasks_validate_on_a_hostile_set_refuses_each_attack_and_touches_no_host
     refused = sorted(ln.split(":")[0] for ln in r.stdout.splitlines() if ln.startswith("refused "))
     assert refused == [f"refused {n}" for n in sorted(attacks)], out[-3000:]
     assert "1 valid" in r.stdout and "4 refused at loading" in r.stdout, r.stdout[-2000:]
+
+
+def test_export_harbor_copies_a_context_symlink_as_a_link_and_reads_no_host_file(tmp_path, host):
+    """A link in the build context stays a link (Docker resolves it in the image, not on the host):
+    export-harbor writes the same link and never the host file's bytes."""
+    from tasks.harbor import export_harbor
+
+    task_dir = _copy(NATIVE, tmp_path, "fx-greeting")
+    _link(task_dir / "files" / "leak.txt", host / "secret.txt")
+    (task,) = load_tasks(task_dir)
+    (out,) = export_harbor([task], tmp_path / "export")
+    leak = out / "environment" / "files" / "leak.txt"
+    assert leak.is_symlink() and os.readlink(leak) == str(host / "secret.txt")
+    files = [p for p in out.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert files and not [p for p in files if SECRET in p.read_text(errors="replace")]
