@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 import sandbox as sandbox_lib
+from bookkeeping.sanitise import install_log_sanitiser, printable
 from bookkeeping.stop import StopFlag
 from configs import EvalConfig, parse_eval_cli
 from engines import Engine, ScriptedEngine, build_engine, engine_kind
@@ -109,7 +110,7 @@ def failed_run_line(summary: dict, allow_errors: bool = False) -> str | None:
     allow_errors, some did (resolved_rate leaves them out; resolved_all counts them unresolved). None when
     the run is fine. Shared by model and --oracle runs: the CLI exits 1 on it."""
     o = summary["overall"]
-    top = summary.get("top_error") or "unknown"
+    top = printable(summary.get("top_error") or "unknown")  # an agent program's output, as text
     if o["episodes"] == 0 or o["errors"] == 0 or (allow_errors and o["errors"] < o["episodes"]):
         return None
     if o["errors"] < o["episodes"]:
@@ -275,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     leftovers of dead runs, evaluate. SIGINT/SIGTERM (stop.StopFlag) cancel the episodes, their sandboxes
     close, this run's containers are reaped, and the exit status is 130 with no summary.
     Raises configs.ConfigError naming a bad field."""
+    install_log_sanitiser()
     cfg = parse_eval_cli(argv, description=__doc__.split("\n\n")[0])
     cfg.run_id = cfg.run_id or sandbox_lib.RUN_ID
     stop = StopFlag("[eval]", "cancelling the episodes").install()
@@ -318,5 +320,5 @@ if __name__ == "__main__":
     ) as e:  # bad --model / --tasks / flags: one line, no traceback
         if os.environ.get("TERMRL_DEBUG"):
             raise
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {printable(e)}", file=sys.stderr)
         sys.exit(2)

@@ -574,19 +574,33 @@ SOLUTION_DIR = "/solution"
 async def put_solution(sb: Sandbox, task, path: str) -> str:
     """Copy a task's oracle into the sandbox; returns the bash command that runs it (from the WORKDIR).
     A Harbor solution/ folder goes to /solution whole (solve.sh and its side files); a single script to
-    `path`. Raises ValueError when the task has no oracle."""
+    `path`. A symlink is never followed out of solution/ (for a single script: out of the task
+    folder), so no host file reaches the container. Raises ValueError when the task has no oracle or
+    has such a link."""
     folder = getattr(task, "solution_dir", None)
     if folder is not None:
-        for f in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-            await sb.write_file(
-                f"{SOLUTION_DIR}/{f.relative_to(folder).as_posix()}", f.read_bytes(), 0o755
-            )
+        root = Path(folder).resolve()
+        for f in sorted(Path(folder).rglob("*")):  # rglob does not descend into linked folders
+            real, name = f.resolve(), f.relative_to(folder).as_posix()
+            if f.is_symlink() and not real.is_relative_to(root):
+                raise ValueError(
+                    f"task {task.id}: solution/{name} is a symlink to {real}, outside solution/; "
+                    "not followed"
+                )
+            if real.is_file():
+                await sb.write_file(f"{SOLUTION_DIR}/{name}", real.read_bytes(), 0o755)
         return f"bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
     if task.solution is None:
         raise ValueError(
             f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)"
         )
-    await sb.write_file(path, Path(task.solution).read_bytes())
+    script = Path(task.solution)
+    if script.is_symlink() and not script.resolve().is_relative_to(Path(task.path).resolve()):
+        raise ValueError(
+            f"task {task.id}: the solution {script} is a symlink to {script.resolve()}, outside the "
+            "task folder; not followed"
+        )
+    await sb.write_file(path, script.read_bytes())
     return f"bash {path}"
 
 

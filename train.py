@@ -43,6 +43,7 @@ import time
 import configs
 from bookkeeping.checkpoints import plan_start, run_complete
 from bookkeeping.record import finish, record
+from bookkeeping.sanitise import install_log_sanitiser
 from learner.distributed import agreed_stop, leave_after_peer, peer_gone
 from learner.packing import samples_from_groups
 from tasks import TaskError, select_tasks
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     configs.ConfigError naming a bad field, the task folder, or the run and fields a start is
     refused for, before anything is written to out_dir or any model, container or API is used."""
     # parse
+    install_log_sanitiser()  # episode errors carry container text
     argv = sys.argv[1:] if argv is None else list(argv)
     cfg = configs.parse_cli([a for a in argv if a != "--check-config"], description=__doc__)
     tasks = load_task_set(cfg)

@@ -39,6 +39,7 @@ from pathlib import Path
 import configs
 import evaluate
 import sandbox
+from bookkeeping.sanitise import install_log_sanitiser
 from experiments import warm_start as warm_start_lib
 from experiments.learn_single import TrainFailed, TrainStopped, policy_stats, run_train
 from sandboxing import hosts
@@ -456,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry. Returns 0 when the run completed (whatever the verdict) or training was stopped cleanly by a
     signal (nothing evaluated), 1 when training failed. Raises configs.ConfigError naming a bad field (before
     anything runs)."""
+    install_log_sanitiser()  # the evaluations' episode errors carry container text
     cfg, rest = parse_args(sys.argv[1:] if argv is None else argv)
     Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
     sandbox_cfg = configs.PRESETS[cfg.preset].sandbox

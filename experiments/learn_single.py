@@ -37,6 +37,7 @@ import configs
 import evaluate
 import sandbox
 from bookkeeping import launch
+from bookkeeping.sanitise import install_log_sanitiser
 from tasks import select_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -340,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry. Returns 0 when the run completed (whatever the verdict) or training was stopped
     cleanly by a signal (nothing evaluated), 1 when training failed.
     Raises configs.ConfigError naming a bad field (before anything runs)."""
+    install_log_sanitiser()  # the evaluations' episode errors carry container text
     cfg, train_cfg, train_argv = parse_args(sys.argv[1:] if argv is None else argv)
     Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
     try:

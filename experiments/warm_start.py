@@ -32,6 +32,7 @@ import configs
 import sandbox as sandbox_lib
 from agent.chat import ChatFormat
 from agent.oracle import OracleReplies
+from bookkeeping.sanitise import install_log_sanitiser, printable
 from engines import ScriptedEngine
 from hf import weights
 from learner.sft import demonstrations, masked_nll, train_sft
@@ -135,7 +136,7 @@ def warm_start(cfg: configs.WarmStartConfig) -> dict:
     samples = demonstrations(trajectories)
     resolved = [t for t in trajectories if t.resolved and t.error is None]
     unresolved = sorted({t.task_id for t in trajectories if not t.resolved})
-    errors = Counter(t.error for t in trajectories if t.error).most_common(1)
+    errors = Counter(printable(t.error) for t in trajectories if t.error).most_common(1)
     print(
         f"demonstrations: {len(samples)} resolved of {len(trajectories)} oracle episodes "
         f"({demonstrate_s / len(trajectories):.2f} s per episode with {fits} at once); "
@@ -185,6 +186,7 @@ def warm_start(cfg: configs.WarmStartConfig) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: parse and validate WarmStartConfig before any model or container is touched, reap
     dead runs' leftovers, warm start, reap this run's containers. Returns the exit status."""
+    install_log_sanitiser()
     cfg = configs.parse_warm_start_cli(argv, description=__doc__.split("\n\n")[0])
     cfg.run_id = cfg.run_id or sandbox_lib.RUN_ID
     for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 import configs
+from bookkeeping.sanitise import install_log_sanitiser, printable
 from tasks.family import MAX_HOPS, SHAPES, generate_family, parse_hops, parse_seeds
 from tasks.generate import generate as run_generate
 from tasks.generate import make_llm
@@ -47,7 +48,7 @@ def _bad_knobs(**knobs) -> bool:
     try:
         configs.validate_tasks_cli(**knobs)
     except configs.ConfigError as e:
-        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        console.print(f"error: {printable(e)}", markup=False, soft_wrap=True)
         return True
     return False
 
@@ -55,8 +56,10 @@ def _bad_knobs(**knobs) -> bool:
 def _report_refused(refused: list[TaskError]) -> None:
     for e in refused:
         console.print(
-            f"refused {e.task_id}: {e.field}: {' '.join(e.message.split())}"
-            + (f" [{e.path}]" if e.path else ""),
+            printable(
+                f"refused {e.task_id}: {e.field}: {' '.join(e.message.split())}"
+                + (f" [{e.path}]" if e.path else "")
+            ),
             markup=False,
             soft_wrap=True,
         )
@@ -66,7 +69,7 @@ def _load(path: str, normalize_weights: bool, strict: bool = False, refused: lis
     try:
         return load_tasks(path, normalize_weights=normalize_weights, strict=strict, refused=refused)
     except (TaskError, FileNotFoundError) as e:
-        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        console.print(f"error: {printable(e)}", markup=False, soft_wrap=True)
         return None
 
 
@@ -123,7 +126,7 @@ def validate(
         verdict = (
             f"[green]{result.verdict}[/green]" if result.ok else f"[red]{result.verdict}[/red]"
         )
-        detail = "" if result.ok else f": {escape(result.reason)}"
+        detail = "" if result.ok else f": {escape(printable(result.reason))}"
         elapsed = time.monotonic() - start
         left = elapsed / done * (len(selected) - done)
         console.print(
@@ -144,7 +147,9 @@ def validate(
         f"({time.monotonic() - start:.0f}s)"
     )
     for r in failed:
-        console.print(f"  {r.task_id}: {r.verdict}: {r.reason}", soft_wrap=True, markup=False)
+        console.print(
+            f"  {r.task_id}: {r.verdict}: {printable(r.reason)}", soft_wrap=True, markup=False
+        )
     if len(failed) == len(results) or (strict and (failed or refused)):
         return 1
     return 0
@@ -186,7 +191,9 @@ def stats_table(tasks: list) -> str:
     ]
     for c in rows:
         lines.append(
-            f"| {c} | " + " | ".join(str(counts[c, d]) for d in levels) + f" | {by_category[c]} |"
+            f"| {printable(c)} | "  # a category is a task file's text
+            + " | ".join(str(counts[c, d]) for d in levels)
+            + f" | {by_category[c]} |"
         )
     totals = [sum(t.difficulty == d for t in tasks) for d in levels]
     lines.append(
@@ -217,7 +224,7 @@ def import_csv(
         )
     except (TaskError, FileNotFoundError) as e:
         _report_refused(refused)
-        console.print(f"error: {e}", soft_wrap=True, markup=False)
+        console.print(f"error: {printable(e)}", soft_wrap=True, markup=False)
         return 2
     _report_refused(refused)
     ids = [t.id for t in written]
@@ -243,7 +250,7 @@ def export_harbor(out_dir: tyro.conf.Positional[str], tasks: str = "data/tasks")
     try:
         written = _export_harbor(loaded, Path(out_dir))
     except FileExistsError as e:
-        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        console.print(f"error: {printable(e)}", markup=False, soft_wrap=True)
         return 2
     console.print(
         f"exported {len(written)} task(s) as Harbor tasks into {out_dir}",
@@ -288,7 +295,7 @@ def generate(
     try:
         llm = make_llm(backend, model, base_url, max_tokens=max_tokens)
     except ValueError as e:
-        console.print(f"error: {e}", markup=False)
+        console.print(f"error: {printable(e)}", markup=False)
         return 2
     report = asyncio.run(
         run_generate(
@@ -302,7 +309,7 @@ def generate(
     )
     for r in report.rejected:
         console.print(
-            f"  rejected draft {r.draft} ({r.task_id or '?'}) at {r.stage}: {r.reason}",
+            f"  rejected draft {r.draft} ({r.task_id or '?'}) at {r.stage}: {printable(r.reason)}",
             markup=False,
             soft_wrap=True,
         )
@@ -333,7 +340,7 @@ def family(
         hop_range = parse_hops(hops)
         instances = generate_family(Path(out), split, seed_range, shapes, hop_range)
     except (configs.ConfigError, FileExistsError) as e:
-        console.print(f"error: {e}", markup=False, soft_wrap=True)
+        console.print(f"error: {printable(e)}", markup=False, soft_wrap=True)
         return 2
     except OSError as e:
         console.print(
@@ -353,6 +360,7 @@ def family(
 
 
 def main() -> int:
+    install_log_sanitiser()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("httpx", "httpx2", "anthropic"):  # one INFO line per request otherwise
         logging.getLogger(noisy).setLevel(logging.WARNING)

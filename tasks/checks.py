@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sandboxing.dockerfile import copy_sources
 from sandboxing.dockerfile import parse as parse_dockerfile
+from tasks.paths import inside
 from tasks.task import TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -45,6 +46,8 @@ def find_tests(task_id: str, tests_dir: Path) -> dict[str, bool]:
         )
     tests: dict[str, bool] = {}
     for file in files:
+        # a test file that is a symlink out of the task folder would be read here, on the host
+        inside(task_id, "tests", tests_dir.parent, file.absolute())
         try:
             tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))
         except (SyntaxError, UnicodeDecodeError) as e:

@@ -17,9 +17,13 @@ specification, per service:
   `lo`, service names resolve to 127.0.0.1), accepted and ignored.
 
 Anything else (volumes, privileged, devices, secrets, build args, `${VAR}` read from the host's
-environment, ...) is refused with one line naming the service and field. `main` takes only `build`,
-`image`, `depends_on`, the moot keys and resource keys (`cpus`, `mem_limit`, `deploy`: task.toml's
-[environment] decides): its other settings belong in environment/Dockerfile.
+environment, ...) is refused with one line naming the service and field, and so are a service or
+container name outside compose's charset (it becomes part of image tags and host cache folder names),
+an `image:` that is not an image reference (termrl writes it into a `FROM` line), and a build context
+or Dockerfile that leaves environment/ (a `..` part, an absolute path, a symlink; tasks/paths.py).
+`main` takes only `build`, `image`, `depends_on`, the moot keys and resource keys (`cpus`,
+`mem_limit`, `deploy`: task.toml's [environment] decides): its other settings belong in
+environment/Dockerfile.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import yaml
 
+from tasks.paths import IMAGE_REF, SERVICE_NAME, inside
 from tasks.task import TaskError
 
 MOOT = {
@@ -216,12 +221,16 @@ def _build(task_id: str, path: Path, env_dir: Path, name: str, build) -> tuple[P
     unknown = sorted(set(build) - {"context", "dockerfile"})
     if unknown:
         _fail(task_id, path, f"services.{name}.build.{unknown[0]}", "is not supported")
-    context = (env_dir / str(build.get("context", "."))).resolve()
-    if env_dir.resolve() not in (context, *context.parents):
-        _fail(task_id, path, f"services.{name}.build", f"context {context} is outside environment/")
-    dockerfile = context / str(build.get("dockerfile", "Dockerfile"))
+    where, env = f"services.{name}.build", "environment/"
+    named = str(build.get("context", "."))
+    field = f"docker-compose.yaml: {where}"
+    context = inside(task_id, f"{field}.context", env_dir, named, path, env).resolve()
+    # an absolute dockerfile stays absolute in the join, so it is checked as given
+    name_in_context = str(build.get("dockerfile", "Dockerfile"))
+    inside(task_id, f"{field}.dockerfile", env_dir, Path(named) / name_in_context, path, env)
+    dockerfile = context / name_in_context
     if not dockerfile.is_file():
-        _fail(task_id, path, f"services.{name}.build", f"{dockerfile} does not exist")
+        _fail(task_id, path, where, f"{dockerfile} does not exist")
     return dockerfile, context
 
 
@@ -244,6 +253,14 @@ def _depends_on(task_id: str, path: Path, name: str, deps, services: dict) -> tu
 
 
 def _sidecar(task_id: str, path: Path, env_dir: Path, name: str, svc: dict, services) -> Sidecar:
+    if not SERVICE_NAME.fullmatch(name):
+        # the name becomes part of image tags and of cache folder names on the host
+        _fail(
+            task_id,
+            path,
+            f"services.{name!r}",
+            "a service name is letters, digits, '_', '.' and '-', starting with a letter or digit",
+        )
     unknown = sorted(set(svc) - SIDECAR_KEYS)
     if unknown:
         _fail(task_id, path, f"services.{name}.{unknown[0]}", "is not supported by termrl")
@@ -252,6 +269,11 @@ def _sidecar(task_id: str, path: Path, env_dir: Path, name: str, svc: dict, serv
         dockerfile, context = _build(task_id, path, env_dir, name, svc["build"])
     elif not isinstance(svc.get("image"), str) or not svc["image"].strip():
         _fail(task_id, path, f"services.{name}", "needs `build` or `image`")
+    elif not IMAGE_REF.fullmatch(svc["image"].strip()):
+        # termrl writes `FROM <image>` into a Dockerfile: one line, an image reference only
+        _fail(
+            task_id, path, f"services.{name}.image", f"{svc['image']!r} is not an image reference"
+        )
     for key in ("command", "entrypoint"):
         if key in svc and not isinstance(svc[key], (str, list)):
             _fail(task_id, path, f"services.{name}.{key}", "must be a string or a list")
@@ -292,8 +314,9 @@ def parse_compose(task_id: str, env_dir: Path) -> Compose:
     `environment/` and `Dockerfile` when main names no build; its sidecars in start order).
 
     Raises TaskError naming the task, the service and the field: malformed YAML, no `main`, a field
-    termrl does not support (module docstring), a build context outside environment/, a missing
-    Dockerfile, an unknown depends_on target or a cycle, a value read from the host's environment.
+    termrl does not support (module docstring), a bad service name or image reference, a build
+    context or Dockerfile outside environment/, a missing Dockerfile, an unknown depends_on target
+    or a cycle, a value read from the host's environment.
     """
     path = Path(env_dir) / "docker-compose.yaml"
     try:
@@ -330,5 +353,10 @@ def parse_compose(task_id: str, env_dir: Path) -> Compose:
                 _fail(task_id, path, f"services.{name}", f"must be a mapping, got {svc!r}")
             sidecars[str(name)] = _sidecar(task_id, path, Path(env_dir), str(name), svc, services)
     names = {"main", *sidecars}
-    names |= {str(s[k]) for s in services.values() if s for k in ("container_name",) if s.get(k)}
+    for service, svc in services.items():
+        extra = (svc or {}).get("container_name")
+        if extra and not SERVICE_NAME.fullmatch(str(extra)):
+            # a host name of every container's /etc/hosts
+            _fail(task_id, path, f"services.{service}.container_name", f"{extra!r} is not a name")
+        names |= {str(extra)} if extra else set()
     return Compose(main_df, main_ctx, _ordered(task_id, path, sidecars), tuple(sorted(names)))

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
+from tasks.paths import inside
 from tasks.task import DIFFICULTIES, Task, TaskError
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")  # also a valid docker image name component
@@ -116,10 +117,10 @@ def finish_task(
     tests_name: the task folder's hidden-tests folder; dockerfile / context_dir default to the task folder's
     Dockerfile and the folder itself; solution defaults to the folder's solution.sh when present.
     """
-    dockerfile = dockerfile or task_dir / "Dockerfile"
+    dockerfile = dockerfile or inside(task_id, "Dockerfile", task_dir, "Dockerfile")
     context_dir = context_dir or task_dir
     check_dockerfile(task_id, dockerfile, context_dir, tests_name)
-    tests_dir = task_dir / tests_name
+    tests_dir = inside(task_id, "tests", task_dir, tests_name)
     tests = find_tests(task_id, tests_dir)
     if raw_weights is None:
         raise TaskError(
@@ -127,7 +128,7 @@ def finish_task(
         )
     weights = check_weights(task_id, raw_weights, tests, normalize, weights_field, source_path)
     if solution is None and (task_dir / "solution.sh").is_file():
-        solution = task_dir / "solution.sh"
+        solution = inside(task_id, "solution.sh", task_dir, "solution.sh")
     return Task(
         id=task_id,
         instruction=instruction,

@@ -34,6 +34,7 @@ fields termrl does not support (tasks/compose.py).
 
 import json
 import logging
+import os
 import re
 import shlex
 import tomllib
@@ -42,6 +43,7 @@ from pathlib import Path
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
 from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
+from tasks.paths import check_task_paths, inside
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -338,9 +340,12 @@ def _dockerfile(
     task_id: str, task_dir: Path, env: dict, toml_path: Path
 ) -> tuple[Path, Path, Compose | None]:
     """(main's Dockerfile, its build context, the parsed compose file or None)."""
-    env_dir = task_dir / "environment"
+    env_dir = inside(task_id, "environment", task_dir, "environment")
     compose = None
     if (env_dir / "docker-compose.yaml").is_file():
+        inside(
+            task_id, "environment/docker-compose.yaml", task_dir, "environment/docker-compose.yaml"
+        )
         compose = parse_compose(task_id, env_dir)
         dockerfile, context = compose.dockerfile, compose.context_dir
     else:
@@ -403,6 +408,7 @@ def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -
 def _task_id(task_dir: Path, data: dict | None, toml_path: Path) -> tuple[str, dict]:
     """(the id: `[task].name` after `/`, lower-cased, else the folder's name; task.toml's data)."""
     if data is None:
+        inside(task_dir.name, "task.toml", task_dir, "task.toml")
         try:
             data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as e:
@@ -422,6 +428,8 @@ def _task_id(task_dir: Path, data: dict | None, toml_path: Path) -> tuple[str, d
 
 def _instruction(task_id: str, task_dir: Path) -> str:
     path = task_dir / "instruction.md"
+    if path.is_file():  # the prompt: a symlink to a host file would put that file before the policy
+        inside(task_id, "instruction.md", task_dir, "instruction.md")
     if not path.is_file():
         raise TaskError(task_id, "instruction.md", "is missing", path)
     text = "\n".join(
@@ -435,7 +443,10 @@ def _instruction(task_id: str, task_dir: Path) -> str:
 def _verification(task_id: str, task_dir: Path, meta_in: dict, toml_path: Path) -> dict:
     """Task fields from tests/test.sh: weights, build_setup, test_setup, verifier_script, and for
     termrl's own exported tasks (EXPORT_MARK) allowed_prepass and max_turns from [metadata.termrl]."""
+    inside(task_id, "tests", task_dir, "tests")
     test_sh = task_dir / "tests" / "test.sh"
+    if test_sh.is_file():
+        inside(task_id, "tests/test.sh", task_dir, "tests/test.sh")
     if not test_sh.is_file():
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
@@ -513,7 +524,7 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         if side.dockerfile is not None:
             check_dockerfile(task_id, side.dockerfile, side.context_dir, None)
     solve = task_dir / "solution" / "solve.sh"
-    return Task(
+    task = Task(
         id=task_id,
         instruction=instruction,
         difficulty=difficulty_field(
@@ -537,6 +548,7 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         service_names=compose.names if compose else (),
         **fields,
     )
+    return check_task_paths(task)
 
 
 # ---------------------------------------------------------------- export
@@ -624,6 +636,16 @@ def _toml_value(v) -> str:
     return _q(v) if isinstance(v, str) else repr(float(v)) if isinstance(v, float) else str(int(v))
 
 
+def _copy_entry(src: Path, dest: Path) -> None:
+    """A file's bytes, or a symlink as the same link (never followed: its target may be a path in
+    the container, or a host file the export must not read)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_symlink():
+        dest.symlink_to(os.readlink(src))
+    else:
+        dest.write_bytes(src.read_bytes())
+
+
 def export_harbor(tasks: list[Task], out_dir: Path) -> list[Path]:
     """Write each task as a Harbor task folder out_dir/<id>/: task.toml ([task].name "termrl/<id>",
     [metadata] difficulty/category/tags and the task's meta, timeouts, `[metadata.termrl]` weights
@@ -646,20 +668,16 @@ def export_harbor(tasks: list[Task], out_dir: Path) -> list[Path]:
         env.mkdir(parents=True)
         for p in sorted(Path(task.context_dir).rglob("*")):
             if (
-                p.is_file()
+                (p.is_file() or p.is_symlink())
                 and not any(p.resolve() == s or s in p.resolve().parents for s in skip)
                 and "__pycache__" not in p.parts
             ):
-                (env / p.relative_to(task.context_dir)).parent.mkdir(parents=True, exist_ok=True)
-                (env / p.relative_to(task.context_dir)).write_bytes(p.read_bytes())
+                _copy_entry(p, env / p.relative_to(task.context_dir))
         (env / "Dockerfile").write_bytes(Path(task.dockerfile).read_bytes())
         (root / "tests").mkdir()
         for p in sorted(Path(task.tests_dir).rglob("*")):
-            if p.is_file() and "__pycache__" not in p.parts:
-                (root / "tests" / p.relative_to(task.tests_dir)).parent.mkdir(
-                    parents=True, exist_ok=True
-                )
-                (root / "tests" / p.relative_to(task.tests_dir)).write_bytes(p.read_bytes())
+            if (p.is_file() or p.is_symlink()) and "__pycache__" not in p.parts:
+                _copy_entry(p, root / "tests" / p.relative_to(task.tests_dir))
         (root / "tests" / "test.sh").write_text(_export_test_sh(task))
         if task.solution is not None:
             (root / "solution").mkdir()

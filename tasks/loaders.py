@@ -38,6 +38,7 @@ from tasks.fields import (
     text_field,
 )
 from tasks.harbor import is_harbor, load_harbor
+from tasks.paths import check_task_paths, inside
 from tasks.task import Task, TaskError
 from tasks.terminal_bench import TB_AGENT_TIMEOUT_S, TB_TEST_TIMEOUT_S, load_terminal_bench
 
@@ -138,6 +139,7 @@ def load_native(task_dir: Path, normalize_weights: bool = False) -> Task:
     task.agent_modules = modules_field(task_id, data.get("agent_modules"), toml_path)
     oracle_turns = task_dir / ORACLE_TURNS
     if oracle_turns.is_file():
+        inside(task_id, ORACLE_TURNS, task_dir, ORACLE_TURNS)
         read_oracle_turns(task_id, oracle_turns)
         task.oracle_turns = oracle_turns
     return task
@@ -466,7 +468,7 @@ def load_csv(
 
 
 def _read_toml(task_dir: Path) -> dict:
-    toml_path = task_dir / "task.toml"
+    toml_path = inside(task_dir.name, "task.toml", task_dir, "task.toml")
     try:
         return tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
@@ -481,14 +483,20 @@ FORMATS_TRIED = (
 )
 
 
+def _own_dirs() -> tuple[Path, ...]:
+    """termrl's cache folders a task's paths may point into: the Dockerfiles and oracle scripts
+    termrl writes for Terminal-Bench's `image:` services and solution.yaml (tasks/terminal_bench.py)."""
+    return (configs.cache_dir() / "compose", configs.cache_dir() / "solutions")
+
+
 def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
     """One task folder in whichever format it is; a folder of none of them names the formats tried."""
     if (task_dir / "task.toml").is_file():
         data = _read_toml(task_dir)
         if "id" in data:
-            return load_native(task_dir, normalize_weights)
+            return check_task_paths(load_native(task_dir, normalize_weights), _own_dirs())
         if is_harbor(task_dir, data):
-            return load_harbor(task_dir, data)
+            return check_task_paths(load_harbor(task_dir, data), _own_dirs())
         raise TaskError(
             task_dir.name,
             "task.toml",
@@ -497,7 +505,7 @@ def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
             task_dir / "task.toml",
         )
     if (task_dir / "task.yaml").is_file():
-        return load_terminal_bench(task_dir)
+        return check_task_paths(load_terminal_bench(task_dir), _own_dirs())
     raise TaskError(
         task_dir.name,
         "task.toml",

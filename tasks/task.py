@@ -8,6 +8,8 @@ weights that turn the test results into a verification score in [0, 1].
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bookkeeping.sanitise import printable
+
 DIFFICULTIES = (
     "easy",
     "medium",
@@ -27,7 +29,8 @@ class TaskError(ValueError):
         self.task_id, self.field, self.message = task_id, field, message
         self.path = Path(path) if path is not None else None
         where = f" [{self.path}]" if self.path is not None else ""
-        super().__init__(f"task '{task_id}', field '{field}': {message}{where}")
+        # task files are third-party text: shown escaped wherever the error is printed or logged
+        super().__init__(printable(f"task '{task_id}', field '{field}': {message}{where}"))
 
 
 @dataclass

@@ -36,6 +36,7 @@ from tasks.fields import (
     tags_field,
     text_field,
 )
+from tasks.paths import IMAGE_REF, inside
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -65,6 +66,8 @@ def _script_lines(task_id: str, text: str, tests_dir: Path, depth: int = 0) -> l
         m = _SOURCED.match(line)
         helper = tests_dir / m.group(1) if m else None
         if helper is not None and helper.is_file() and depth < 3:
+            # inlined into the test setup: a host file's text must not reach the container
+            inside(task_id, "run-tests.sh", tests_dir.parent, helper.absolute())
             out += _script_lines(
                 task_id, helper.read_text(encoding="utf-8", errors="replace"), tests_dir, depth + 1
             )
@@ -201,6 +204,7 @@ def compose_build(task_id: str, task_dir: Path) -> tuple[Path, Path]:
         path = task_dir / "docker-compose.yml"
     if not path.is_file():
         return task_dir / "Dockerfile", task_dir
+    inside(task_id, "docker-compose.yaml", task_dir, path.name)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
@@ -222,22 +226,19 @@ def compose_build(task_id: str, task_dir: Path) -> tuple[Path, Path]:
     if isinstance(build, str):
         build = {"context": build}
     if isinstance(build, dict):
-        context = (task_dir / str(build.get("context", "."))).resolve()
-        dockerfile = context / str(build.get("dockerfile", "Dockerfile"))
-        if task_dir.resolve() not in (context, *context.parents):
-            raise TaskError(
-                task_id,
-                "docker-compose.yaml",
-                f"service '{name}': build context {context} is outside the task folder",
-                path,
-            )
+        where = f"docker-compose.yaml: services.{name}.build"
+        named = str(build.get("context", "."))
+        context = inside(task_id, f"{where}.context", task_dir, named, path).resolve()
+        name_in_context = str(build.get("dockerfile", "Dockerfile"))
+        inside(task_id, f"{where}.dockerfile", task_dir, Path(named) / name_in_context, path)
+        dockerfile = context / name_in_context
         return dockerfile, context
     image = service.get("image")
-    if not isinstance(image, str) or not image.strip() or "$" in image:
+    if not isinstance(image, str) or not IMAGE_REF.fullmatch(image.strip()):
         raise TaskError(
             task_id,
             "docker-compose.yaml",
-            f"service '{name}' has neither `build` nor a literal `image`",
+            f"service '{name}' has neither `build` nor a literal `image` reference",
             path,
         )
     generated = (
@@ -256,6 +257,7 @@ def tb_weights(task_id: str, task_dir: Path, tests: dict[str, bool]) -> dict[str
     path = task_dir / "test_weights.json"
     if not path.is_file():
         return equal
+    inside(task_id, "test_weights.json", task_dir, path.name)
     try:
         return check_weights(
             task_id,
@@ -296,6 +298,7 @@ def load_terminal_bench(task_dir: Path) -> Task:
     task_dir = Path(task_dir)
     yaml_path = task_dir / "task.yaml"
     task_id = check_id(task_dir.name, task_dir.name, yaml_path)
+    inside(task_id, "task.yaml", task_dir, yaml_path.name)
     try:
         data = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
@@ -315,11 +318,15 @@ def load_terminal_bench(task_dir: Path) -> Task:
     build_setup = test_setup = None
     run_tests = task_dir / "run-tests.sh"
     if run_tests.is_file():
+        inside(task_id, "run-tests.sh", task_dir, run_tests.name)
         build_setup, test_setup = split_run_tests(
             task_id, run_tests.read_text(encoding="utf-8", errors="replace"), tests_dir
         )
     solution = task_dir / "solution.sh"
-    if not solution.is_file() and (task_dir / "solution.yaml").is_file():
+    if solution.is_file():
+        inside(task_id, "solution.sh", task_dir, solution.name)
+    elif (task_dir / "solution.yaml").is_file():
+        inside(task_id, "solution.yaml", task_dir, "solution.yaml")
         solution = solution_from_yaml(task_id, task_dir / "solution.yaml")
     return finish_task(
         task_id,
