@@ -16,9 +16,9 @@ setup:
 
 # the config, the task set and what the start continues checked once first: a bad knob is one line, not one per
 # rank under torchrun's traceback. torchrun runs under bookkeeping/launch.py, which owns Ctrl-C: the step in flight
-# is cut short, the last completed step checkpointed, and make exits 0 after such a clean stop; inside it
-# learner/launch.py is torchrun that names a rank the kernel killed for memory; after a failed torchrun the
-# launcher removes the containers its ranks left. A --resume of a run that trained all its steps is said by the check
+# is cut short, the last completed step checkpointed, and make exits 0 after such a clean stop; the torchrun it
+# starts names a rank the kernel killed for memory; after a failed torchrun the launcher removes the containers
+# its ranks left. A --resume of a run that trained all its steps is said by the check
 # (exit status 3, train.RUN_COMPLETE), and make exits 0 without starting torchrun
 train: setup
 	@$(PYTHON) train.py --check-config --preset $(PRESET) $(ARGS) || { status=$$?; [ $$status = 3 ] && exit 0; exit $$status; }; \

@@ -1,4 +1,5 @@
-"""Every knob of termrl as a typed dataclass, plus named presets.
+"""Every knob of training and evaluation as a typed dataclass, plus named presets. The experiments'
+own knobs (`make learn`, `make learn-single`, the warm start) are in experiments/settings.py.
 
 Configs are data: presets are instances, not subclasses, and no logic anywhere branches on a
 preset's name. `parse_cli` turns `--preset NAME` plus field overrides into a validated
@@ -438,9 +439,10 @@ PRESETS: dict[str, TrainConfig] = {
     ),
 }
 DEFAULT_PRESET = "cpu-smollm2"
-# `make learn` (learn.py): the CPU default's model, tasks and sampling, with the 1-turn x 64-token episodes of the
-# 30-step run in BENCHMARKS.md (mean reward 0.195 -> 0.375 at lr 2e-6, cosine); here 48 steps (16 epochs of the
-# 6 tasks, 8 episodes = one engine batch per step) at a constant 2e-6, about 3x that run's summed lr x steps.
+# `make learn-single` (experiments/learn_single.py): the CPU default's model, tasks and sampling, with the
+# 1-turn x 64-token episodes of the 30-step run in BENCHMARKS.md (mean reward 0.195 -> 0.375 at lr 2e-6,
+# cosine); here 48 steps (16 epochs of the 6 tasks, 8 episodes = one engine batch per step) at a constant
+# 2e-6, about 3x that run's summed lr x steps.
 PRESETS["cpu-learn"] = _replace(
     PRESETS["cpu-smollm2"],
     rollout=dict(max_turns=1, max_tokens_per_turn=64),
@@ -519,80 +521,6 @@ class EvalConfig:
 
 
 @dataclass
-class LearnConfig:
-    """`make learn-single` (experiments/learn_single.py), the one-turn experiment: train a preset, then
-    evaluate the base and the trained policy on the trained tasks and on easy tasks not trained on, with a
-    sampling seed training never used. Flags after `--` go to train.py (they override the preset, e.g.
-    `-- --steps 2`); evaluation uses the resulting policy, rollout, sandbox and reward sections, so it
-    samples exactly as training did."""
-
-    preset: str = "cpu-learn"  # training preset (PRESETS)
-    # learning.json, learning.png, eval/; training writes to <out_dir>/train
-    out_dir: str = "runs/learn-single"
-    nproc: int = 2  # training ranks (torchrun --nproc_per_node)
-    # False (--no-train): evaluate the policy already exported to <out_dir>/train/hf
-    train: bool = True
-    # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
-    seed: int = 777
-    k: int = 16  # episodes per trained task, per policy
-    # easy tasks, not trained on
-    heldout_task_ids: tuple[str, ...] = (
-        "create-empty-file",
-        "first-line",
-        "make-script-executable",
-        "nested-dirs",
-    )
-    heldout_k: int = 8  # episodes per held-out task, per policy
-    bootstrap_resamples: int = 10_000  # percentile bootstrap of the mean reward's 95% interval
-
-
-@dataclass
-class MultiTurnLearnConfig:
-    """`make learn` (experiments/learn.py): multi-turn learning on the generated task family (tasks/family.py).
-    Train and held-out eval instances from disjoint seeds; a warm start from demonstrations on train instances
-    only; GRPO from it (train.py, the preset, flags after `--` override it); evaluation of the warm start and of
-    warm start + GRPO (and the base) on the held-out instances, with the preset's policy, rollout, sandbox and
-    reward sections and a sampling seed training never used; a control at max_turns = 1."""
-
-    # training preset (PRESETS): the policy, rollout, sandbox and GRPO settings of every stage
-    preset: str = "cpu-learn-multiturn"
-    # learning.json, learning.png, tasks/, warm_start/, train/, eval/ go here
-    out_dir: str = "runs/learn"
-    # training ranks (torchrun --nproc_per_node)
-    nproc: int = 2
-    # train instances: seeds 0..train_instances-1 of the train split (GRPO trains on all of them)
-    train_instances: int = 48
-    # held-out instances: seeds 0..eval_instances-1 of the eval split (disjoint generator seeds)
-    eval_instances: int = 64
-    # the family's shapes (tasks/family.py SHAPES)
-    shapes: tuple[str, ...] = ("pointer", "run", "config")
-    # hops per instance, LO-HI or N (1-4; an instance takes hops + 2 turns with the write and DONE)
-    hops: str = "1-2"
-    # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
-    demonstrations: int = 24
-    # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
-    sft_epochs: int = 2
-    # warm start: peak learning rate of AdamW (BENCHMARKS.md, 24 demonstrations at batch 4 unless said: 2e-5 x 6
-    # optimizer steps at batch 8 resolved 0 of 32 held-out episodes, 3e-5 x 12 steps 9 of 32, 3e-5 x 18 steps 36 of
-    # 48, 1e-4 x 18 steps 40 of 48: too strong for GRPO)
-    sft_lr: float = 3e-5
-    # warm start: demonstrations per optimizer step
-    sft_batch_size: int = 4
-    # episodes per held-out instance and policy (eval_instances x k >= 128 for the verdict)
-    k: int = 2
-    # episodes per held-out instance and policy in the control at rollout.max_turns = 1
-    control_k: int = 1
-    # episodes per held-out instance of the base policy (0 = the base is not evaluated)
-    base_k: int = 1
-    # False (--no-train): evaluate the policies already in <out_dir>/warm_start/hf and <out_dir>/train/hf
-    train: bool = True
-    # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
-    seed: int = 777
-    # percentile bootstrap of the mean reward's 95% interval
-    bootstrap_resamples: int = 10_000
-
-
-@dataclass
 class SFTConfig:
     """The warm start's supervised fine-tuning on demonstrations (learner/sft.py)."""
 
@@ -614,46 +542,6 @@ class SFTConfig:
     grad_clip: float = 1.0
     # seeds the order of the demonstrations in each epoch
     seed: int = 0
-
-
-@dataclass
-class WarmStartConfig:
-    """A warm start from demonstrations (`python -m experiments.warm_start`): each task's own solution
-    acted out turn by turn by a reactive oracle through the real agent loop, the resolved episodes
-    trained on with the masked cross-entropy of their action tokens, the result exported as an HF
-    folder that train.py (--policy.path) and evaluate.py (--model) start from."""
-
-    policy: PolicyConfig = field(
-        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].policy)
-    )
-    rollout: RolloutConfig = field(
-        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].rollout)
-    )
-    sandbox: SandboxConfig = field(
-        default_factory=lambda: copy.deepcopy(PRESETS[DEFAULT_PRESET].sandbox)
-    )
-    sft: SFTConfig = field(default_factory=SFTConfig)
-    # the demonstrations' tasks: a task folder, Terminal-Bench folder or CSV
-    tasks: str = "data/tasks"
-    # only these task ids (empty = all)
-    task_ids: tuple[str, ...] = ()
-    # only these difficulties (empty = all)
-    difficulties: tuple[str, ...] = ()
-    # the evaluation set the demonstrations must not touch ('' = none named): a task of it with the
-    # same id or instruction as a demonstration task is refused
-    eval_tasks: str = ""
-    # only these ids of eval_tasks (empty = all)
-    eval_task_ids: tuple[str, ...] = ()
-    # oracle episodes per task (the oracle is deterministic: more only helps where outputs vary)
-    k: int = 1
-    # demonstrations.jsonl, warm_start.json and the exported policy (hf/) go here
-    out_dir: str = "runs/warm_start"
-    # where the SFT runs ('cuda' on a GPU)
-    device: str = "cpu"
-    # label of this run's containers ('' = sandbox.RUN_ID of this process)
-    run_id: str = ""
-    # progress lines on stderr
-    progress: bool = True
 
 
 # ----------------------------------------------------------------------------- validation, once, at start-up
@@ -797,31 +685,6 @@ EVAL_RULES: list[Rule] = [
     ("script_delay_s", lambda v: v >= 0, "must be >= 0"),
 ]
 
-LEARN_RULES: list[Rule] = [
-    ("preset", lambda v: v in PRESETS, f"unknown; choose one of {', '.join(PRESETS)}"),
-    ("nproc", lambda v: v >= 1, "must be >= 1"),
-    ("k", lambda v: v >= 1, "must be >= 1"),
-    ("heldout_k", lambda v: v >= 1, "must be >= 1"),
-    ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
-    ("seed", lambda v: v >= 0, "must be >= 0"),
-]
-
-MULTITURN_LEARN_RULES: list[Rule] = [
-    ("preset", lambda v: v in PRESETS, f"unknown; choose one of {', '.join(PRESETS)}"),
-    ("nproc", lambda v: v >= 1, "must be >= 1"),
-    ("train_instances", lambda v: v >= 1, "must be >= 1"),
-    ("eval_instances", lambda v: v >= 1, "must be >= 1"),
-    ("demonstrations", lambda v: v >= 1, "must be >= 1"),
-    ("sft_epochs", lambda v: v >= 1, "must be >= 1"),
-    ("sft_lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
-    ("sft_batch_size", lambda v: v >= 1, "must be >= 1"),
-    ("k", lambda v: v >= 1, "must be >= 1"),
-    ("control_k", lambda v: v >= 1, "must be >= 1"),
-    ("base_k", lambda v: v >= 0, "must be >= 0 (0 = the base is not evaluated)"),
-    ("seed", lambda v: v >= 0, "must be >= 0"),
-    ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
-]
-
 SFT_RULES: list[Rule] = [
     ("sft.epochs", lambda v: v >= 1, "must be >= 1"),
     ("sft.lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
@@ -832,20 +695,6 @@ SFT_RULES: list[Rule] = [
     ("sft.weight_decay", lambda v: v >= 0, "must be >= 0"),
     ("sft.grad_clip", lambda v: v >= 0, "must be >= 0 (0 = off)"),
     ("sft.seed", lambda v: v >= 0, "must be >= 0"),
-]
-
-WARM_START_RULES: list[Rule] = [
-    *POLICY_RULES,
-    *SANDBOX_RULES,
-    *ROLLOUT_RULES,
-    *SFT_RULES,
-    ("k", lambda v: v >= 1, "must be >= 1"),
-    # torch's device names the SFT can run on; whether CUDA is there is checked at start-up
-    (
-        "device",
-        lambda v: v == "cpu" or re.fullmatch(r"cuda(:\d+)?", v) is not None,
-        "must be 'cpu' or 'cuda[:N]'",
-    ),
 ]
 
 # The numeric flags of `python -m tasks` (validate_tasks_cli), each checked when given.
@@ -907,7 +756,9 @@ def parse_docker_host(entry: str) -> tuple[str, int]:
     return url, cap
 
 
-def _check_sandbox_lists(sb: SandboxConfig) -> None:
+def check_sandbox_lists(sb: SandboxConfig) -> None:
+    """sandbox.image_map entries are 'pattern=image'; sandbox.docker_hosts entries parse
+    (parse_docker_host) and name no engine twice. Raises ConfigError naming the field."""
     for entry in sb.image_map:
         pattern, sep, target = entry.partition("=")
         ok = bool(sep and pattern.strip() and target.strip())
@@ -922,7 +773,8 @@ def _check_sandbox_lists(sb: SandboxConfig) -> None:
     need(len(set(urls)) == len(urls), "sandbox.docker_hosts", sb.docker_hosts, why)
 
 
-def _check_lengths(ro: RolloutConfig) -> None:
+def check_lengths(ro: RolloutConfig) -> None:
+    """rollout.max_context_tokens > rollout.max_tokens_per_turn, else ConfigError."""
     why = "must exceed rollout.max_tokens_per_turn"
     ok = ro.max_context_tokens > ro.max_tokens_per_turn
     need(ok, "rollout.max_context_tokens", ro.max_context_tokens, why)
@@ -942,7 +794,9 @@ def _check_judges(r: RewardConfig) -> None:
     need(ok, "reward.judge_backoff_max_s", r.judge_backoff_max_s, why)
 
 
-def _check_context(cfg: TrainConfig | EvalConfig | WarmStartConfig) -> None:
+def check_context(cfg) -> None:
+    """policy.max_seq_len >= rollout.max_context_tokens, else ConfigError. cfg: a config with policy
+    and rollout sections (TrainConfig, EvalConfig, experiments/settings.py's WarmStartConfig)."""
     why = "must be >= rollout.max_context_tokens"
     ok = cfg.policy.max_seq_len >= cfg.rollout.max_context_tokens
     need(ok, "policy.max_seq_len", cfg.policy.max_seq_len, why)
@@ -984,12 +838,15 @@ def _check_optional_packages(cfg: object) -> None:
         need(current != value or installed, path, current, f"needs {package}: {install}")
 
 
-def _check_model_path(path: str) -> None:
+def check_model_path(path: str) -> None:
+    """policy.path is a folder or one of BUILTIN_MODELS, else ConfigError."""
     ok = path in BUILTIN_MODELS or Path(path).is_dir()
     need(ok, "policy.path", path, f"must be a model folder or one of {BUILTIN_MODELS}")
 
 
-def _check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
+def check_task_selection(tasks: str, difficulties: tuple[str, ...], check_paths: bool) -> None:
+    """Each of difficulties is a known one; with check_paths, `tasks` exists. Raises ConfigError
+    naming the field."""
     known = ("easy", "medium", "hard", "extremely_hard", "unknown")
     why = "each must be one of " + ", ".join(known)
     need(all(d in known for d in difficulties), "difficulties", difficulties, why)
@@ -1018,15 +875,15 @@ def validate(cfg: TrainConfig, check_paths: bool = True) -> TrainConfig:
             "grpo.clip_low = 1.5: must be in (0, 1)".
     """
     check_rules(cfg, TRAIN_RULES)
-    _check_sandbox_lists(cfg.sandbox)
-    _check_lengths(cfg.rollout)
+    check_sandbox_lists(cfg.sandbox)
+    check_lengths(cfg.rollout)
     _check_judges(cfg.reward)
-    _check_context(cfg)
+    check_context(cfg)
     _check_tensor_parallel(cfg)
     if check_paths:
-        _check_model_path(cfg.policy.path)
+        check_model_path(cfg.policy.path)
         _check_optional_packages(cfg)
-    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
+    check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
 
@@ -1040,15 +897,15 @@ def validate_eval(cfg: EvalConfig, check_paths: bool = True) -> EvalConfig:
         cfg.policy.path = cfg.model
         cfg.model = ""
     check_rules(cfg, EVAL_RULES)
-    _check_sandbox_lists(cfg.sandbox)
-    _check_lengths(cfg.rollout)
+    check_sandbox_lists(cfg.sandbox)
+    check_lengths(cfg.rollout)
     _check_judges(cfg.reward)
     if not cfg.oracle:
-        _check_context(cfg)
+        check_context(cfg)
         _check_engine(cfg, check_paths)
         if check_paths:
-            _check_model_path(cfg.policy.path)
-    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
+            check_model_path(cfg.policy.path)
+    check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 
 
@@ -1079,42 +936,6 @@ def _check_engine(cfg: EvalConfig, check_paths: bool) -> None:
         cfg.script,
         "must hold a JSON list of strings (the assistant replies)",
     )
-
-
-def validate_learn(cfg: LearnConfig) -> LearnConfig:
-    """Check the knobs of learn.py (the training flags are checked by parse_cli). Returns cfg.
-    Raises ConfigError naming the field, e.g. "k = 0: must be >= 1"."""
-    check_rules(cfg, LEARN_RULES)
-    return cfg
-
-
-def validate_multiturn_learn(cfg: MultiTurnLearnConfig) -> MultiTurnLearnConfig:
-    """Check the knobs of `make learn` (experiments/learn.py; the training flags are checked by parse_cli).
-    Returns cfg. Raises ConfigError naming the field, e.g. "demonstrations = 60: must be <= train_instances
-    (48)"; shapes and hops by tasks/family.py's own checks (field names shapes, hops)."""
-    check_rules(cfg, MULTITURN_LEARN_RULES)
-    need(
-        cfg.demonstrations <= cfg.train_instances,
-        "demonstrations",
-        cfg.demonstrations,
-        f"must be <= train_instances ({cfg.train_instances}): demonstrations are train instances",
-    )
-    return cfg
-
-
-def validate_warm_start(cfg: WarmStartConfig, check_paths: bool = True) -> WarmStartConfig:
-    """Check every knob of a warm start (`python -m experiments.warm_start`). Returns cfg.
-    Raises ConfigError naming the field, e.g. "sft.epochs = 0: must be >= 1"."""
-    check_rules(cfg, WARM_START_RULES)
-    _check_sandbox_lists(cfg.sandbox)
-    _check_lengths(cfg.rollout)
-    _check_context(cfg)
-    if check_paths:
-        _check_model_path(cfg.policy.path)
-        ok = not cfg.eval_tasks or Path(cfg.eval_tasks).exists()
-        need(ok, "eval_tasks", cfg.eval_tasks, "path does not exist")
-    _check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
-    return cfg
 
 
 def validate_tasks_cli(**knobs) -> None:
@@ -1170,26 +991,6 @@ def refuse_renamed_flags(args: list[str]) -> None:
             raise ConfigError(f"{old} is now {RENAMED_FLAGS[old]}, the name train.py uses too")
 
 
-def parse_learn_cli(args: list[str] | None = None, description: str | None = None) -> LearnConfig:
-    """Parse `python learn.py` flags (those before `--`) into a validated LearnConfig (validate_learn).
-    Raises ConfigError naming a bad field or a renamed flag (refuse_renamed_flags); SystemExit from
-    tyro on unknown flags or `--help`."""
-    refuse_renamed_flags(sys.argv[1:] if args is None else args)
-    return validate_learn(tyro.cli(LearnConfig, args=args, description=description))
-
-
-def parse_multiturn_learn_cli(
-    args: list[str] | None = None, description: str | None = None
-) -> MultiTurnLearnConfig:
-    """Parse `python -m experiments.learn` flags (those before `--`) into a validated MultiTurnLearnConfig
-    (validate_multiturn_learn). Raises ConfigError naming a bad field or a renamed flag; SystemExit from
-    tyro on unknown flags or `--help`."""
-    refuse_renamed_flags(sys.argv[1:] if args is None else args)
-    return validate_multiturn_learn(
-        tyro.cli(MultiTurnLearnConfig, args=args, description=description)
-    )
-
-
 def parse_eval_cli(
     args: list[str] | None = None, description: str | None = None, check_paths: bool = True
 ) -> EvalConfig:
@@ -1202,15 +1003,4 @@ def parse_eval_cli(
     refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_eval(
         tyro.cli(EvalConfig, args=args, description=description), check_paths=check_paths
-    )
-
-
-def parse_warm_start_cli(
-    args: list[str] | None = None, description: str | None = None, check_paths: bool = True
-) -> WarmStartConfig:
-    """Parse `python -m experiments.warm_start` flags into a validated WarmStartConfig
-    (validate_warm_start). Raises ConfigError naming a bad field; SystemExit from tyro on unknown
-    flags or `--help`."""
-    return validate_warm_start(
-        tyro.cli(WarmStartConfig, args=args, description=description), check_paths=check_paths
     )

@@ -32,9 +32,9 @@ from agent.tools import fit_observations, observations, run_tool
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
 from episodes import ahead as ahead_lib
-from episodes import start
 from judging.prompt import describe_outcome
 from sandboxing import hosts
+from sandboxing.images import build_error, build_images
 
 # ----------------------------------------------------------------------------- the trajectory
 
@@ -407,7 +407,10 @@ async def run_episode(
             traj.docker_host = host
             if isinstance(image, dict):
                 image = image.get(host)
-            sb, start_s = await start.start_sandbox(task, host, image, sandbox_cfg, run_id)
+            sb = await sandbox_lib.start_sandbox(
+                task, image, run_id=run_id, host=host, cfg=sandbox_cfg
+            )
+            start_s = sb.start_s
         traj.timings["start_s"] = start_s
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         deadline = time.monotonic() + timeout_s
@@ -628,7 +631,7 @@ async def run_episodes(
     reward_cfg = reward_cfg or RewardConfig()
     chat = ChatFormat(tokenizer, action_format)
     started = await ahead if ahead is not None else {}
-    images = await start.build_images(tasks, sandbox_cfg)
+    images = await build_images(tasks, sandbox_cfg)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
     # episodes that may still act (on_generation_end once none does)
@@ -711,7 +714,7 @@ async def run_episodes(
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:
     """Episode j's failed trajectory when task's image failed to build on every engine (one error
     per episode), else None."""
-    x = start.build_error(image)
+    x = build_error(image)
     if x is None:
         return None
     return Trajectory(

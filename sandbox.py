@@ -51,7 +51,7 @@ import docker
 import docker.errors
 import docker.types
 
-from sandboxing import archive, compose, harbor_verifier, hosts, toolchain, verifier
+from sandboxing import archive, compose, harbor_verifier, hosts, images, toolchain, verifier
 from sandboxing.calls import SandboxError, blocking, docker_api
 from sandboxing.calls import drain_calls as drain_calls
 from sandboxing.calls import set_max_concurrent as set_max_concurrent
@@ -182,6 +182,8 @@ class Sandbox:
         self._disk: DiskWatch | None = None
         # removals of verifier containers, after their verdicts (close waits for them)
         self._cleanup: list = []
+        # seconds start_sandbox took to start it, the task image's build not counted
+        self.start_s = 0.0
 
     @classmethod
     async def start(
@@ -605,14 +607,42 @@ async def put_solution(sb: Sandbox, task, path: str) -> str:
 
 
 async def start_sandbox(
-    task, image: str, limits=None, run_id=None, host=None, build: tuple = (None, None, None)
+    task,
+    image: str | Exception | None = None,
+    limits: Limits | None = None,
+    run_id: str | None = None,
+    host: str | None = None,
+    cfg=None,
 ) -> Sandbox:
-    """The episode's sandbox: a plain Sandbox, or a ComposeSandbox when the task has sidecars
-    (build = (base_image, image_map, build_network) for their images). Raises what
-    Sandbox.start and ComposeSandbox.start_pod raise."""
-    if getattr(task, "sidecars", ()):
-        return await ComposeSandbox.start_pod(task, image, limits, run_id, host, build)
-    return await Sandbox.start(image, limits=limits, run_id=run_id, host=host)
+    """A task's sandbox on Docker engine `host` (None: the first listed): a plain Sandbox, or a
+    ComposeSandbox when the task has sidecars. Its `start_s` is the seconds its start took, the
+    build of the task's image not counted.
+
+    image: the task's image tag on `host`; None, or the Exception its build raised there
+        (images.build_images: it failed on this engine alone), has it built here first.
+    limits: default Limits.from_config(cfg) with the task's own request (Limits.for_task), or
+        Limits() when cfg is None too.
+    cfg: the run's configs.SandboxConfig: the default limits, and the base_image, image_map and
+        build_network of the builds (the task's image here, its sidecars'); None: their defaults.
+    Raises images.ImageBuildError (the task's image or a sidecar's), or what Sandbox.start and
+    ComposeSandbox.start_pod raise.
+    """
+    if cfg is None:
+        build = (None, None, None)
+        limits = limits or Limits()
+    else:
+        build = (cfg.base_image, cfg.image_map, cfg.build_network)
+        limits = limits or Limits.from_config(cfg).for_task(task)
+    if image is None or isinstance(image, Exception):
+        # a build blocks for minutes: in a worker thread, not behind the engine's call limit
+        image = await asyncio.to_thread(images.build_image, task, *build, host)
+    t0 = time.monotonic()
+    if task.sidecars:
+        box = await ComposeSandbox.start_pod(task, image, limits, run_id, host, build)
+    else:
+        box = await Sandbox.start(image, limits=limits, run_id=run_id, host=host)
+    box.start_s = time.monotonic() - t0
+    return box
 
 
 class ComposeSandbox(Sandbox):

@@ -1,8 +1,14 @@
-"""torchrun under a launcher that owns Ctrl-C and the exit status (`make train`, experiments/learn.py).
+"""`make train`'s launcher: torchrun under a process that owns Ctrl-C and the exit status, and
+torchrun itself run so that it says which rank failed first and why, once (`make train`,
+experiments/learn.py, experiments/learn_single.py).
 
     python -m bookkeeping.launch --nproc 2 train.py --preset cpu-smollm2 [train.py flags]
 
-What it works around (measured, torch 2.13, GNU make 4.3):
+Two processes of this module: the launcher (`run`), and in a session of its own the torchrun it
+starts (`torchrun_cmd`: this module again, `--torchrun` and torchrun's arguments; `run_torchrun`
+runs torchrun's own `torch.distributed.run.run` in that process).
+
+What the launcher works around (measured, torch 2.13, GNU make 4.3):
 - torchrun (elastic/agent/server/api.py) answers SIGINT/SIGTERM with SignalException: it sends the
   signal on to the workers, SIGKILLs them after its shutdown timeout (30 s), prints the exception's
   traceback and exits 1, however cleanly the workers were stopping;
@@ -25,11 +31,28 @@ So here:
   images) is removed here. The ranks get a session ($TERMRL_SESSION, the label termrl.session of
   all they start; a fresh one unless inherited, as the test suite's is) and the reap takes what of
   that session a gone owner process on this host left: never a live run's things.
-Exit status: torchrun's (0 after all steps and after a clean stop).
+
+What torchrun says when a rank dies: torchrun raises ChildFailedError with each failed rank's exit
+code; a rank that died of a signal (SIGKILL is what the kernel's out-of-memory killer sends) then
+gets one line from its last record in `<out_dir>/memory/rank<R>.json` (bookkeeping/memory.py,
+rewritten every 2 s):
+
+    [launch] rank 1 was killed (SIGKILL, likely out of memory): last peak RSS 5.80 GB, budget 3.00 GB
+
+instead of only the other rank's gloo `Connection reset` and exit -9. The budget is what the host
+admission left the rank for itself (sandboxing/admission.rank_budget_bytes). A rank that exited
+with an error printed it itself; it gets one line naming its exit status. What only follows from
+the first failure is not reported: the ranks whose collective failed because a rank left
+(learner.distributed.leave_after_peer: no traceback, they wait for torchrun's SIGTERM) and those
+torchrun stopped with SIGTERM (never a memory kill); nor is torchrun's own table of the failed ranks.
+
+Exit status: torchrun's: 0 after all steps and after a clean stop; 128 + the signal's number when a
+rank was killed by one; else 1.
 """
 
 import argparse
 import contextlib
+import logging
 import os
 import secrets
 import shlex
@@ -39,9 +62,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import psutil
+from torch.distributed import run as torch_run
+from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
+import configs
+from bookkeeping.memory import killed_line, read_record
 from bookkeeping.stop import STOP_FILE_ENV
 from sandboxing import reaping
 
@@ -53,16 +81,26 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Only when torchrun itself is signalled (by someone else: its session has no terminal): time the
 # workers get to write their checkpoint before torchrun SIGKILLs them (its default is 30 s).
 SHUTDOWN_TIMEOUT_S = 300
+# The first argument that makes this module torchrun (run_torchrun) instead of the launcher.
+TORCHRUN_FLAG = "--torchrun"
+# A rank's exit status when a collective failed because another rank left the process group (gloo:
+# "Connection closed by peer") and torchrun did not stop it within learner.distributed's
+# PEER_GONE_WAIT_S: that rank says why; failure_lines names only the rank that failed first.
+PEER_GONE_EXIT = 75
+
+
+# ----------------------------------------------------------------------------- the launcher
 
 
 def torchrun_cmd(nproc: int, script_args: list[str]) -> list[str]:
     """The torchrun command line: --standalone, nproc ranks, SIGINT left to the workers. torchrun
-    runs as learner/launch.py (torchrun's own `run` in-process), which names a rank killed by a
-    signal with its last peak RSS and budget."""
+    runs as this module with TORCHRUN_FLAG (run_torchrun: torchrun's own `run` in-process), which
+    names a rank killed by a signal with its last peak RSS and budget."""
     return [
         sys.executable,
         "-m",
-        "learner.launch",
+        "bookkeeping.launch",
+        TORCHRUN_FLAG,
         "--standalone",
         f"--nproc_per_node={nproc}",
         "--signals-to-handle=SIGTERM,SIGHUP,SIGQUIT",
@@ -181,8 +219,84 @@ def run(nproc: int, script_args: list[str], cwd: str | None = None) -> tuple[int
     return code, (signals[0] if signals else None)
 
 
+# ----------------------------------------------------------------------------- torchrun, in-process
+
+
+def out_dir_of(train_args: list[str]) -> Path | None:
+    """out_dir of the train.py flags (configs.parse_cli, paths unchecked), None if they do not
+    parse (train.py itself reported why)."""
+    try:
+        return Path(configs.parse_cli(list(train_args), check_paths=False).out_dir)
+    except (configs.ConfigError, SystemExit):
+        return None
+
+
+def _sigterm(failure) -> bool:
+    """A rank killed by SIGTERM (what torchrun sends the other ranks when one failed)."""
+    return failure.exitcode < 0 and failure.signal_name() == "SIGTERM"
+
+
+def failure_lines(failures: dict, out_dir: Path | None) -> tuple[list[str], int]:
+    """One line per rank that failed by itself, in rank order: killed by a signal (killed_line),
+    or exited with an error status; and the exit code (128 + the first such signal's number; 1
+    when no rank was killed). Left out (module docstring): ranks that exited with PEER_GONE_EXIT,
+    and ranks that died of SIGTERM when another rank failed otherwise (torchrun stopping the
+    survivors); when the others only lost it, a rank torchrun stopped as it exited is the one that
+    failed first (never a memory kill). failures: ChildFailedError's {global rank: ProcessFailure}."""
+    # a rank whose collective lost the rank that failed (learner.distributed.leave_after_peer)
+    lost = [rank for rank, f in failures.items() if f.exitcode == PEER_GONE_EXIT]
+    stopped = {rank: f for rank, f in failures.items() if _sigterm(f)}
+    # the ranks that failed by themselves: not by another's departure, not by torchrun's SIGTERM
+    own = {rank: f for rank, f in failures.items() if rank not in lost and rank not in stopped}
+    if not own and lost:
+        # the rank that failed first was still exiting when torchrun stopped it
+        lines = [
+            f"[launch] rank {rank} failed first (the other ranks lost it in a collective); "
+            "torchrun stopped it with SIGTERM as it exited: its error, if any, is above"
+            for rank in sorted(stopped)
+        ]
+        return lines, 1
+    if not own:
+        # SIGTERM alone, from someone else than torchrun: the ranks it killed
+        own = stopped
+    lines = []
+    code = 1
+    for rank, f in sorted(own.items()):
+        if f.exitcode > 0:
+            lines.append(
+                f"[launch] rank {rank} failed with exit status {f.exitcode} (its error is above)"
+            )
+            continue
+        record = read_record(out_dir, rank) if out_dir is not None else None
+        lines.append("[launch] " + killed_line(rank, f.signal_name(), record))
+        if code == 1:
+            # exitcode -N: killed by signal N
+            code = 128 - f.exitcode
+    return lines, code
+
+
+def run_torchrun(argv: list[str]) -> int:
+    """torchrun with its arguments `argv`, in this process; returns the exit status (see the module
+    docstring)."""
+    args = torch_run.parse_args(argv)
+    # torchrun logs each failed rank and each SIGTERM it sends; failure_lines says what matters
+    logging.getLogger("torch.distributed.elastic.multiprocessing.api").setLevel(logging.CRITICAL)
+    try:
+        torch_run.run(args)
+    except ChildFailedError as e:
+        lines, code = failure_lines(e.failures, out_dir_of(args.training_script_args))
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)
+        return code
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI: --nproc N, then the script and its arguments. Returns torchrun's exit status."""
+    """CLI: --nproc N, then the script and its arguments (the launcher); or TORCHRUN_FLAG, then
+    torchrun's arguments (run_torchrun). Returns torchrun's exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [TORCHRUN_FLAG]:
+        return run_torchrun(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nproc", type=int, default=1, help="ranks on this node")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="train.py and its flags")

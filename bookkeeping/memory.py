@@ -4,7 +4,7 @@ Peak RSS is the kernel's high-water mark of the process's resident set, VmHWM of
 /proc/self/status (in KiB there); figures here are bytes, and GB in lines and records means 1e9
 bytes. Each rank keeps `<out_dir>/memory/rank<R>.json` current (a
 thread rewrites it every `RssRecorder.interval_s`), so when the kernel kills a rank for memory
-(SIGKILL, exit -9), the launcher (learner/launch.py) still reads that rank's last peak and its
+(SIGKILL, exit -9), the launcher (bookkeeping/launch.py) still reads that rank's last peak and its
 budget and says so in one line (`killed_line`).
 """
 

@@ -4,9 +4,10 @@ episode, and what no episode took (a stop before or during the rollout) is close
 
 import asyncio
 
+import sandbox as sandbox_lib
 from configs import RolloutConfig, SandboxConfig
-from episodes.start import build_error, build_images, start_sandbox
 from sandboxing import hosts
+from sandboxing.images import build_error, build_images
 
 
 async def start_ahead(
@@ -22,13 +23,15 @@ async def start_ahead(
     async def one(task, image: dict):
         host = await hosts.acquire()
         try:
-            sb, start_s = await start_sandbox(task, host, image.get(host), sandbox_cfg, run_id)
+            sb = await sandbox_lib.start_sandbox(
+                task, image.get(host), run_id=run_id, host=host, cfg=sandbox_cfg
+            )
         except BaseException as e:
             # the slot goes back; the episode reports the error
             err = e if isinstance(e, Exception) else None
             await asyncio.shield(asyncio.to_thread(hosts.release, host, err))
             raise
-        return host, sb, start_s
+        return host, sb, sb.start_s
 
     keys = [(i, j) for i, t in enumerate(tasks) for j in range(n_per_task)]
     return {

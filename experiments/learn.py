@@ -1,7 +1,7 @@
 """`make learn`: multi-turn learning, judged on held-out instances of the generated task family (issue 38).
 
     python -m experiments.learn                              # preset cpu-learn-multiturn, 2 ranks
-    python -m experiments.learn --demonstrations 8 -- --steps 4  # knobs (configs.py); after `--`: train.py flags
+    python -m experiments.learn --demonstrations 8 -- --steps 4  # settings.py knobs; after `--`: train.py flags
     python -m experiments.learn --no-train                   # evaluate OUT/warm_start/hf and OUT/train/hf again
     python -m experiments.learn_single                       # the one-turn experiment (`make learn-single`)
 
@@ -40,6 +40,7 @@ import configs
 import evaluate
 import sandbox
 from bookkeeping.sanitise import install_log_sanitiser
+from experiments import settings
 from experiments import warm_start as warm_start_lib
 from experiments.learn_single import TrainFailed, TrainStopped, policy_stats, run_train
 from sandboxing import hosts
@@ -258,17 +259,17 @@ def plot(learning: dict, png: Path) -> Path:
 # the run
 
 
-def parse_args(argv: list[str]) -> tuple[configs.MultiTurnLearnConfig, list[str]]:
+def parse_args(argv: list[str]) -> tuple[settings.MultiTurnLearnConfig, list[str]]:
     """Split argv at `--`: MultiTurnLearnConfig flags before it, train.py flags after. Returns (config, train.py
     flags). Raises configs.ConfigError naming a bad field (shapes and hops by tasks/family.py's checks)."""
     cut = argv.index("--") if "--" in argv else len(argv)
-    cfg = configs.parse_multiturn_learn_cli(argv[:cut], description=__doc__)
+    cfg = settings.parse_multiturn_learn_cli(argv[:cut], description=__doc__)
     family.check_shapes(tuple(cfg.shapes))
     family.parse_hops(cfg.hops)
     return cfg, argv[cut + 1 :]
 
 
-def generate(cfg: configs.MultiTurnLearnConfig, out: Path) -> tuple[list, list]:
+def generate(cfg: settings.MultiTurnLearnConfig, out: Path) -> tuple[list, list]:
     """Write the train and held-out instances (tasks/family.py) under out/tasks/{train,eval} and load them;
     returns (train tasks, held-out tasks). Raises ValueError (family.check_disjoint) when they share a
     generator seed, FileExistsError when a folder holds another instance."""
@@ -294,16 +295,16 @@ def generate(cfg: configs.MultiTurnLearnConfig, out: Path) -> tuple[list, list]:
 
 
 def warm_start_config(
-    cfg: configs.MultiTurnLearnConfig,
+    cfg: settings.MultiTurnLearnConfig,
     train_cfg: configs.TrainConfig,
     demo_ids: list[str],
     out: Path,
-) -> configs.WarmStartConfig:
+) -> settings.WarmStartConfig:
     """The warm start's config: the preset's policy (its base model), rollout and sandbox sections, the
     demonstration instances, the held-out folder as eval_tasks (refused if they overlap), SFT at sft_epochs,
     sft_lr and sft_batch_size."""
-    return configs.validate_warm_start(
-        configs.WarmStartConfig(
+    return settings.validate_warm_start(
+        settings.WarmStartConfig(
             policy=copy.deepcopy(train_cfg.policy),
             rollout=copy.deepcopy(train_cfg.rollout),
             sandbox=copy.deepcopy(train_cfg.sandbox),
@@ -321,7 +322,7 @@ def warm_start_config(
 
 
 def evaluate_policy(
-    cfg: configs.MultiTurnLearnConfig,
+    cfg: settings.MultiTurnLearnConfig,
     train_cfg: configs.TrainConfig,
     policy_path: str,
     eval_dir: Path,
@@ -348,7 +349,7 @@ def evaluate_policy(
     return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
 
 
-def learn(cfg: configs.MultiTurnLearnConfig, rest: list[str]) -> dict:
+def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]) -> dict:
     """Steps 1-6 of the module docstring. Returns the learning.json dict (also written)."""
     out = Path(cfg.out_dir)
     t_start = time.perf_counter()
@@ -464,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in hosts.configure(sandbox_cfg.docker_hosts, 2 * sandbox_cfg.memory_mb << 20):
         print(line, file=sys.stderr)
     try:
-        learn(cfg, rest)
+        run_multiturn_experiment(cfg, rest)
     except TrainFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -1,7 +1,7 @@
 """`make learn-single`: does one-turn training help? Train the CPU default, then evaluate base and trained.
 
     python -m experiments.learn_single                              # preset cpu-learn, 2 ranks: ~31 min at load <= 4 on 2 cores
-    python -m experiments.learn_single --k 4 -- --steps 2           # LearnConfig knobs (configs.py); after `--`: train.py flags
+    python -m experiments.learn_single --k 4 -- --steps 2           # LearnSingleConfig knobs (settings.py); after `--`: train.py flags
     python -m experiments.learn_single --no-train                   # evaluate <out_dir>/train/hf again
 
 1. train: torchrun --nproc_per_node=NPROC train.py --preset PRESET --out-dir OUT/train [train.py flags], under
@@ -38,6 +38,7 @@ import evaluate
 import sandbox
 from bookkeeping import launch
 from bookkeeping.sanitise import install_log_sanitiser
+from experiments import settings
 from tasks import select_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,13 +195,15 @@ def plot(learning: dict, png: Path) -> Path:
 # the run
 
 
-def parse_args(argv: list[str]) -> tuple[configs.LearnConfig, configs.TrainConfig, list[str]]:
-    """Split argv at `--`: LearnConfig flags before it, train.py flags after (with --overwrite: a new
+def parse_args(
+    argv: list[str],
+) -> tuple[settings.LearnSingleConfig, configs.TrainConfig, list[str]]:
+    """Split argv at `--`: LearnSingleConfig flags before it, train.py flags after (with --overwrite: a new
     training run replaces OUT/train's, unless they hold --resume). Returns (learn config, the
     training config those flags give (configs.parse_cli, as train.py will see it), the train.py argv).
     Raises configs.ConfigError naming a bad field, or when a held-out task is also a training task."""
     cut = argv.index("--") if "--" in argv else len(argv)
-    cfg = configs.parse_learn_cli(argv[:cut], description=__doc__)
+    cfg = settings.parse_learn_single_cli(argv[:cut], description=__doc__)
     rest = argv[cut + 1 :]
     fresh = [] if "--resume" in rest else ["--overwrite"]  # an experiment trains from scratch
     train_argv = [
@@ -235,7 +238,7 @@ class TrainStopped(Exception):
     """train.py was stopped by a signal (cleanly: its last line says what was kept)."""
 
 
-def train(cfg: configs.LearnConfig, train_argv: list[str]) -> float:
+def train(cfg: settings.LearnSingleConfig, train_argv: list[str]) -> float:
     """Run train.py under torchrun (cfg.nproc ranks) as run_train does, its stop line saying how to
     resume this command; returns seconds. Raises as run_train."""
     again = [a for a in sys.argv[1:] if a != "--resume"]
@@ -262,7 +265,7 @@ def run_train(nproc: int, train_argv: list[str]) -> float:
 
 
 def evaluate_policy(
-    cfg: configs.LearnConfig,
+    cfg: settings.LearnSingleConfig,
     train_cfg: configs.TrainConfig,
     policy_path: str,
     task_ids: tuple,
@@ -287,7 +290,9 @@ def evaluate_policy(
     return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
 
 
-def learn(cfg: configs.LearnConfig, train_cfg: configs.TrainConfig, train_argv: list[str]) -> dict:
+def run_single_turn_experiment(
+    cfg: settings.LearnSingleConfig, train_cfg: configs.TrainConfig, train_argv: list[str]
+) -> dict:
     """Train (unless --no-train), evaluate both policies on both task sets, write learning.json and
     learning.png under cfg.out_dir, print the verdict. Returns the learning.json dict."""
     out = Path(cfg.out_dir)
@@ -345,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg, train_cfg, train_argv = parse_args(sys.argv[1:] if argv is None else argv)
     Path(cfg.out_dir).mkdir(parents=True, exist_ok=True)
     try:
-        learn(cfg, train_cfg, train_argv)
+        run_single_turn_experiment(cfg, train_cfg, train_argv)
     except TrainFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

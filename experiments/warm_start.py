@@ -34,6 +34,7 @@ from agent.chat import ChatFormat
 from agent.oracle import OracleReplies
 from bookkeeping.sanitise import install_log_sanitiser, printable
 from engines import ScriptedEngine
+from experiments import settings
 from hf import weights
 from learner.sft import demonstrations, masked_nll, train_sft
 from rollout import Trajectory, run_episodes
@@ -82,7 +83,7 @@ def oracle_plans(tasks: list, max_turns: int) -> dict[str, list[dict]]:
     return plans
 
 
-async def demonstrate(cfg: configs.WarmStartConfig, tasks: list, tokenizer, out: Path) -> list:
+async def demonstrate(cfg: settings.WarmStartConfig, tasks: list, tokenizer, out: Path) -> list:
     """Run cfg.k oracle episodes of every task through the agent loop (ScriptedEngine over
     OracleReplies) in real sandboxes; write OUT/demonstrations.jsonl. Returns the trajectories."""
     chat = ChatFormat(tokenizer, cfg.policy.action_format)
@@ -109,9 +110,9 @@ async def demonstrate(cfg: configs.WarmStartConfig, tasks: list, tokenizer, out:
     return [t for g in groups for t in g.trajectories]
 
 
-def warm_start(cfg: configs.WarmStartConfig) -> dict:
+def warm_start(cfg: settings.WarmStartConfig) -> dict:
     """Demonstrate, train, export (the module docstring's steps 1-3). cfg must be validated
-    (configs.validate_warm_start). Returns the record written to OUT/warm_start.json, whose "policy"
+    (settings.validate_warm_start). Returns the record written to OUT/warm_start.json, whose "policy"
     is the exported folder. Raises ConfigError when the task set overlaps eval_tasks or a task has
     no oracle (TaskError), ValueError when no demonstration resolved its task."""
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry: parse and validate WarmStartConfig before any model or container is touched, reap
     dead runs' leftovers, warm start, reap this run's containers. Returns the exit status."""
     install_log_sanitiser()
-    cfg = configs.parse_warm_start_cli(argv, description=__doc__.split("\n\n")[0])
+    cfg = settings.parse_warm_start_cli(argv, description=__doc__.split("\n\n")[0])
     cfg.run_id = cfg.run_id or sandbox_lib.RUN_ID
     for line in hosts.configure(cfg.sandbox.docker_hosts, 2 * cfg.sandbox.memory_mb << 20):
         print(line, file=sys.stderr)

@@ -10,5 +10,4 @@ containers or tasks).
     pipeline.py     rollouts overlapped with training: Rollout, staleness, TIS for stale samples
     layout.py       the disaggregated layout: process groups per role, the policy broadcast (M),
                     the groups' exchange (G), the trainers' and the rollout ranks' loops
-    launch.py       torchrun that names a rank killed for memory
 """

@@ -15,6 +15,7 @@ from torch.distributed.fsdp import FSDPModule
 
 import configs
 import model as modeling
+from bookkeeping.launch import PEER_GONE_EXIT
 from bookkeeping.stop import StopFlag
 from hf import weights
 
@@ -57,11 +58,8 @@ def agreed_stop(flag: StopFlag, device: torch.device) -> bool:
 # -----------------------------------------------------------------------------
 # process group
 
-# A rank's exit status when a collective failed because another rank left the process group (gloo:
-# "Connection closed by peer") and torchrun did not stop it within PEER_GONE_WAIT_S: that rank says
-# why; the launcher (learner/launch.py) names only the rank that failed first
-PEER_GONE_EXIT = 75
-# how long such a rank waits for torchrun's SIGTERM, so that the rank that failed exits first
+# how long a rank whose collective lost its peer (peer_gone) waits for torchrun's SIGTERM, so that the
+# rank that failed exits first (else it exits with PEER_GONE_EXIT)
 PEER_GONE_WAIT_S = 10.0
 # how gloo's TCP transport says that the rank at the other end is gone
 _PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
@@ -77,8 +75,8 @@ def leave_after_peer(wait_s: float = PEER_GONE_WAIT_S) -> int:
     """What a rank does when its collective lost a peer (peer_gone): no traceback; it waits up to
     wait_s seconds for torchrun, which stops the other ranks with SIGTERM once the rank that
     failed has exited (SIGTERM's default action restored: it ends this process, never a stop
-    request), so torchrun sees that rank's failure first. Returns PEER_GONE_EXIT, the exit status
-    when no SIGTERM came."""
+    request), so torchrun sees that rank's failure first. Returns PEER_GONE_EXIT (the launcher's:
+    bookkeeping/launch.py), the exit status when no SIGTERM came."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     time.sleep(wait_s)
     return PEER_GONE_EXIT

@@ -57,7 +57,7 @@ def episodes_fit(
 def rank_budget_bytes(ram_bytes: int, ranks: int, fits: int, memory_mb: int) -> int:
     """What the host admission leaves each rank for itself, bytes: its share of the available RAM
     less what its `fits` episodes may hold (episode_bytes). A rank killed for memory is reported
-    against it (learner/launch.py)."""
+    against it (bookkeeping/launch.py)."""
     return ram_bytes // ranks - fits * episode_bytes(memory_mb, 0)[0]
 
 

@@ -1,5 +1,8 @@
 """Task images: build (or reuse) the image of a task from its Dockerfile and build context.
 
+A rollout's images are built on every listed Docker engine at once before its episodes start (`build_images`);
+an image that failed on every engine fails each of the task's episodes (`build_error`).
+
 Images are content-addressed (`termrl/task-<id>:<hash12>` over the Dockerfile, every context file and the
 base image's id), built once per tag under a thread lock and a file lock, with the hidden tests left out of
 the build context. Containers from these images are sandbox.py's concern.
@@ -15,6 +18,7 @@ TLS); containers at run time never get a network.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import fcntl
@@ -403,6 +407,38 @@ def build_image(
         except ImageBuildError as e:
             raise _explained(task, mode, e) from None
     return tag
+
+
+async def build_images(
+    tasks: list, cfg: configs.SandboxConfig
+) -> dict[str, dict[str, str | Exception]]:
+    """Each task's image on every listed Docker engine (hosts.urls()), all built at once, each
+    build_image in a worker thread (a build blocks for minutes), with cfg's base_image, image_map and
+    build_network. Returns task id -> engine url -> tag, or the Exception its build raised: a failed
+    build is reported per trajectory (build_error), never raised here."""
+    images: dict[str, dict[str, str | Exception]] = {}
+
+    async def build(task, host: str) -> None:
+        try:
+            tag = await asyncio.to_thread(
+                build_image, task, cfg.base_image, cfg.image_map, cfg.build_network, host
+            )
+        except Exception as e:
+            # reported per trajectory
+            tag = e
+        images.setdefault(task.id, {})[host] = tag
+
+    unique = {t.id: t for t in tasks}.values()
+    await asyncio.gather(*(build(t, h) for t in unique for h in hosts.urls()))
+    return images
+
+
+def build_error(image: dict) -> Exception | None:
+    """The error of a task's image ({engine url: tag or Exception}, from build_images) when it
+    failed to build on every engine (the first engine's), else None."""
+    if not all(isinstance(x, Exception) for x in image.values()):
+        return None
+    return next(iter(image.values()))
 
 
 def _base_ids(task_id: str, used: list[str], host: str | None) -> list[str]:

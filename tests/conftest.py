@@ -124,7 +124,6 @@ def isolated_cache(tmp_path, monkeypatch):
 _MODEL_RUNS = (
     "torch.distributed.run",
     "torchrun",
-    "learner.launch",
     "train.py",
     "evaluate.py",
     "experiments.learn",

@@ -1,4 +1,5 @@
-"""configs.py: presets, the tyro CLI and start-up validation naming the field."""
+"""configs.py and experiments/settings.py: presets, the tyro CLI and start-up validation naming the
+field."""
 
 import ast
 import copy
@@ -24,6 +25,7 @@ from configs import (
     validate,
     validate_eval,
 )
+from experiments import settings
 from sandboxing import admission
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,9 +154,17 @@ def test_every_field_has_a_one_line_doc_in_help():
 
 
 def _field_comments() -> dict[tuple[str, str], str]:
-    """(class, field) -> the comment written for that field in configs.py: the `#` lines right above
-    it, else the comment after the code on its first line; '' when it has neither."""
-    source = Path(configs.__file__).read_text()
+    """(class, field) -> the comment written for that field in configs.py or experiments/settings.py:
+    the `#` lines right above it, else the comment after the code on its first line; '' when it has
+    neither."""
+    comments = {}
+    for module in (configs, settings):
+        comments.update(_comments_in(Path(module.__file__).read_text()))
+    return comments
+
+
+def _comments_in(source: str) -> dict[tuple[str, str], str]:
+    """_field_comments of one module's source."""
     lines = source.splitlines()
     after_code = {}
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -179,12 +189,12 @@ def _field_comments() -> dict[tuple[str, str], str]:
     return comments
 
 
-def _help_texts(command: str) -> dict[str, str]:
-    """What `--help` shows, by flag ('--policy.path') and by section ('policy options': the text
-    under the section's title), wrapped lines joined. COLUMNS=120: tyro lays the sections out in
-    one column below 130."""
+def _help_texts(module: str, command: str) -> dict[str, str]:
+    """What `--help` of `module.command` shows, by flag ('--policy.path') and by section ('policy
+    options': the text under the section's title), wrapped lines joined. COLUMNS=120: tyro lays the
+    sections out in one column below 130."""
     out = subprocess.run(
-        [sys.executable, "-c", f"import configs; configs.{command}(['--help'])"],
+        [sys.executable, "-c", f"import {module}; {module}.{command}(['--help'])"],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -227,19 +237,21 @@ def _without_default(help_text: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "command, root",
+    "module, command, root",
     [
-        ("parse_cli", configs.TrainConfig),
-        ("parse_eval_cli", configs.EvalConfig),
-        ("parse_learn_cli", configs.LearnConfig),
+        ("configs", "parse_cli", configs.TrainConfig),
+        ("configs", "parse_eval_cli", configs.EvalConfig),
+        ("experiments.settings", "parse_learn_single_cli", settings.LearnSingleConfig),
+        ("experiments.settings", "parse_multiturn_learn_cli", settings.MultiTurnLearnConfig),
+        ("experiments.settings", "parse_warm_start_cli", settings.WarmStartConfig),
     ],
 )
-def test_every_knobs_help_is_the_comment_written_for_it(command, root):
+def test_every_knobs_help_is_the_comment_written_for_it(module, command, root):
     # tyro reads a field's help from the comment above it or after it on its line; a field written
     # without one took the comment of the field above it (--reward.judge-default-price showed
     # "judge sampling temperature"), so every knob has its own, and --help shows exactly it.
     comments = _field_comments()
-    texts = _help_texts(command)
+    texts = _help_texts(module, command)
     wrong = []
     for f in dataclasses.fields(root):
         kind = typing.get_type_hints(root)[f.name]
@@ -411,9 +423,9 @@ def test_eval_config_embeds_the_policy_config_and_model_is_short_for_policy_path
 
 def test_the_output_folder_is_out_dir_in_every_command_and_the_old_out_is_refused():
     assert parse_eval_cli(["--out-dir", "runs/e1", "--oracle"]).out_dir == "runs/e1"
-    assert configs.parse_learn_cli(["--out-dir", "runs/l1"]).out_dir == "runs/l1"
+    assert settings.parse_learn_single_cli(["--out-dir", "runs/l1"]).out_dir == "runs/l1"
     assert configs.parse_cli(["--out-dir", "runs/t1"]).out_dir == "runs/t1"
-    for parse in (parse_eval_cli, configs.parse_learn_cli):
+    for parse in (parse_eval_cli, settings.parse_learn_single_cli):
         for argv in (["--out", "runs/x"], ["--out=runs/x"]):
             with pytest.raises(ConfigError) as e:
                 parse(argv)

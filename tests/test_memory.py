@@ -12,10 +12,10 @@ import pytest
 from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
 from train_helpers import containers_of, run_ids_of, torchrun
 
-from bookkeeping import memory
+from bookkeeping import launch, memory
+from bookkeeping.launch import PEER_GONE_EXIT
 from bookkeeping.logs import format_step_line
-from learner import distributed, launch
-from learner.distributed import PEER_GONE_EXIT
+from learner import distributed
 
 
 def test_peak_rss_is_the_kernels_high_water_mark_in_bytes():
@@ -182,7 +182,9 @@ def test_a_rank_that_fails_with_an_error_is_reported_once_without_the_others_tra
     out = tmp_path / "run"
     # rank 0 alone writes out_dir/config.json: its error, while rank 1 waits at the barrier after
     (out / "config.json").mkdir(parents=True)
-    proc, log_path = torchrun(out, tiny_dir, "--steps", "1", launcher="learner.launch")
+    proc, log_path = torchrun(
+        out, tiny_dir, "--steps", "1", launcher="bookkeeping.launch --torchrun"
+    )
     assert proc.wait(timeout=300) == 1
     log = log_path.read_text()
     assert log.count("IsADirectoryError: [Errno 21] Is a directory:") == 1, log[-4000:]

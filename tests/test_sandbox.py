@@ -771,6 +771,42 @@ def test_build_image_rejects_bad_task_id(tmp_path):
         images.build_image(task)
 
 
+@dataclass
+class RequestingTask(FakeTask):  # and what start_sandbox reads: the task's request, its sidecars
+    memory_mb: int | None = None
+    cpus: float | None = None
+    sidecars: tuple = ()
+
+
+def test_start_sandbox_builds_an_image_that_failed_elsewhere_and_takes_the_configs_limits(
+    tmp_path, docker_client
+):
+    from configs import SandboxConfig
+
+    base = make_task(
+        tmp_path,
+        "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY hello.txt /ctx/\n",
+        {"hello.txt": "hi\n"},
+    )
+    task = RequestingTask(base.id, base.dockerfile, base.context_dir, base.tests_dir, memory_mb=256)
+    cfg = SandboxConfig(pids=64, build_network="none")
+    # the rollout's build of this image failed on another engine: built here, on this one
+    failed = ImageBuildError(f"task {task.id}: the build failed on another engine")
+    box = run(sandbox.start_sandbox(task, failed, run_id=RUN_ID, cfg=cfg))
+    tag = images.build_image(task, cfg.base_image, cfg.image_map, cfg.build_network)
+    try:
+        assert sh(box, "cat /ctx/hello.txt").output == "hi\n"
+        info = docker_client.api.inspect_container(box.id)
+        assert info["Config"]["Image"] == tag
+        # the config's limits, with the task's own memory request
+        assert info["HostConfig"]["Memory"] == 256 << 20 and info["HostConfig"]["PidsLimit"] == 64
+        assert box.limits == Limits.from_config(cfg).for_task(task)
+        assert box.start_s > 0
+    finally:
+        run(box.close())
+        docker_client.images.remove(tag, force=True)
+
+
 def test_limits_from_sandbox_config():
     from configs import SandboxConfig
 

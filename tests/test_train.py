@@ -667,7 +667,7 @@ def test_make_train_with_a_bad_knob_prints_its_line_once_and_starts_no_torchrun(
         timeout=600,
     )
     out = r.stdout + r.stderr
-    assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
+    assert r.returncode != 0 and "Traceback" not in out and "bookkeeping.launch" not in out
     assert [line for line in out.splitlines() if "clip_low" in line] == [
         "error: grpo.clip_low = 1.5: must be in (0, 1)"
     ]
@@ -688,7 +688,7 @@ def test_make_train_with_a_logger_not_installed_says_how_to_install_it_and_start
         timeout=600,
     )
     out = r.stdout + r.stderr
-    assert r.returncode != 0 and "Traceback" not in out and "learner.launch" not in out
+    assert r.returncode != 0 and "Traceback" not in out and "bookkeeping.launch" not in out
     assert [line for line in out.splitlines() if "tensorboard" in line] == [
         "error: logger = 'tensorboard': needs tensorboard: pip install tensorboard"
     ]

@@ -26,6 +26,7 @@ from agent.chat import ChatFormat
 from agent.oracle import OracleError, OracleReplies, reply_text
 from agent.tools import observations as observation_messages
 from engines import SamplingParams
+from experiments import settings
 from experiments.warm_start import oracle_plans, refuse_eval_overlap, warm_start
 from hf import weights
 from learner.packing import Sample, collate
@@ -182,13 +183,13 @@ def test_a_generated_instance_renamed_and_reworded_is_still_refused_by_its_gener
 )
 def test_the_warm_start_refuses_an_infinite_lr_and_an_unknown_device_in_one_line(flag, value, why):
     with pytest.raises(configs.ConfigError) as e:
-        configs.parse_warm_start_cli(["--tasks", TASKS, flag, value], check_paths=False)
+        settings.parse_warm_start_cli(["--tasks", TASKS, flag, value], check_paths=False)
     assert str(e.value) == why
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for a machine without CUDA")
 def test_the_warm_start_on_cuda_without_a_cuda_device_is_refused_before_any_episode(tmp_path):
-    cfg = configs.parse_warm_start_cli(
+    cfg = settings.parse_warm_start_cli(
         ["--tasks", TASKS, "--device", "cuda", "--out-dir", str(tmp_path)], check_paths=False
     )
     with pytest.raises(

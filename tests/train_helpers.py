@@ -97,9 +97,10 @@ E2E_ARGS = [
 
 
 def torchrun(out_dir: Path, model_dir: Path, *args: str, launcher: str = "torch.distributed.run"):
-    """Start train.py on 2 ranks under `launcher` (torchrun, learner.launch or bookkeeping.launch)
-    with the tiny policy in model_dir, E2E_ARGS and args, writing to out_dir; returns the process
-    and its log (stdout and stderr), `<out_dir>.log`."""
+    """Start train.py on 2 ranks under `launcher` (torch.distributed.run, bookkeeping.launch, or the
+    launcher's torchrun alone: "bookkeeping.launch --torchrun") with the tiny policy in model_dir,
+    E2E_ARGS and args, writing to out_dir; returns the process and its log (stdout and stderr),
+    `<out_dir>.log`."""
     ranks = (
         ["--nproc", "2"]
         if launcher == "bookkeeping.launch"
@@ -108,7 +109,7 @@ def torchrun(out_dir: Path, model_dir: Path, *args: str, launcher: str = "torch.
     cmd = [
         sys.executable,
         "-m",
-        launcher,
+        *launcher.split(),
         *ranks,
         "train.py",
         "--preset",
