@@ -37,6 +37,7 @@ import os
 import re
 import sys
 import tempfile
+import textwrap
 import threading
 from pathlib import Path
 
@@ -364,47 +365,50 @@ def first_sentence(fn: Function) -> str:
 
 def section(functions: list[Function], plumbing: dict[str, str], described: dict[str, str]) -> str:
     """DESIGN.md's "Reading one step", from the trace. described: the last column kept from the
-    section as it was, by qualified name (a new row takes its docstring's first sentence)."""
+    section as it was, by "file::qualname" or qualified name (a new row takes its docstring's
+    first sentence)."""
     path = reading_path(functions)
     n, lines, files = summary(path)
     n_all, lines_all, files_all = summary(functions)
+    intro = (
+        "To learn how termrl trains, read these functions in this order: what one synchronous "
+        "colocated step with the torch engine (the default on CPU) ran, in the order each first "
+        f"ran outside the plumbing listed below. They are {lines:,} lines of functions in {files} "
+        f"files ({n} functions); the whole step, plumbing included, ran {n_all} functions of "
+        f"{lines_all:,} lines in {files_all} files. The step is `make train`'s preset cut to one "
+        "rank, one task and two episodes of two turns, in real containers. A run's first step "
+        "pushes no weights (the engine was built from the policy's: `sync_engine` returns at "
+        "once), so `learner/sync.py` is not read here."
+    )
+    generated = (
+        "Generated: `python3 scripts/trace_step.py --write-design` traces the step and rewrites "
+        "this section (the last column is kept for a function already listed; a new row takes "
+        "its docstring's first sentence). `tests/test_structure.py` runs the same trace and "
+        "fails when a function that ran is neither a row nor plumbing, or when a row's lines "
+        "(its `def` line to its last, read with `ast`) differ from the code's."
+    )
     out = [
         SECTION,
         "",
-        "To learn how termrl trains, read these functions in this order: what one synchronous "
-        "colocated step with",
-        "the torch engine (the default on CPU) ran, in the order each first ran outside the "
-        "plumbing listed",
-        f"below. They are {lines:,} lines of functions in {files} files ({n} functions); the "
-        f"whole step, plumbing",
-        f"included, ran {n_all} functions of {lines_all:,} lines in {files_all} files. The step "
-        "is `make train`'s preset cut",
-        "to one rank, one task and two episodes of two turns, in real containers. Its first step "
-        "pushes no weights:",
-        "the engine was built from the policy's (`sync_engine` returns at once).",
+        textwrap.fill(intro, 110),
         "",
-        "Generated: `python3 scripts/trace_step.py --write-design` traces the step and rewrites "
-        "this section (the",
-        "last column is kept by function name; a new row takes its docstring's first sentence). "
-        "`tests/test_structure.py`",
-        "runs the same trace and fails when a function that ran is neither a row nor plumbing, or "
-        "when a row's lines",
-        "(its `def` line to its last, read with `ast`) differ from the code's.",
+        textwrap.fill(generated, 110),
         "",
         "| # | file | function | lines | called from | what it does |",
         "|---|---|---|---|---|---|",
     ]
     for i, fn in enumerate(path, 1):
-        what = described.get(fn.qualname) or first_sentence(fn)
+        what = described.get(fn.key) or described.get(fn.qualname) or first_sentence(fn)
         caller = f"`{fn.caller}`" if fn.caller else ""
         out.append(f"| {i} | `{fn.file}` | `{fn.qualname}` | {fn.lines} | {caller} | {what} |")
+    plumbing_note = (
+        "Plumbing: what the step ran that the table leaves out (`PLUMBING` in "
+        "`scripts/trace_step.py`). An entry covers the function it names (a class: its methods) "
+        "and whatever ran only beneath it, its asyncio tasks and threads included."
+    )
     out += [
         "",
-        "Plumbing: what the step ran that the table leaves out (`PLUMBING` in "
-        "`scripts/trace_step.py`). An entry",
-        "covers the function it names (a class: its methods) and whatever ran only beneath it, "
-        "its asyncio tasks",
-        "and threads included.",
+        textwrap.fill(plumbing_note, 110),
         "",
         "| plumbing | why | functions | lines |",
         "|---|---|---|---|",
@@ -419,7 +423,11 @@ def write_design(functions: list[Function], design: Path) -> None:
     text = design.read_text()
     before, rest = text.split(SECTION, 1)
     after = rest.split("\n## ", 1)[1]
-    described = {q: what for _, q, _, what in design_rows(text)}
+    rows = design_rows(text)
+    # by file and name; by name alone where one row has it (a function moved to another file)
+    names = [q for _, q, _, _ in rows]
+    described = {q: what for _, q, _, what in rows if names.count(q) == 1}
+    described.update({f"{f}::{q}": what for f, q, _, what in rows})
     design.write_text(before + section(functions, PLUMBING, described) + "\n## " + after)
 
 
