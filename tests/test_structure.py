@@ -257,7 +257,9 @@ def test_the_reading_path_states_the_lines_its_functions_have_in_the_code():
     total = sum(int(n) for _, _, n in stated)
     files = len({f for f, _, _ in stated})
     section = (ROOT / "DESIGN.md").read_text().split("## Reading one step", 1)[1]
-    said = re.search(r"They are ([\d,]+) lines of functions in (\d+) files", section)
+    said = re.search(
+        r"They\s+are\s+([\d,]+)\s+lines\s+of\s+functions\s+in\s+(\d+)\s+files", section
+    )
     assert said, "DESIGN.md's reading path states its lines and files"
     assert (int(said.group(1).replace(",", "")), int(said.group(2))) == (total, files)
 
