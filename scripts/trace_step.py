@@ -8,7 +8,7 @@ About 50 s of CPU (SmolLM2-135M loaded, two episodes, one update); needs Docker 
 
 One synchronous colocated step of `train.py` (world size 1 through the path train.py takes without
 torchrun, the torch engine, the embedded default policy, real task containers) runs in this
-process under a profiler hook (sys.setprofile, and threading.setprofile for the threads it
+process under a trace hook (sys.settrace, and threading.settrace for the threads it
 starts). Every function of the project that ran (a file under the repository root, tests/ and
 scripts/ aside) is listed in the order it was first called, with its file and its length in
 lines read from the source with `ast` (the `def` line to the last line of its body). A nested
@@ -152,9 +152,11 @@ class Function:
 
 
 class Tracer:
-    """A profiler hook that records the project functions called, in first-call order, and for each
+    """A trace hook that records the project functions called, in first-call order, and for each
     whether it ever ran outside the PLUMBING entries. A call's ancestry is its frame's f_back chain,
-    continued from an asyncio task's, an executor work item's or a thread's creator."""
+    continued from an asyncio task's, an executor work item's or a thread's creator. The hook
+    returns None, so frames are not traced line by line (sys.settrace then costs one call per
+    Python call; sys.setprofile would add one per C call)."""
 
     def __init__(self, root: Path, plumbing: dict[str, str]):
         self.root = str(root) + os.sep
@@ -258,12 +260,12 @@ class Tracer:
             fn.covered_by.add(entry)
 
     def start(self) -> None:
-        threading.setprofile(self.hook)
-        sys.setprofile(self.hook)
+        threading.settrace(self.hook)
+        sys.settrace(self.hook)
 
     def stop(self) -> None:
-        sys.setprofile(None)
-        threading.setprofile(None)
+        sys.settrace(None)
+        threading.settrace(None)
 
 
 def definitions(path: Path) -> dict[str, ast.AST]:
