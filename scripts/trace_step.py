@@ -163,6 +163,8 @@ class Tracer:
         self.excluded = tuple(self.root + d + os.sep for d in EXCLUDED)
         self.plumbing = plumbing
         self.functions: dict[tuple[str, str], Function] = {}
+        # the code object of each function's first call
+        self.first_code: dict[tuple[str, str], object] = {}
         # code object -> (file, outer qualname), or None for code outside the project
         self._keys: dict = {}
         self._entries: dict[str, str | None] = {}
@@ -247,6 +249,7 @@ class Tracer:
         entry, caller = self._origin(frame)
         if fn is None:
             fn = self.functions[key] = Function(key[0], key[1], caller=caller)
+            self.first_code[key] = code
         named = self.entry_of(key[1])
         if named is not None:
             fn.covered_by.add(named)
@@ -296,7 +299,7 @@ def function_lines(root: Path, file: str, qualname: str) -> int | None:
 
 def trace_step(out_dir: Path) -> list[Function]:
     """Run one step of train.py in this process under the Tracer; the project functions that ran,
-    in first-call order, their lines filled in (class bodies left out)."""
+    in first-call order, their lines filled in (class statements left out: definitions)."""
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     import train
@@ -311,10 +314,18 @@ def trace_step(out_dir: Path) -> list[Function]:
         raise RuntimeError(f"train.main returned {status} for the traced step")
     functions = []
     for fn in tracer.functions.values():
-        lines = function_lines(ROOT, fn.file, fn.qualname)
-        if lines is not None:
-            fn.lines = lines
-            functions.append(fn)
+        node = definitions(ROOT / fn.file).get(fn.qualname)
+        if isinstance(node, ast.ClassDef):
+            # a class statement's body, run when the class is defined: a definition, not a call
+            continue
+        if node is None:
+            # a module-level lambda or comprehension: no def, its lines from the code object
+            code = tracer.first_code[(fn.file, fn.qualname)]
+            lines = [n for _, _, n in code.co_lines() if n is not None]
+            fn.lines = max(lines) - min(lines) + 1
+        else:
+            fn.lines = node.end_lineno - node.lineno + 1
+        functions.append(fn)
     return functions
 
 
