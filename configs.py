@@ -249,7 +249,7 @@ class TrainConfig:
     # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; 1 trains on a
     # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
     # More is refused: the pipeline is one rollout deep, so 2 would run as 1.
-    # 0 in every preset: on 2 CPU cores the overlap is not shown faster (BENCHMARKS.md, issue 28)
+    # 0 in every preset: on 2 CPU cores the overlap is not shown faster (BENCHMARKS.md, "make train seconds per step")
     max_off_policy_steps: int = 0
     # ranks that only generate (the last ones; the others only train and broadcast the policy to
     # them after each step: learner/layout.py); 0 = every rank trains and generates (colocated)

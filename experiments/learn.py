@@ -1,4 +1,4 @@
-"""`make learn`: multi-turn learning, judged on held-out instances of the generated task family (issue 38).
+"""`make learn`: multi-turn learning, judged on held-out instances of the generated task family.
 
     python -m experiments.learn                              # preset cpu-learn-multiturn, 2 ranks
     python -m experiments.learn --demonstrations 8 -- --steps 4  # settings.py knobs; after `--`: train.py flags

@@ -72,9 +72,8 @@ class MultiTurnLearnConfig:
     demonstrations: int = 24
     # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
     sft_epochs: int = 2
-    # warm start: peak learning rate of AdamW (BENCHMARKS.md, 24 demonstrations at batch 4 unless said: 2e-5 x 6
-    # optimizer steps at batch 8 resolved 0 of 32 held-out episodes, 3e-5 x 12 steps 9 of 32, 3e-5 x 18 steps 36 of
-    # 48, 1e-4 x 18 steps 40 of 48: too strong for GRPO)
+    # warm start: peak learning rate of AdamW: light enough to leave GRPO room to improve (the trials
+    # that chose it are in BENCHMARKS.md, "make learn")
     sft_lr: float = 3e-5
     # warm start: demonstrations per optimizer step
     sft_batch_size: int = 4
