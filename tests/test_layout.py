@@ -265,7 +265,7 @@ def test_colocated_vllm_engines_train_one_step_behind_on_two_ranks(tmp_path):
 
 
 # -----------------------------------------------------------------------------
-# layout x overlap x sleep level x engine (issue 39): an overlapped rollout rank runs its next
+# layout x overlap x sleep level x engine: an overlapped rollout rank runs its next
 # rollout before the next policy arrives, so its engine's sleep must keep the weights
 
 

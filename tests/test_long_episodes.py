@@ -1,4 +1,4 @@
-"""The mechanics long episodes need (issue 38): an observation cut to fit the context, a turn cut at
+"""The mechanics long episodes need: an observation cut to fit the context, a turn cut at
 its token cap counted as a malformed turn, no observation after the last turn, a task's max_turns
 never above the config's, DAPO's dynamic sampling (refill rounds) and the step's episode figures.
 
@@ -24,7 +24,7 @@ from bookkeeping.logs import format_step_line, step_record
 from learner.distributed import collective_timeout_s
 from learner.packing import has_signal
 from tasks.sampler import TaskSampler
-from training.step import Refill, refill_tasks, refilled_rollout
+from training.refill import Refill, refill_tasks, refilled_rollout
 
 # ----------------------------------------------------------------------------- pure parts
 
@@ -277,9 +277,9 @@ def _refill_run(tok, tasks, ids: list[str], rounds: int):
         tasks=[tasks[i] for i in ids],
         engine=RecordingEngine(tok, reply),
         tokenizer=tok,
-        judge=None,
+        rollout_cfg=cfg.rollout,
+        episode_opts=R.EpisodeOptions("markdown"),
         rank=1,
-        rollouts=0,
         sampler=TaskSampler(ids, 1),
     )
 
@@ -287,7 +287,7 @@ def _refill_run(tok, tasks, ids: list[str], rounds: int):
 def _roll_out(run, indices: list[int]):
     ended = []
     refill = Refill()
-    job = refilled_rollout(run, indices, 0, lambda t: None, lambda: ended.append(1), None, refill)
+    job = refilled_rollout(run, indices, 0, lambda t: None, 0, refill, lambda: ended.append(1))
     groups = asyncio.run(job)
     return groups, refill, ended
 

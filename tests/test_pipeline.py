@@ -1,5 +1,5 @@
 """learner/pipeline.py: rollouts overlapped with training (max_off_policy_steps): staleness, TIS for stale
-samples, an overlapped 2-rank run and its stop (issue 28)."""
+samples, an overlapped 2-rank run and its stop."""
 
 import json
 import math
@@ -26,7 +26,7 @@ import learner.pipeline
 import learner.update
 
 # -----------------------------------------------------------------------------
-# rollouts overlapped with training (max_off_policy_steps, learner/pipeline.py; issue 28)
+# rollouts overlapped with training (max_off_policy_steps, learner/pipeline.py)
 
 
 def test_staleness_is_the_version_gap_and_an_older_sample_is_refused():
@@ -181,7 +181,7 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     # a clean stop (bookkeeping/stop.py)
     assert proc.wait(timeout=600) == 0, log_path.read_text()[-4000:]
     log = log_path.read_text()
-    # one notice per run (rank 0 says it; issue 42)
+    # one notice per run (rank 0 says it)
     assert log.count("SIGTERM: cutting this step short") == 1
     done = log.count("/3 | reward")  # 2 when the signal landed beside step 2's update
     assert done in (1, 2) and "step 3/3" not in log
@@ -193,7 +193,7 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
 
 
 # -----------------------------------------------------------------------------
-# TIS under truncated sampling (issue 39): on-policy, the weight is 1 whatever top-k / top-p
+# TIS under truncated sampling: on-policy, the weight is 1 whatever top-k / top-p
 
 
 def _on_policy_step_metrics(model_dir, top_p: float, top_k: int) -> dict:
@@ -252,8 +252,8 @@ def test_an_on_policy_step_has_tis_weight_1_under_truncated_sampling_on_a_real_e
 
 
 def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny_dir, monkeypatch):
-    # issue 39: it was rollout.max_context_tokens (2048 here), 5.3x the 3 x 128 tokens an episode
-    # of the CPU preset can generate
+    # not rollout.max_context_tokens (2048 here), 5.3x the 3 x 128 tokens an episode of the CPU
+    # preset can generate
     from hf import weights
 
     seen = []
@@ -275,7 +275,7 @@ def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny
 
 
 def test_the_collective_timeout_covers_the_longest_rollout_the_config_allows():
-    # issue 39: NCCL's default 10 minutes, while a trainer waits in G for a whole rollout
+    # not NCCL's default 10 minutes, while a trainer waits in G for a whole rollout
     cfg = configs.TrainConfig(
         tasks_per_step=8,
         grpo=configs.GRPOConfig(group_size=8),

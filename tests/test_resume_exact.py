@@ -1,4 +1,4 @@
-"""Resume is exact (issue 42): a run stopped after step 1 and resumed trains steps 2 and 3 as the run
+"""Resume is exact: a run stopped after step 1 and resumed trains steps 2 and 3 as the run
 that was never stopped, with the same seeds (the engine's lockstep batching, per-request seeds, the
 checkpoint's sampler and RNG state from when its step was recorded); and the engine's lockstep mode
 gives the same tokens and log-probs bitwise whatever order and timing the requests come in."""

@@ -1,4 +1,4 @@
-"""Stopping and resuming training (issue 28): the stop request (bookkeeping/stop.py), torchrun under the
+"""Stopping and resuming training: the stop request (bookkeeping/stop.py), torchrun under the
 launcher that owns Ctrl-C (bookkeeping/launch.py), atomic checkpoints and what a start continues
 (bookkeeping/checkpoints.py)."""
 

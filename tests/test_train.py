@@ -608,7 +608,7 @@ def test_torchrun_two_gloo_ranks_train_two_steps_on_real_tasks(tiny_model, tmp_p
 
 
 # -----------------------------------------------------------------------------
-# what a new user hits (issue 23 item 8; issue 24)
+# what a new user hits
 
 
 def test_an_explicit_tasks_folder_trains_on_all_its_tasks_not_the_presets_selection(tmp_path):
