@@ -19,20 +19,23 @@ process group, policy, optimizer, engine, sandboxes, judge) -> for each step on 
      loss tokens (or sequences) summed over all micro-batches of all ranks, gradients summed over
      ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping
      (learner/update.py);
-  6. record: one line, metrics.jsonl, trajectories; a checkpoint every save_every steps
-     (bookkeeping/record.py);
+  6. record: one line, metrics.jsonl, trajectories (bookkeeping/record.py); the curriculum
+     learns from every rank's groups (TaskSampler.record_groups); a checkpoint every save_every
+     steps;
 -> finish (the HF export, the reward curve) and tear down.
 
 The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
 rank also owns one generation engine with a full copy of the weights. A SIGINT/SIGTERM cuts the
 step in flight short on every rank and keeps the last completed step (bookkeeping/stop.py).
 
-Two variants enter at one line each, in their own modules:
+The variants enter at one line each and wrap or replace the plain parts from their own modules:
 - training/overlap.py (max_off_policy_steps >= 1): steps 4-5 on one rollout run in a worker
   thread from the end of the next rollout's generation, beside its verifications and judge calls
   (learner/pipeline.py: samples one optimizer step old, TIS on them);
 - training/disaggregated.py (rollout_ranks >= 1): some ranks only generate, the others only
-  train (learner/layout.py).
+  train (learner/layout.py: the layout's collectives);
+- training/refill.py (grpo.refill_rounds >= 1): DAPO's dynamic sampling, extra rounds of tasks;
+- training/tensor_parallel.py (a vLLM engine over tp > 1 ranks): the ranks roll out as one.
 """
 
 import dataclasses

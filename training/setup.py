@@ -3,9 +3,9 @@
 
 One `_build` serves both layouts, parameterised by the rank's role: colocated (rollout_ranks = 0,
 the default) every rank trains a shard of the FSDP2 policy and generates with its own engine; in the
-disaggregated layout (learner/layout.py) a trainer only trains and a rollout rank only generates.
-The process groups are created in the same order on every rank; tensor-parallel engine groups
-(vLLM, colocated only) are made here and used only by training/step.py.
+disaggregated layout (training/disaggregated.py) a trainer only trains and a rollout rank only
+generates. The process groups are created in the same order on every rank; tensor-parallel engine
+groups (vLLM, colocated only) are made here and used only by training/tensor_parallel.py.
 """
 
 import asyncio
