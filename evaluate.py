@@ -25,7 +25,7 @@ from engines import Engine, ScriptedEngine, build_engine, engine_kind
 from engines.openai_engine import OpenAIEngine
 from hf import weights
 from judging import judge as judge_lib
-from rollout import Trajectory, run_episodes
+from rollout import EpisodeOptions, Trajectory, run_episodes
 from sandboxing import admission, hosts
 from tasks import select_tasks
 
@@ -198,13 +198,10 @@ async def evaluate(cfg: EvalConfig, stop: StopFlag | None = None) -> dict:
             tokenizer,
             cfg.k,
             cfg.rollout,
-            judge,
-            action_format=cfg.policy.action_format,
-            sandbox_cfg=cfg.sandbox,
-            reward_cfg=cfg.reward,
-            run_id=cfg.run_id,
+            opts=EpisodeOptions(
+                cfg.policy.action_format, cfg.sandbox, cfg.reward, judge, cfg.run_id, cfg.oracle
+            ),
             seed=cfg.seed,
-            oracle=cfg.oracle,
             progress=cfg.progress,
             on_trajectory=write,
         )

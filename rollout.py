@@ -8,8 +8,9 @@ may score the transcript (`run_episode`). `run_episodes` runs groups of episodes
 concurrently and scores each group by one reward rule (`score_group`, a `Group`).
 
 Beside it: what the agent sees and says in agent/ (action formats and their parsers in actions.py, chat
-rendering in chat.py, the tools run in tools.py), an episode's sandbox in episodes/ (started now or
-ahead of the rollout), the engines in engines/, the evaluation command in evaluate.py.
+rendering in chat.py, the tools run in tools.py), an episode's sandbox from sandbox.start_sandbox (or
+started ahead of the rollout in training/ahead.py), the engines in engines/, the evaluation command in
+evaluate.py.
 """
 
 import asyncio
@@ -31,7 +32,6 @@ from agent.chat import ChatFormat
 from agent.tools import fit_observations, observations, run_tool
 from configs import RewardConfig, RolloutConfig, SandboxConfig
 from engines import Completion, Engine, SamplingParams
-from episodes import ahead as ahead_lib
 from judging.prompt import describe_outcome
 from sandboxing import hosts
 from sandboxing.images import build_error, build_images
@@ -111,6 +111,22 @@ class Trajectory:
             v = d[k]
             d[k] = dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v
         return d
+
+
+@dataclass
+class EpisodeOptions:
+    """What every episode of a run shares beside the rollout knobs (RolloutConfig): the agent's
+    action format, the sandbox it works in, the reward rule and the judge (judging.judge.Judge;
+    None: the tests alone), the label of its containers, and whether the task's solution acts
+    instead of a policy."""
+
+    action_format: str = "markdown"
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    judge: Any = None
+    # the run id on the episodes' containers (sandbox.RUN_ID; None: this process's)
+    run_id: str | None = None
+    oracle: bool = False
 
 
 LIMIT_REASONS = ("max_turns", "max_context", "max_tokens_per_turn", "timeout", "format_errors")
@@ -355,22 +371,18 @@ async def run_episode(
     engine: Engine | None,
     chat: ChatFormat,
     cfg: RolloutConfig,
+    opts: EpisodeOptions,
     group_index: int = 0,
     image: str | dict | None = None,
-    sandbox_cfg: SandboxConfig | None = None,
-    run_id: str | None = None,
-    judge=None,
-    reward_cfg: RewardConfig | None = None,
     seed: int | None = None,
-    oracle: bool = False,
     on_acted=None,
     ahead: asyncio.Future | None = None,
 ) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
-    it short), optionally scored by the judge. engine None with oracle=True runs the task's solution.sh.
+    it short), optionally scored by the judge. engine None with opts.oracle runs the task's solution.sh.
     on_acted: optional callback, called once when the agent stops acting (its last generate call
     is over), before verification; also when the episode failed or was cancelled earlier.
-    ahead: the episode's sandbox started before the rollout (`episodes.ahead.start_ahead`): a future of
+    ahead: the episode's sandbox started before the rollout (training/ahead.py): a future of
     (engine url, sandbox, start seconds) taking the place of acquire and start here.
 
     Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
@@ -381,8 +393,9 @@ async def run_episode(
     engine, {engine url: tag or the Exception its build raised} (built here where missing), or None
     (built here). An engine that stopped answering mid-episode backs off (hosts.release).
     """
-
-    sandbox_cfg = sandbox_cfg or SandboxConfig()
+    sandbox_cfg = opts.sandbox
+    oracle = opts.oracle
+    judge = opts.judge
     traj = Trajectory(task.id, group_index, difficulty=task.difficulty, category=task.category)
     t_start = time.monotonic()
     sb = None
@@ -408,7 +421,7 @@ async def run_episode(
             if isinstance(image, dict):
                 image = image.get(host)
             sb = await sandbox_lib.start_sandbox(
-                task, image, run_id=run_id, host=host, cfg=sandbox_cfg
+                task, image, run_id=opts.run_id, host=host, cfg=opts.sandbox
             )
             start_s = sb.start_s
         traj.timings["start_s"] = start_s
@@ -484,9 +497,9 @@ async def _verify(traj: Trajectory, task, sb):
             report = await sb.run_tests(
                 task.tests_dir,
                 timeout=task.test_timeout_s,
-                test_setup=getattr(task, "test_setup", None),
-                agent_modules=getattr(task, "agent_modules", ()),
-                script=getattr(task, "verifier_script", None),
+                test_setup=task.test_setup,
+                agent_modules=task.agent_modules,
+                script=task.verifier_script,
             )
         except sandbox_lib.DiskLimitError:
             # over the limit after the last command (a background job)
@@ -599,14 +612,9 @@ async def run_episodes(
     tokenizer,
     n_per_task: int,
     cfg: RolloutConfig,
-    judge=None,
     *,
-    action_format: str = "markdown",
-    sandbox_cfg: SandboxConfig | None = None,
-    reward_cfg: RewardConfig | None = None,
-    run_id: str | None = None,
+    opts: EpisodeOptions | None = None,
     seed: int | None = None,
-    oracle: bool = False,
     progress: bool = True,
     on_trajectory=None,
     on_generation_end=None,
@@ -617,21 +625,21 @@ async def run_episodes(
     Each episode is verified (and judged) as soon as it ends, while the others still generate.
 
     Returns one Group per task in the order of `tasks` (score_group), trajectories by group_index.
-    seed: episode j of task i samples with seed (seed, i, j) mixed into one int (reproducible).
+    opts: what every episode shares (action format, sandbox, reward rule, judge, run id, oracle;
+    None: EpisodeOptions()). seed: episode j of task i samples with seed (seed, i, j) mixed into one int (reproducible).
     on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
     stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
     (training/overlap.py's update starts there); not when cancelled before. ahead: a future of
-    `episodes.ahead.start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what
-    no episode took (cancelled before they ran) is the caller's to close (episodes.ahead.close_ahead)."""
+    `training.ahead.start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what
+    no episode took (cancelled before they ran) is the caller's to close (training.ahead.close_ahead)."""
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
-    if engine is None and not oracle:
-        raise ValueError("engine: None is only allowed with oracle=True")
-    sandbox_cfg = sandbox_cfg or SandboxConfig()
-    reward_cfg = reward_cfg or RewardConfig()
-    chat = ChatFormat(tokenizer, action_format)
+    opts = opts or EpisodeOptions()
+    if engine is None and not opts.oracle:
+        raise ValueError("engine: None is only allowed with opts.oracle")
+    chat = ChatFormat(tokenizer, opts.action_format)
     started = await ahead if ahead is not None else {}
-    images = await build_images(tasks, sandbox_cfg)
+    images = await build_images(tasks, opts.sandbox)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
     # episodes that may still act (on_generation_end once none does)
@@ -678,27 +686,24 @@ async def run_episodes(
                     engine,
                     chat,
                     cfg,
+                    opts,
                     j,
                     image,
-                    sandbox_cfg,
-                    run_id,
-                    judge,
-                    reward_cfg,
                     s,
-                    oracle,
                     on_acted=acted,
                     ahead=own_ahead,
                 )
         finally:
             # cancelled before it ran: its sandbox started ahead is closed here
             if not entered and own_ahead is not None:
-                await asyncio.shield(ahead_lib.close_one(own_ahead))
+                await asyncio.shield(close_unused(own_ahead))
         bar.episode_done(traj)
         return traj
 
     async def group(i: int, task) -> Group:
         trajectories = await asyncio.gather(*(episode(i, task, j) for j in range(n_per_task)))
-        g = score_group(task, trajectories, reward_cfg, judged=judge is not None and not oracle)
+        judged = opts.judge is not None and not opts.oracle
+        g = score_group(task, trajectories, opts.reward, judged)
         bar.rewards.extend(r for r in g.rewards if r is not None)
         if on_trajectory is not None:
             for t in g.trajectories:
@@ -709,6 +714,17 @@ async def run_episodes(
         return list(await asyncio.gather(*(group(i, t) for i, t in enumerate(tasks))))
     finally:
         bar.bar.close()
+
+
+async def close_unused(start: asyncio.Future) -> None:
+    """A sandbox started ahead (training/ahead.py) that no episode took: closed, its engine slot
+    given back; nothing when its start failed (the start gave the slot back)."""
+    try:
+        host, sb, _ = await start
+    except Exception:
+        return
+    await asyncio.shield(sb.close())
+    await asyncio.to_thread(hosts.release, host)
 
 
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:
@@ -727,7 +743,7 @@ def _build_failed(task, j: int, image: dict) -> Trajectory | None:
     )
 
 
-# the command moved (issue 23): running this file must not silently do nothing
+# running this file must not silently do nothing: it is a library
 if __name__ == "__main__":
     sys.exit(
         "error: `python rollout.py` is no command: rollout.py is the agent loop's library. "

@@ -19,20 +19,23 @@ process group, policy, optimizer, engine, sandboxes, judge) -> for each step on 
      loss tokens (or sequences) summed over all micro-batches of all ranks, gradients summed over
      ranks (FSDP2 divide factor 1), AdamW, warmup + cosine/constant lr, grad clipping
      (learner/update.py);
-  6. record: one line, metrics.jsonl, trajectories; a checkpoint every save_every steps
-     (bookkeeping/record.py);
+  6. record: one line, metrics.jsonl, trajectories (bookkeeping/record.py); the curriculum
+     learns from every rank's groups (TaskSampler.record_groups); a checkpoint every save_every
+     steps;
 -> finish (the HF export, the reward curve) and tear down.
 
 The learner is FSDP2-sharded over all ranks (one mesh dimension, learner/distributed.py); each
 rank also owns one generation engine with a full copy of the weights. A SIGINT/SIGTERM cuts the
 step in flight short on every rank and keeps the last completed step (bookkeeping/stop.py).
 
-Two variants enter at one line each, in their own modules:
+The variants enter at one line each and wrap or replace the plain parts from their own modules:
 - training/overlap.py (max_off_policy_steps >= 1): steps 4-5 on one rollout run in a worker
   thread from the end of the next rollout's generation, beside its verifications and judge calls
   (learner/pipeline.py: samples one optimizer step old, TIS on them);
 - training/disaggregated.py (rollout_ranks >= 1): some ranks only generate, the others only
-  train (learner/layout.py).
+  train (learner/layout.py: the layout's collectives);
+- training/refill.py (grpo.refill_rounds >= 1): DAPO's dynamic sampling, extra rounds of tasks;
+- training/tensor_parallel.py (a vLLM engine over tp > 1 ranks): the ranks roll out as one.
 """
 
 import dataclasses
@@ -41,15 +44,16 @@ import sys
 import time
 
 import configs
-from bookkeeping.checkpoints import plan_start, run_complete
-from bookkeeping.record import finish, record
+from bookkeeping.checkpoints import plan_start, resume_state, run_complete
+from bookkeeping.record import checkpoint, finish, record
 from bookkeeping.sanitise import install_log_sanitiser
 from learner.distributed import agreed_stop, leave_after_peer, peer_gone
 from learner.packing import samples_from_groups
 from tasks import TaskError, select_tasks
-from training import disaggregated, overlap
+from training import disaggregated, overlap, refill, tensor_parallel
+from training import step as step_lib
 from training.setup import setup, teardown
-from training.step import learn, roll_out, sync_engine
+from training.step import sync_engine, update_policy
 
 # --check-config's exit status when --resume finds the run complete: nothing to start (make train
 # then exits 0 without starting torchrun)
@@ -106,9 +110,21 @@ def main(argv: list[str] | None = None) -> int:
         # each update runs beside the next rollout
         return overlap.train(run)
 
+    # the variants of the rollout replace the plain one
+    roll_out = step_lib.roll_out
+    if cfg.grpo.refill_rounds:
+        # DAPO's dynamic sampling: extra rounds of tasks while too few groups vary
+        roll_out = refill.roll_out
+    if run.tp > 1:
+        # the ranks of a tensor-parallel engine roll out as one, sharing the leader's groups
+        roll_out = tensor_parallel.roll_out
+
     try:
-        run.t_logged = time.perf_counter()
-        while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
+        t_logged = time.perf_counter()
+        for step in range(run.step, cfg.steps):
+            if agreed_stop(run.stop, run.device):
+                break
+
             # 1. sample tasks: this rank's slice of the step's tasks
             indices = run.sampler.next_batch()
 
@@ -117,11 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             sync_s = sync_engine(run)
 
             # 3. roll out: group_size episodes per task in containers; tests, judge, group rewards
-            ro = roll_out(run, indices, sync_s)
+            ro = roll_out(run, indices, step, sync_s)
             if agreed_stop(run.stop, run.device):
                 run.say(
-                    f"[train] stopped during the rollout of step {run.rollouts}; "
-                    "it is not trained on"
+                    f"[train] stopped during the rollout of step {step + 1}; it is not trained on"
                 )
                 break
 
@@ -130,14 +145,29 @@ def main(argv: list[str] | None = None) -> int:
 
             # 5. update: the GRPO update over every rank's samples; a stop signal cuts it short
             # before its optimizer step (checked over all ranks per micro-batch)
-            trained = learn(run, samples, ro.version, lambda: agreed_stop(run.stop, run.device))
+            trained = update_policy(
+                run, samples, ro.version, lambda: agreed_stop(run.stop, run.device)
+            )
             if trained is None:
-                run.say(f"[train] stopped during the update of step {run.step + 1}; not trained on")
+                run.say(f"[train] stopped during the update of step {step + 1}; not trained on")
                 break
             metrics, train_s = trained
+            # the policy is one step on; the engine's weights are one update behind it
+            run.step = step + 1
+            run.stale = True
 
-            # 6. record: one line, metrics.jsonl; a checkpoint every save_every steps
-            record(run, ro, counts, metrics, train_s)
+            # 6. record: every rank's groups in one line and metrics.jsonl
+            now = time.perf_counter()
+            outcomes = record(
+                run.log, run.step, ro, counts, metrics, train_s, now - t_logged, run.judge_metrics
+            )
+            t_logged = now
+            # the curriculum learns from every rank's groups
+            run.sampler.record_groups(outcomes)
+            # what a resume from this step starts with, before the next step draws its tasks
+            run.resume_state = resume_state(run.sampler)
+            # a checkpoint every save_every steps and after the last
+            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
 
         # finish
         return finish(run)

@@ -180,11 +180,9 @@ def main() -> None:
                     tokenizer,
                     cfg.grpo.group_size,
                     cfg.rollout,
-                    judge,
-                    action_format=cfg.policy.action_format,
-                    sandbox_cfg=cfg.sandbox,
-                    reward_cfg=cfg.reward,
-                    run_id=sandbox.RUN_ID,
+                    opts=rollout.EpisodeOptions(
+                        cfg.policy.action_format, cfg.sandbox, cfg.reward, judge, sandbox.RUN_ID
+                    ),
                     seed=step,
                     progress=False,
                 )

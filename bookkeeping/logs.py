@@ -186,14 +186,13 @@ def episode_shape(episodes: list[dict]) -> dict:
 
 
 def gather_episodes(
-    indices: list[int], groups: list, counts: dict, judge: dict, sampler, world: int, group=None
-) -> tuple[list[dict], dict, dict]:
+    indices: list[int], groups: list, counts: dict, judge: dict, world: int, group=None
+) -> tuple[list[tuple[int, list[dict]]], dict, dict]:
     """Every rank's episode summaries, group counts and judge accounting (all_gather_object,
-    collective); the sampler's curriculum records each group (task index, rewards).
-    groups: this rank's rollout.Group values of the tasks `indices`; judge: this rank's judge
-    metrics (judging.judge.Judge.metrics) or {}; sampler: tasks.sampler.TaskSampler.
-    Returns (episodes in rank order, counts summed, judge metrics summed: cumulative calls,
-    failures, cost)."""
+    collective). groups: this rank's rollout.Group values of the tasks `indices`; judge: this
+    rank's judge metrics (judging.judge.Judge.metrics) or {}. Returns (every rank's groups in rank
+    order as (task index, its episodes' summaries), counts summed, judge metrics summed:
+    cumulative calls, failures, cost)."""
 
     def summary(i: int, t, r: float | None) -> dict:
         return dict(
@@ -218,10 +217,8 @@ def gather_episodes(
     gathered: list = [None] * world
     dist.all_gather_object(gathered, (mine, counts, dict(judge)), group=group)
     all_groups = [grp for per_rank, _, _ in gathered for grp in per_rank]
-    sampler.record_groups([(i, [e["reward"] for e in eps]) for i, eps in all_groups])
-    episodes = [e for _, eps in all_groups for e in eps]
 
     def summed(dicts: list[dict]) -> dict:
         return {k: sum(d.get(k, 0) for d in dicts) for k in dicts[0]}
 
-    return episodes, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])
+    return all_groups, summed([c for _, c, _ in gathered]), summed([j for _, _, j in gathered])

@@ -1,21 +1,25 @@
 """What a training run keeps of each step and of its end: the step's record (one line,
-metrics.jsonl, wandb/tensorboard) and checkpoint (`record`, for both layouts), and after the
-loop the last checkpoint, the Hugging Face export, the reward curve and the line saying how to
-resume a stopped run (`finish`).
+metrics.jsonl, wandb/tensorboard: `record`, for every layout), its checkpoint (`checkpoint`), and
+after the loop the last checkpoint, the Hugging Face export, the reward curve and the line saying
+how to resume a stopped run (`finish`).
 
-`run` is the rank's training.setup.Run; only its fields are read here (out_dir, cfg, rank, step,
-saved_step, run_id, policy, optimizer, scheduler, sampler, judge, stop, learners,
-learner_group, ...), so bookkeeping imports nothing above it.
+`record` takes the values it records and changes nothing; `checkpoint` and `finish` read the rank's
+training.setup.Run (out_dir, cfg, rank, step, saved_step, run_id, policy, optimizer, scheduler,
+sampler, stop, learner_group, ...), so bookkeeping imports nothing above it.
 """
 
 import os
 import signal
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import torch.distributed as dist
 
-from bookkeeping.checkpoints import checkpoint_dir, resume_state, save_checkpoint
+from bookkeeping.checkpoints import checkpoint_dir, save_checkpoint
 from bookkeeping.launch import RESUME_CMD_ENV
 from bookkeeping.logs import (
     append_jsonl,
@@ -28,72 +32,81 @@ from bookkeeping.memory import gather_peak_rss
 from hf import weights
 
 
+@dataclass
+class StepLog:
+    """Where a run's step records go and over which ranks they are gathered (built once by
+    training.setup)."""
+
+    out_dir: Path
+    rank: int
+    # the run's last step, for the line's "step N/steps"
+    steps: int
+    kl_coef: float
+    # the ranks that train (their episodes are gathered), and their process group (None: all)
+    learners: int
+    learner_group: object = None
+    # wandb or tensorboard: (record, step)
+    extra_log: Callable[[dict, int], None] | None = None
+
+
+class RolloutFigures(Protocol):
+    """What `record` reads of a rollout (training.step.Rollout)."""
+
+    indices: list[int]
+    groups: list
+    rollout_s: float
+    generate_s: float
+    sync_s: float
+    refill_rounds: int
+    refill_episodes: int
+    refill_s: float
+
+
 def record(
-    run,
-    ro,
+    log: StepLog,
+    step: int,
+    ro: RolloutFigures,
     counts: dict,
     metrics: dict,
     train_s: float,
-    judge: dict | None = None,
+    step_s: float,
+    judge: dict,
     rss_others: list[int] | tuple = (),
-) -> None:
-    """Step 6 after the update on rollout `ro` (learner.pipeline.Rollout): the step counted,
-    every training rank's episodes gathered, one line and metrics.jsonl record (step_s: seconds
-    since the previous step was logged), a checkpoint every save_every steps and after the last.
-    counts: this rank's group counts (learner.packing.samples_from_groups), with the rollout's
-    refill_rounds and refill_episodes added (summed over the ranks; refill_s is rank 0's seconds,
-    as rollout_s); metrics, train_s:
-    the update's (training.step.learn). judge: judge metrics to add up over the training ranks,
-    None: this rank's judge's. rss_others: peak RSS in bytes of ranks that do not train (the
-    disaggregated layout's rollout ranks), appended to the training ranks'. Collective over the
-    ranks that train."""
-    run.step += 1
-    # the engine's weights are one update behind now
-    run.stale = True
-    if judge is None:
-        judge = run.judge.metrics if run.judge is not None else {}
+) -> list[tuple[int, list[float | None]]]:
+    """Step 6 of `step` (optimizer steps done) after the update on rollout `ro`: every training
+    rank's episodes gathered, one line (rank 0) and its metrics.jsonl record. counts: this rank's
+    group counts (learner.packing.samples_from_groups), to which the rollout's refill_rounds and
+    refill_episodes are added (summed over the ranks; refill_s is rank 0's seconds, as
+    rollout_s); metrics, train_s: the update's (training.step.update_policy); step_s: seconds
+    since the previous step was recorded; judge: judge metrics to add up over the training ranks
+    (judging.judge.Judge.metrics, or {}); rss_others: peak RSS in bytes of ranks that do not train
+    (the disaggregated layout's rollout ranks), appended to the training ranks'. Collective over
+    the ranks that train. Returns every rank's groups as (task index, rewards), the same list on
+    every rank, for the curriculum (tasks.sampler.TaskSampler.record_groups)."""
     # dynamic sampling's extra rounds and episodes on this rank, summed over the ranks below
     counts = dict(counts, refill_rounds=ro.refill_rounds, refill_episodes=ro.refill_episodes)
-    episodes, counts, judge_metrics = gather_episodes(
-        ro.indices, ro.groups, counts, judge, run.sampler, run.learners, run.learner_group
+    groups, counts, judge_metrics = gather_episodes(
+        ro.indices, ro.groups, counts, judge, log.learners, log.learner_group
     )
-    rss = gather_peak_rss(run.learners, run.learner_group, rss_others)
-    now = time.perf_counter()
-    times = dict(
-        rollout_s=ro.rollout_s,
-        generate_s=ro.generate_s,
-        train_s=train_s,
-        sync_s=ro.sync_s,
-        refill_s=ro.refill_s,
-        step_s=now - run.t_logged,
-    )
-    run.t_logged = now
-    log_step(run, episodes, counts, judge_metrics, metrics, times, rss)
-    # what a resume from this step starts with, before the next step draws its tasks
-    run.resume_state = resume_state(run.sampler)
-    due = run.step % run.cfg.save_every == 0 or run.step == run.cfg.steps
-    checkpoint(run, due)
-
-
-def log_step(
-    run,
-    episodes: list[dict],
-    counts: dict,
-    judge_metrics: dict,
-    metrics: dict,
-    times: dict,
-    rss: dict,
-) -> None:
-    """Rank 0: the step's record to metrics.jsonl (and wandb/tensorboard), its line to stdout."""
-    if run.rank != 0:
-        return
-    rec = step_record(run.step, episodes, counts, metrics, times, run.cfg.grpo.kl_coef)
-    rec.update(judge_metrics)
-    rec.update(rss)
-    append_jsonl(run.out_dir / "metrics.jsonl", rec)
-    run.say(format_step_line(run.step, run.cfg.steps, rec))
-    if run.extra_log is not None:
-        run.extra_log(rec, run.step)
+    rss = gather_peak_rss(log.learners, log.learner_group, rss_others)
+    if log.rank == 0:
+        times = dict(
+            rollout_s=ro.rollout_s,
+            generate_s=ro.generate_s,
+            train_s=train_s,
+            sync_s=ro.sync_s,
+            refill_s=ro.refill_s,
+            step_s=step_s,
+        )
+        episodes = [e for _, eps in groups for e in eps]
+        rec = step_record(step, episodes, counts, metrics, times, log.kl_coef)
+        rec.update(judge_metrics)
+        rec.update(rss)
+        append_jsonl(log.out_dir / "metrics.jsonl", rec)
+        print(format_step_line(step, log.steps, rec), flush=True)
+        if log.extra_log is not None:
+            log.extra_log(rec, step)
+    return [(i, [e["reward"] for e in eps]) for i, eps in groups]
 
 
 def checkpoint(run, due: bool = True) -> bool:

@@ -37,7 +37,7 @@ from engines import ScriptedEngine
 from experiments import settings
 from hf import weights
 from learner.sft import demonstrations, masked_nll, train_sft
-from rollout import Trajectory, run_episodes
+from rollout import EpisodeOptions, Trajectory, run_episodes
 from sandboxing import admission, hosts
 from tasks import family, select_tasks
 from tasks.oracle import oracle_steps
@@ -100,10 +100,7 @@ async def demonstrate(cfg: settings.WarmStartConfig, tasks: list, tokenizer, out
             tokenizer,
             cfg.k,
             cfg.rollout,
-            None,
-            action_format=cfg.policy.action_format,
-            sandbox_cfg=cfg.sandbox,
-            run_id=cfg.run_id,
+            opts=EpisodeOptions(cfg.policy.action_format, cfg.sandbox, run_id=cfg.run_id),
             progress=cfg.progress,
             on_trajectory=write,
         )

@@ -1,8 +1,9 @@
 """The disaggregated layout (TrainConfig.rollout_ranks >= 1): some ranks only generate, the others
 only train, and the policy is broadcast to the generators after each optimizer step (prime-rl's and
 verl's fully-async layout). rollout_ranks = 0 (the default) keeps every rank colocated: an FSDP2
-shard of the learner and its own engine (train.py). training/disaggregated.py drives the two
-loops below with what a rank of each role does; training/setup.py builds each rank for its role.
+shard of the learner and its own engine (train.py). This module holds the layout's process groups
+and its two collectives; training/disaggregated.py runs the two loops that issue them (and says in
+which order), training/setup.py builds each rank for its role.
 
 With W ranks and R rollout ranks, ranks 0..T-1 (T = W - R) are trainers and T..W-1 rollout ranks:
 
@@ -10,30 +11,17 @@ With W ranks and R rollout ranks, ranks 0..T-1 (T = W - R) are trainers and T..W
     G(n): all_gather_object of the scored groups  <-  rollout n's groups, one list per rank
     update on its share of the groups (collectives over the trainers only)
     M(n+1): trainer 0 broadcasts {version, stop} and the policy in flat buckets  ->  engine
-
-Both sides issue G and M in the same order (G(first), M(first+1), G(first+1), ...; a resumed run
-starts with M(first), the checkpoint's policy), so the blocking collectives never cross. Where a
-rollout rank runs rollout n in that order is the staleness: with max_off_policy_steps = 0 between
-M(n) and G(n) (it waits for the new policy: synchronous); with k >= 1 between G(n-1) and M(n), on
-the policy of the step before, while the trainers train on rollout n-1 (one rollout deep, samples
-exactly 1 step old from the second step on, as the colocated pipeline in learner/pipeline.py).
-A stop (any rank's signal) travels in G (every rank's flag) and in M (the trainers' agreed flag);
-every rank leaves the loop at the same message. The task sampler runs on every rank with the same
-state (rollout rank i keeps slice i of each step's tasks; the trainers' copy is the one
-checkpointed): every rank draws once per rollout and records the groups of G in one order
-(`record_order`).
 """
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh
 
-from bookkeeping.stop import StopFlag
-from learner.distributed import agreed_stop, set_learner_group
+from learner.distributed import set_learner_group
 
 # policy bytes per broadcast (one flat tensor per dtype in a bucket)
 BUCKET_BYTES = 256 << 20
@@ -284,92 +272,3 @@ def record_order(items: list[dict], trainers: int) -> list[tuple[int, list]]:
     (bookkeeping.logs.gather_episodes over the trainers' shares): rollout ranks record alike."""
     shares = [trainer_share(items, t, trainers) for t in range(trainers)]
     return [(i, list(g.rewards)) for idx, gs in shares for i, g in zip(idx, gs)]
-
-
-# -----------------------------------------------------------------------------
-# the two loops
-
-
-def rollout_loop(
-    layout: Layout,
-    first: int,
-    steps: int,
-    max_off_policy_steps: int,
-    device: torch.device,
-    roll_out: Callable[[int, int], dict],
-    load: Callable[[Iterator, int], None],
-    stop_requested: Callable[[], bool],
-    record: Callable[[list[dict]], None],
-) -> str:
-    """A rollout rank's steps first..steps-1 (module docstring: where rollout n sits between M
-    and G); M's tensors arrive on `device`. roll_out(n, version) -> the rank's item for G
-    (version: the policy the engine holds); load(weights, version): the engine takes M's
-    policy; record(items): the sampler records G.
-    Returns why it ended: "done", "stopped in rollout N" or "stopped after step N"."""
-    held = first
-    # a resumed run: the checkpoint's policy, before the first rollout
-    if first > 0:
-        held = _take(layout, load, device)[0]
-    # k >= 1: the rollout run between G(n-1) and M(n)
-    ahead = None
-    for n in range(first, steps):
-        if max_off_policy_steps == 0 and n > first:
-            held, stop = _take(layout, load, device)
-            if stop:
-                return f"stopped after step {n}"
-        item = ahead or roll_out(n, held)
-        item["stop"] = item["stop"] or stop_requested()
-        items, stop = exchange(layout, item)
-        record(items)
-        if stop:
-            return f"stopped in rollout {n + 1}"
-        if max_off_policy_steps >= 1 and n + 1 < steps:
-            # beside the trainers' update on rollout n
-            ahead = roll_out(n + 1, held)
-            held, stop = _take(layout, load, device)
-            if stop:
-                return f"stopped after step {n + 1}"
-    return "done"
-
-
-def _take(layout: Layout, load: Callable, device: torch.device) -> tuple[int, bool]:
-    """receive_update, its policy into the engine (load), the rest drained: (version, stop)."""
-    version, stop, weights = receive_update(layout, device)
-    if weights is not None:
-        load(weights, version)
-        drain(weights)
-    return version, stop
-
-
-def trainer_loop(
-    layout: Layout,
-    first: int,
-    steps: int,
-    draw: Callable[[], None],
-    train: Callable[[list[dict]], bool],
-    flag: StopFlag,
-    device: torch.device,
-    send_policy: Callable[[int, bool], None],
-) -> str:
-    """A trainer's steps first..steps-1. draw(): the sampler draws the step's tasks (as the
-    rollout ranks do); train(items): the update on this trainer's share of G, logged and
-    checkpointed, False when a stop cut it short (no optimizer step taken); flag: this rank's
-    stop signal, agreed over the trainers after each step; send_policy(version, stop): M.
-    Returns why it ended: "done", "stopped in rollout N" (not trained on), "stopped in the
-    update of step N" (not trained on) or "stopped after step N"."""
-    if first > 0:
-        send_policy(first, False)
-    for n in range(first, steps):
-        draw()
-        items, stop = exchange(layout, {"stop": flag.requested})
-        if stop:
-            return f"stopped in rollout {n + 1}"
-        trained = train(items)
-        stop = agreed_stop(flag, device) or not trained
-        if n + 1 < steps:
-            send_policy(n + 1, stop)
-        if not trained:
-            return f"stopped in the update of step {n + 1}"
-        if stop:
-            return f"stopped after step {n + 1}"
-    return "done"

@@ -1,4 +1,4 @@
-"""Rollouts overlapped with training (TrainConfig.max_off_policy_steps, issue 28).
+"""Rollouts overlapped with training (TrainConfig.max_off_policy_steps).
 
 With max_off_policy_steps = 0 a step is synchronous: roll out with the current policy, then train
 on it. With k = 1 the update on rollout N's samples runs in a worker thread (the `learner` of
@@ -29,15 +29,14 @@ runs only the event loop, which issues none (tensor-parallel vLLM, whose followe
 would interleave with the learner's, is refused by configs.validate). Sync, gather, log and
 checkpoint run in the main thread after the update is joined, in the same order on every rank.
 While the learner trains, the event loop also starts the next rollout's sandboxes
-(episodes.ahead.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
-(episodes.ahead.close_ahead, from training.step.roll_out or the driver's end; the teardown's
+(training.ahead.start_ahead), its tasks drawn then; a stop before its episodes took them has them closed
+(training.ahead.close_ahead, from the driver's rollout or its end; the teardown's
 sandbox.reap_run also waits for the Docker calls still in flight). Left as they are: the sampler's
 curriculum sees a rollout's groups one step later, and a checkpoint holds no rollout in flight
 (the tasks of the one or two rollouts drawn after it are not redrawn on resume).
 """
 
 import dataclasses
-from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
@@ -48,27 +47,6 @@ from learner.packing import Sample
 
 # TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
 STALE_TIS_CAP = 2.0
-
-
-@dataclass
-class Rollout:
-    """One step's rollout on this rank as the learner takes it: the indices of this rank's tasks,
-    their groups (rollout.Group), seconds of the rollout and of the weight sync before it, the
-    policy version the engine held (optimizer steps done), and seconds of the rollout until its
-    last episode stopped acting (the rest, rollout_s - generate_s, is the verification and judge
-    tail the overlapped update hides). refill_rounds, refill_episodes, refill_s: what dynamic
-    sampling (grpo.refill_rounds) added to the step on this rank: its extra rounds, their
-    episodes and seconds (their tasks are in indices, their groups in groups)."""
-
-    indices: list[int]
-    groups: list
-    rollout_s: float
-    sync_s: float
-    version: int
-    generate_s: float = 0.0
-    refill_rounds: int = 0
-    refill_episodes: int = 0
-    refill_s: float = 0.0
 
 
 def staleness(

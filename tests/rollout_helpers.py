@@ -7,7 +7,7 @@ import subprocess
 
 import engines as E
 import rollout as R
-from configs import RolloutConfig
+from configs import RolloutConfig, SandboxConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = os.path.join(ROOT, "data", "tasks")
@@ -46,10 +46,11 @@ class RecordingEngine(E.ScriptedEngine):
         return c
 
 
-def run(tasks, engine, tok, cfg=CFG, fmt="markdown", n=1, **kw):
+def run(tasks, engine, tok, cfg=CFG, fmt="markdown", n=1, sandbox_cfg=None, **kw):
     """The trajectories of run_episodes' groups, by task then group_index."""
+    opts = R.EpisodeOptions(fmt, sandbox_cfg or SandboxConfig())
     groups = asyncio.run(
-        R.run_episodes(tasks, engine, tok, n, cfg, action_format=fmt, progress=False, **kw)
+        R.run_episodes(tasks, engine, tok, n, cfg, opts=opts, progress=False, **kw)
     )
     assert [g.task.id for g in groups] == [t.id for t in tasks]
     return [t for g in groups for t in g.trajectories]

@@ -24,7 +24,7 @@ from bookkeeping.logs import format_step_line, step_record
 from learner.distributed import collective_timeout_s
 from learner.packing import has_signal
 from tasks.sampler import TaskSampler
-from training.step import Refill, refill_tasks, refilled_rollout
+from training.refill import Refill, refill_tasks, refilled_rollout
 
 # ----------------------------------------------------------------------------- pure parts
 
@@ -277,9 +277,9 @@ def _refill_run(tok, tasks, ids: list[str], rounds: int):
         tasks=[tasks[i] for i in ids],
         engine=RecordingEngine(tok, reply),
         tokenizer=tok,
-        judge=None,
+        rollout_cfg=cfg.rollout,
+        episode_opts=R.EpisodeOptions("markdown"),
         rank=1,
-        rollouts=0,
         sampler=TaskSampler(ids, 1),
     )
 
@@ -287,7 +287,7 @@ def _refill_run(tok, tasks, ids: list[str], rounds: int):
 def _roll_out(run, indices: list[int]):
     ended = []
     refill = Refill()
-    job = refilled_rollout(run, indices, 0, lambda t: None, lambda: ended.append(1), None, refill)
+    job = refilled_rollout(run, indices, 0, lambda t: None, 0, refill, lambda: ended.append(1))
     groups = asyncio.run(job)
     return groups, refill, ended
 

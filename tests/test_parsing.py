@@ -173,7 +173,9 @@ def test_thinking_template_hermes_episode_runs_only_the_calls_after_reasoning(
         think_tok, [reply1, "Written.\n</think>\n\n" + call("finish", message="done")]
     )
     [group] = asyncio.run(
-        R.run_episodes([hello_task], eng, think_tok, 1, CFG, action_format="hermes", progress=False)
+        R.run_episodes(
+            [hello_task], eng, think_tok, 1, CFG, opts=R.EpisodeOptions("hermes"), progress=False
+        )
     )
     [traj] = group.trajectories
     assert traj.error is None and (traj.stop_reason, traj.reward, traj.format_errors) == (
@@ -435,7 +437,7 @@ def test_surrogates_and_tags_in_hermes_commands_downstream_in_a_real_container(t
             tok,
             1,
             replace(CFG, max_format_errors=2),
-            action_format="hermes",
+            opts=R.EpisodeOptions("hermes"),
             progress=False,
         )
     )

@@ -275,7 +275,7 @@ def test_the_update_divides_drgrpo_by_the_generation_budget_not_the_context(tiny
 
 
 def test_the_collective_timeout_covers_the_longest_rollout_the_config_allows():
-    # not NCCL's default 10 minutes: a trainer waits in G for a whole rollout
+    # not NCCL's default 10 minutes, while a trainer waits in G for a whole rollout
     cfg = configs.TrainConfig(
         tasks_per_step=8,
         grpo=configs.GRPOConfig(group_size=8),

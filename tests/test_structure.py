@@ -21,7 +21,6 @@ PACKAGES = (
     "agent",
     "bookkeeping",
     "engines",
-    "episodes",
     "experiments",
     "hf",
     "judging",

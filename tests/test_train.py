@@ -120,6 +120,40 @@ def test_curriculum_off_never_skips():
     assert s.next_global() == [0, 1]
 
 
+def _record_worker(rank, world, store, out_dir):
+    # rank r rolled out task 10 + r with one group of two episodes rewarded (r, None)
+    from bookkeeping.record import StepLog, record
+    from training.step import Rollout
+
+    init_gloo(rank, world, store)
+    trajectories = [
+        rollout.Trajectory("t", j, [1, 2, 3], [0, 1, 1], [0.0, -1.0, -1.0], stop_reason="finish")
+        for j in range(2)
+    ]
+    group = rollout.Group(None, trajectories, [float(rank), None])
+    ro = Rollout([10 + rank], [group], 10.0, 0.5, 0, 8.0)
+    counts = dict(groups=1, groups_dropped_zero_variance=0, groups_dropped_failed=1)
+    metrics = dict(pg_loss=0.25, approx_kl=0.0, entropy=1.0, clip_frac_low=0.0)
+    log = StepLog(Path(out_dir), rank, 4, 0.0, world)
+    outcomes = record(log, 3, ro, counts, metrics, 2.0, 12.5, {})
+    Path(out_dir, f"outcomes{rank}.json").write_text(json.dumps(outcomes))
+    dist.destroy_process_group()
+
+
+def test_record_writes_one_line_for_every_rank_and_returns_every_group_for_the_curriculum(
+    tmp_path,
+):
+    spawn(_record_worker, 2, str(tmp_path))
+    # the same list on every rank, in rank order: what TaskSampler.record_groups takes
+    expected = [[10, [0.0, None]], [11, [1.0, None]]]
+    for rank in range(2):
+        assert json.loads((tmp_path / f"outcomes{rank}.json").read_text()) == expected
+    [line] = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    rec = json.loads(line)
+    assert (rec["step"], rec["groups"], rec["groups_dropped_failed"]) == (3, 2, 2)
+    assert (rec["step_s"], rec["train_s"], rec["rollout_s"], rec["loss"]) == (12.5, 2.0, 10.0, 0.25)
+
+
 def test_lr_factor_warmup_then_cosine_or_constant():
     assert [learner.update.lr_factor(s, 2, 6, "cosine") for s in range(2)] == [0.5, 1.0]
     got = [learner.update.lr_factor(s, 2, 6, "cosine") for s in range(2, 6)]

@@ -303,7 +303,9 @@ def oracle_run(tok, tmp_path_factory):
     chat = ChatFormat(tok, "markdown")
     engine = E.ScriptedEngine(tok, OracleReplies(chat, oracle_plans(tasks, CFG.max_turns)))
     groups = asyncio.run(
-        R.run_episodes(tasks, engine, tok, 1, CFG, action_format="markdown", progress=False)
+        R.run_episodes(
+            tasks, engine, tok, 1, CFG, opts=R.EpisodeOptions("markdown"), progress=False
+        )
     )
     return tasks, [t for g in groups for t in g.trajectories]
 

@@ -17,16 +17,19 @@ the sandboxes started ahead for a rollout that will not run are closed.
 
 import asyncio
 import concurrent.futures
+import functools
 import time
 
-import sandbox
-from bookkeeping.record import finish, record
-from episodes import ahead as ahead_lib
+from bookkeeping.checkpoints import resume_state
+from bookkeeping.memory import release_free_memory
+from bookkeeping.record import checkpoint, finish, record
 from learner.distributed import agreed_stop
 from learner.packing import samples_from_groups
-from learner.pipeline import Rollout
+from training import ahead as ahead_lib
+from training import step as step_lib
+from training.refill import Refill, refilled_rollout, with_refill
 from training.setup import Run, teardown
-from training.step import close_started, learn, roll_out, sync_engine
+from training.step import Rollout, sync_engine, update_policy
 
 
 def train(run: Run) -> int:
@@ -48,11 +51,13 @@ def train(run: Run) -> int:
             training = learner.submit(_train_on, run, pending)
 
     try:
-        run.t_logged = time.perf_counter()
-        while run.step < cfg.steps and not agreed_stop(run.stop, run.device):
+        t_logged = time.perf_counter()
+        # iteration n rolls out rollout n and trains on rollout n - 1: the last only trains
+        for n in range(run.step, cfg.steps + 1):
+            if agreed_stop(run.stop, run.device):
+                break
             training = None
-            # the last iteration only trains
-            more = run.rollouts < cfg.steps
+            more = n < cfg.steps
             if more:
                 # 1. this rank's tasks of the step (drawn while the learner trained)
                 if ahead is not None:
@@ -65,20 +70,42 @@ def train(run: Run) -> int:
                 sync_s = sync_engine(run)
                 # 3. group_size episodes per task; the update on the previous rollout starts
                 # once this one's generation ended
-                ro = roll_out(run, indices, sync_s, start_update, started)
+                ro = _roll_out(run, indices, n, sync_s, start_update, started)
             # the last iteration only trains; a cancelled rollout never ended its generation
             start_update()
-            if training is not None and run.rollouts < cfg.steps:
+            if training is not None and more and n + 1 < cfg.steps:
                 # the next rollout's sandboxes, meanwhile
                 ahead = _start_ahead(run, training)
             if training is not None:
-                # 6. record: one line, metrics.jsonl, a checkpoint every save_every steps
-                record(run, pending, *training.result())
+                counts, metrics, train_s = training.result()
+                # the policy is one step on; the engine's weights are one update behind it
+                run.step = n
+                run.stale = True
+                # 6. record: one line, metrics.jsonl
+                now = time.perf_counter()
+                outcomes = record(
+                    run.log,
+                    run.step,
+                    pending,
+                    counts,
+                    metrics,
+                    train_s,
+                    now - t_logged,
+                    run.judge_metrics,
+                )
+                t_logged = now
+                # the curriculum learns from every rank's groups (one rollout late: the next
+                # rollout's tasks are drawn already)
+                run.sampler.record_groups(outcomes)
+                # what a resume from this step starts with
+                run.resume_state = resume_state(run.sampler)
+                # a checkpoint every save_every steps and after the last
+                checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
                 pending = None
             if agreed_stop(run.stop, run.device):
+                rolled = n + 1 if more else n
                 run.say(
-                    f"[train] stopped during the rollout of step {run.rollouts}; "
-                    "it is not trained on"
+                    f"[train] stopped during the rollout of step {rolled}; it is not trained on"
                 )
                 break
             if more:
@@ -90,7 +117,7 @@ def train(run: Run) -> int:
         learner.shutdown(wait=True)
         # a rollout's sandboxes started ahead: starts still in flight would escape the reap
         try:
-            close_started(run, ahead[1] if ahead else None)
+            _close_started(run, ahead[1] if ahead else None)
         except Exception as e:
             # the teardown's reap still removes what it finds
             print(
@@ -99,27 +126,84 @@ def train(run: Run) -> int:
         teardown(run)
 
 
+def _roll_out(
+    run: Run,
+    indices: list[int],
+    n: int,
+    sync_s: float,
+    start_update,
+    ahead: asyncio.Task | None,
+) -> Rollout:
+    """training.step.roll_out as the overlapped step runs it: once every episode stopped acting
+    the engine sleeps and the update on the previous rollout starts (`start_update`), beside
+    this rollout's verifications and judge calls; ahead: the sandboxes started for these indices
+    while the learner trained (training.ahead.start_ahead), those no episode took (a stop before
+    or during the rollout) closed here. With grpo.refill_rounds, the episodes refilled
+    (training.refill.refilled_rollout)."""
+    version = run.step
+    t0 = time.perf_counter()
+    # seconds until the last episode stopped acting
+    generated = []
+
+    def generation_end() -> None:
+        generated.append(time.perf_counter() - t0)
+        run.engine.sleep()
+        # the KV cache and packed weights the engine freed
+        release_free_memory()
+        start_update()
+
+    refill = Refill()
+    play = step_lib.episodes
+    if run.cfg.grpo.refill_rounds:
+        play = functools.partial(refilled_rollout, n=n, refill=refill)
+    seed = step_lib.episode_seed(run, n)
+    run.engine.wake_up()
+    with step_lib.trajectories(run, n, version) as write:
+        job = play(run, indices, seed, write, on_generation_end=generation_end, ahead=ahead)
+        try:
+            groups = step_lib.until_done_or_stopped(run, job)
+        finally:
+            # a rollout cancelled before its episodes took their sandboxes
+            _close_started(run, ahead)
+    if not generated:
+        run.engine.sleep()
+        release_free_memory()
+    seconds = time.perf_counter() - t0
+    generate_s = generated[0] if generated else seconds
+    ro = Rollout(indices, groups, seconds, sync_s, version, generate_s)
+    if run.cfg.grpo.refill_rounds:
+        ro = with_refill(run, ro, refill)
+    return ro
+
+
 def _train_on(run: Run, ro: Rollout) -> tuple[dict, dict, float]:
     """Steps 4-5 on one rollout in the learner thread: advantages -> samples -> the GRPO update
-    (training.step.learn, never cut short: the main thread is rolling out). Returns (group
-    counts, update metrics, seconds of the update)."""
+    (training.step.update_policy, never cut short: the main thread is rolling out). Returns
+    (group counts, update metrics, seconds of the update)."""
     samples, counts = samples_from_groups(ro.groups, run.cfg.grpo)
-    metrics, train_s = learn(run, samples, ro.version)
+    metrics, train_s = update_policy(run, samples, ro.version)
     return counts, metrics, train_s
 
 
 def _start_ahead(run: Run, training: concurrent.futures.Future) -> tuple[list[int], asyncio.Task]:
-    """Draw the next rollout's tasks and start their sandboxes (episodes.ahead.start_ahead) in the event
-    loop while the learner thread trains, until it is done. Returns the indices and the task of
-    their sandboxes, for roll_out; the update's errors surface at training.result()."""
+    """Draw the next rollout's tasks and start their sandboxes (training.ahead.start_ahead) in the
+    event loop while the learner thread trains, until it is done. Returns the indices and the
+    task of their sandboxes, for _roll_out; the update's errors surface at training.result()."""
     cfg = run.cfg
     indices = run.sampler.next_batch()
     tasks = [run.tasks[i] for i in indices]
     job = ahead_lib.start_ahead(
-        tasks, cfg.grpo.group_size, cfg.rollout, cfg.sandbox, sandbox.RUN_ID
+        tasks, cfg.grpo.group_size, run.rollout_cfg, cfg.sandbox, run.episode_opts.run_id
     )
     ahead = run.loop.create_task(job)
     done = asyncio.wrap_future(training, loop=run.loop)
     # the sandboxes start meanwhile
     run.loop.run_until_complete(asyncio.wait([done]))
     return indices, ahead
+
+
+def _close_started(run: Run, ahead: asyncio.Task | None) -> None:
+    """Close the sandboxes training.ahead.start_ahead started that no episode took (none:
+    nothing)."""
+    if ahead is not None:
+        run.loop.run_until_complete(ahead_lib.close_ahead(ahead))

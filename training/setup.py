@@ -3,9 +3,9 @@
 
 One `_build` serves both layouts, parameterised by the rank's role: colocated (rollout_ranks = 0,
 the default) every rank trains a shard of the FSDP2 policy and generates with its own engine; in the
-disaggregated layout (learner/layout.py) a trainer only trains and a rollout rank only generates.
-The process groups are created in the same order on every rank; tensor-parallel engine groups
-(vLLM, colocated only) are made here and used only by training/step.py.
+disaggregated layout (training/disaggregated.py) a trainer only trains and a rollout rank only
+generates. The process groups are created in the same order on every rank; tensor-parallel engine
+groups (vLLM, colocated only) are made here and used only by training/tensor_parallel.py.
 """
 
 import asyncio
@@ -30,6 +30,7 @@ import sandbox
 from bookkeeping.checkpoints import load_checkpoint, partial_checkpoints, read_meta
 from bookkeeping.logs import open_logger, truncate_metrics
 from bookkeeping.memory import RssRecorder, fix_mmap_threshold
+from bookkeeping.record import StepLog
 from bookkeeping.stop import StopFlag
 from hf import weights
 from judging import judge as judge_lib
@@ -42,6 +43,7 @@ from learner.distributed import (
 )
 from learner.layout import Layout, build_layout, share_sampler, trainer_mesh
 from learner.update import build_optimizer
+from rollout import EpisodeOptions
 from sandboxing import admission, hosts
 from tasks.sampler import TaskSampler
 
@@ -70,15 +72,16 @@ class Run:
     sampler: TaskSampler | None = None
     engine: object = None
     judge: object = None
-    extra_log: object = None
+    # where the step records go (bookkeeping.record.record)
+    log: StepLog | None = None
+    # cfg.rollout with the episodes this rank may run at once on its host (sandboxing.admission)
+    rollout_cfg: configs.RolloutConfig | None = None
+    # what every episode shares: action format, sandbox, reward rule, judge, container label
+    episode_opts: EpisodeOptions | None = None
     # <out_dir>/memory/rank<R>.json, for the launcher
     memory: RssRecorder | None = None
     # optimizer steps done (the resumed one included): the policy's version
     step: int = 0
-    # rollouts started (the resumed steps' included)
-    rollouts: int = 0
-    # perf_counter() when the previous step was logged (or the loop began)
-    t_logged: float = 0.0
     # step of the newest checkpoint of this run
     saved_step: int = 0
     # the sampler's and RNG's state when run.step was recorded (checkpoints.resume_state): what a
@@ -88,7 +91,7 @@ class Run:
     start: Path | None = None
     # kept by every resume (meta.json of its checkpoints)
     run_id: str = ""
-    # cfg as given, before setup's changes
+    # cfg as given (config.json of its checkpoints)
     cfg_dict: dict = dataclasses.field(default_factory=dict)
     # the engine's weights differ from the policy's
     stale: bool = False
@@ -103,6 +106,11 @@ class Run:
     def trains(self) -> bool:
         """This rank holds a shard of the policy (every rank, but a rollout rank)."""
         return self.layout is None or self.layout.is_trainer
+
+    @property
+    def judge_metrics(self) -> dict:
+        """This rank's judge's cumulative calls, failures and cost; {} without a judge."""
+        return self.judge.metrics if self.judge is not None else {}
 
     @property
     def learners(self) -> int:
@@ -220,15 +228,32 @@ def _build(run: Run, local_rank: int) -> None:
         # an overlapped rollout rank runs its next rollout before the next policy arrives: its
         # engine's sleep must keep the weights (vLLM at level 1; level 2 would discard them)
         keep_weights = run.layout is not None and cfg.max_off_policy_steps >= 1
+        # a torch engine's KV cache slots beyond the episodes in flight would only hold stale
+        # prefixes
+        fits = run.rollout_cfg.max_concurrent_episodes
+        policy = dataclasses.replace(
+            cfg.policy, engine_max_batch=min(cfg.policy.engine_max_batch, fits)
+        )
         run.engine = engines.build_engine(
-            cfg.policy, run.model_dir, run.tokenizer, device, seed, run.tp_group, keep_weights
+            policy, run.model_dir, run.tokenizer, device, seed, run.tp_group, keep_weights
         )
         run.judge = judge_lib.build_judge(cfg.reward, run.out_dir)
+        run.episode_opts = EpisodeOptions(
+            cfg.policy.action_format, cfg.sandbox, cfg.reward, run.judge, sandbox.RUN_ID
+        )
     elif kind == "vllm":
         # as the rollout ranks start their engines
         engines.vllm_engine.join_engine_groups(local_rank)
-    if run.rank == 0:
-        run.extra_log = open_logger(cfg, run.out_dir)
+    extra_log = open_logger(cfg, run.out_dir) if run.rank == 0 else None
+    run.log = StepLog(
+        run.out_dir,
+        run.rank,
+        cfg.steps,
+        cfg.grpo.kl_coef,
+        run.learners,
+        run.learner_group,
+        extra_log,
+    )
     announce(run)
 
 
@@ -268,9 +293,7 @@ def _admit_episodes(run: Run, first: bool) -> None:
     if first:
         print(line, flush=True)
     # per rank; no collective depends on it
-    cfg.rollout.max_concurrent_episodes = fits
-    # a torch engine's KV cache slots beyond the episodes in flight would only hold stale prefixes
-    cfg.policy.engine_max_batch = min(cfg.policy.engine_max_batch, fits)
+    run.rollout_cfg = dataclasses.replace(cfg.rollout, max_concurrent_episodes=fits)
 
 
 def announce(run: Run) -> None:
@@ -362,7 +385,6 @@ def resume(run: Run) -> None:
     else:
         run.say(f"[train] new run {run.run_id} in {run.out_dir}")
     run.saved_step = run.step
-    run.rollouts = run.step
     # the engine will hold the weights from disk; a resumed policy differs
     run.stale = run.step > 0
     if run.rank == 0:

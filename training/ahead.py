@@ -1,11 +1,13 @@
-"""Sandboxes started ahead of a rollout: training/overlap.py starts the next rollout's first
-sandboxes while the learner trains (`start_ahead`), run_episodes(..., ahead=...) hands each to its
-episode, and what no episode took (a stop before or during the rollout) is closed (`close_ahead`)."""
+"""Sandboxes started ahead of a rollout: the overlapped driver (training/overlap.py) starts the next
+rollout's first sandboxes while the learner trains (`start_ahead`), run_episodes(..., ahead=...)
+hands each to its episode, and what no episode took (a stop before or during the rollout) is closed
+(`close_ahead`)."""
 
 import asyncio
 
 import sandbox as sandbox_lib
 from configs import RolloutConfig, SandboxConfig
+from rollout import close_unused
 from sandboxing import hosts
 from sandboxing.images import build_error, build_images
 
@@ -52,15 +54,4 @@ async def close_ahead(ahead: asyncio.Future) -> None:
     started = await ahead
     untaken = list(started.values())
     started.clear()
-    await asyncio.gather(*(close_one(t) for t in untaken))
-
-
-async def close_one(start: asyncio.Future) -> None:
-    """One sandbox of start_ahead that no episode took: closed, its engine slot given back."""
-    try:
-        host, sb, _ = await start
-    except Exception:
-        # its start failed and gave the slot back
-        return
-    await asyncio.shield(sb.close())
-    await asyncio.to_thread(hosts.release, host)
+    await asyncio.gather(*(close_unused(t) for t in untaken))

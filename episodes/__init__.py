@@ -1,1 +1,0 @@
-"""The sandboxes of a rollout started ahead of it (`ahead.py`)."""
