@@ -43,8 +43,9 @@ import docker.errors
 import docker.types
 
 import configs
-from sandboxing import images, reaping, toolchain
+from sandboxing import images, reaping
 from sandboxing.calls import SandboxError
+from sandboxing.limits import host_config
 
 log = logging.getLogger("termrl.compose")
 
@@ -103,7 +104,7 @@ def _labels(run_id: str, pod: str, role: str) -> dict[str, str]:
 
 def _host_config(api, limits, network_mode: str, extra_hosts: dict | None = None):
     """sandbox's isolation, with json-file logs (a sidecar that fails to start shows its tail)."""
-    config = toolchain.host_config(api, limits, logs=True, network_mode=network_mode)
+    config = host_config(api, limits, logs=True, network_mode=network_mode)
     # the holder's /etc/hosts, which every container joining it shares
     if extra_hosts:
         config["ExtraHosts"] = [f"{name}:{ip}" for name, ip in sorted(extra_hosts.items())]

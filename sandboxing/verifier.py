@@ -63,7 +63,8 @@ tests themselves run (the program under test) and read (the agent's work) is the
    is a VerifyError: no reward, with the reason, never a 0. Container and snapshot are removed after the
    verdict, off its path (`cleanup`: the sandbox's close waits for them); the toolchain volume stays, a cache.
 
-Not covered, by construction: tests that import the agent's code in-process trust it (it runs inside pytest);
+Not covered, by construction, but fenced: tests that import the agent's code in-process (`agent_modules`) trust it
+(it runs inside pytest): such a report carries `forgeable`, and loading a task set counts such tasks;
 what a test's absolute path names (`/usr/bin/python3`, `/bin/sh` in a shebang) is the agent's file, so tests
 use `sys.executable` or `python3` from PATH. Environment set by `test_setup` does not reach pytest.
 A task image without pytest for `python3` cannot be verified this way (VerifyError). A test that sets its own
@@ -127,6 +128,9 @@ class TestReport:
     # the verifier could not put its files over the agent's; tests were not run
     tampered: str | None = None
     parts: dict[str, float] | None = None  # a Harbor test.sh's named rewards, else None
+    # why the agent could have forged this report (its module imported into pytest's process by the
+    # tests: `agent_modules`), else None
+    forgeable: str | None = None
     # seconds of each step: toolchain, snapshot, create, start, run, report, removal (set when the
     # removal, after the verdict, is done)
     phases: dict[str, float] = field(default_factory=dict)
@@ -512,7 +516,25 @@ def _verify_in(
     box.phases["report_s"] = time.monotonic() - t1 - box.phases["run_s"]
     timed_out = b"[termrl] per-test timeout" in xml
     return TestReport(
-        tests, timed_out, error, time.monotonic() - t0, output, skipped, phases=box.phases
+        tests,
+        timed_out,
+        error,
+        time.monotonic() - t0,
+        output,
+        skipped,
+        phases=box.phases,
+        forgeable=forgeable(agent_modules),
+    )
+
+
+def forgeable(agent_modules) -> str | None:
+    """Why a report of tests importing `agent_modules` is forgeable (None when they import none): that
+    code runs in the process that writes the report."""
+    if not agent_modules:
+        return None
+    return (
+        f"the hidden tests import the agent's module(s) {sorted(agent_modules)} into pytest's "
+        "process, where that code can rewrite the report: the reward is forgeable by the agent"
     )
 
 
