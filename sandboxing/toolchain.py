@@ -3,15 +3,22 @@ read-only volume `termrl-toolchain-<digest>` (verifier.py step 1 says what is in
 
 A probe in a throwaway container of the *task image* finds `python3`'s real path, its loader, stdlib, site
 dirs, the library dirs (mapped by pytest and named by the loader cache), `bash`; a second container of the
-image copies those trees into the volume (the digest of their contents, never mtimes nor bytecode: task
-images with one toolchain share it: issue 41's nine volumes of exactly 277.3 MB were, by their size,
-the toolchain of images that pip-install pytest at build time, the same files with each build's mtimes),
-where every symlink is rewritten to point inside the copy, the programs' PT_INTERP is set to the copied
-loader, and the stdlib and site dirs are byte-compiled once (the verifier reads that bytecode, never writes).
-It also gets the import guard (GUARD) and a pristine `pytest` beside `python3` (BIN). One probe per image
-id in a process however many verifications ask at once (`prepare_toolchain`). The volumes are a cache of
-at most CACHE_BYTES per engine, the least recently used (LEDGER) evicted when a new one is made (`evict`),
-all removed by `python -m sandboxing.toolchain remove` (`make clean-toolchains`).
+image copies those trees into a staging volume, where every symlink is rewritten to point inside the copy,
+the programs' PT_INTERP is set to the copied loader, and the stdlib and site dirs are byte-compiled once
+(checked by source hash: the verifier reads that bytecode, never writes). It also gets the import guard
+(GUARD) and a pristine `pytest` beside `python3` (BIN).
+
+The task image's programs did that work, so termrl trusts none of it: it reads the copy back through the
+engine's archive call (no program runs), refuses it unless it is one self-contained tree (`_read_copy`),
+and writes it itself into the volume named by the sha256 of its entries (paths, types, modes, sizes,
+links, bytes; never mtimes), with the size it measured: task images with the same toolchain share it
+(nine volumes of exactly 277.3 MB were the toolchain of images that pip-install pytest at build time, the
+same files with each build's mtimes). No running container mounts that volume writable; its contents
+are checked against its name once per process, its identity on every use (`_check`, `_intact`).
+One probe per image id in a process however many verifications ask at once (`prepare_toolchain`). The
+volumes are a cache of at most CACHE_BYTES per engine, the least recently used (LEDGER, which also
+remembers the volume each image id was copied into) evicted when a new one is made (`evict`), all removed
+by `python -m sandboxing.toolchain remove` (`make clean-toolchains`).
 """
 
 from __future__ import annotations

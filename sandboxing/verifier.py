@@ -13,9 +13,10 @@ tests themselves run (the program under test) and read (the agent's work) is the
 `run_tests_blocking`:
 
 1. The pristine toolchain (toolchain.py), once per task image and engine: probed in a throwaway container of
-   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into the read-only
-   volume `termrl-toolchain-<digest>` (the digest of its contents: images with one toolchain share it; a
-   cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
+   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into a staging volume,
+   read back and checked by termrl, which writes it into the read-only volume `termrl-toolchain-<digest>`
+   (the digest of its contents: images with one toolchain share it; checked by content once per process;
+   a cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
 2. Freeze, then snapshot: the agent's container is paused (or found stopped; killed when the cgroup freezer
    fails three times on a loaded host) and committed while frozen, then unpaused; nothing is compared against
    it any more, so there is no gap between a check and the snapshot.
