@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import docker
@@ -619,13 +620,27 @@ def _build_cgroup(api, host: str | None, pids: int):
         yield name if made else None
     finally:
         if made is not None:
-            # ours, and the engine's in every hierarchy (v1 has one per controller), step cgroups first
-            for top in {made, *Path("/sys/fs/cgroup").glob("*" + name)}:
-                for d in sorted(top.rglob("*"), reverse=True):
-                    with contextlib.suppress(OSError):
-                        d.rmdir()
+            _remove_cgroups(name)
+
+
+def _remove_cgroups(name: str, tries: int = 25) -> None:
+    """Remove the build's cgroup `name` from every hierarchy (v1 has one per controller), the engine's
+    step cgroups inside first; the engine removes a cancelled or failed step's container just after
+    the build's stream ends, so this tries for a few seconds until none is left."""
+    for _ in range(tries):
+        tops = list(Path("/sys/fs/cgroup").glob("*" + name)) + list(
+            Path("/sys/fs/cgroup").glob(name.lstrip("/"))
+        )
+        for top in tops:
+            for d in sorted((p for p in top.rglob("*") if p.is_dir()), reverse=True):
                 with contextlib.suppress(OSError):
-                    top.rmdir()
+                    d.rmdir()
+            with contextlib.suppress(OSError):
+                top.rmdir()
+        if not any(top.exists() for top in tops):
+            return
+        time.sleep(0.2)
+    log.warning("the build cgroup %s is still in use; left for the engine", name)
 
 
 _cgroup_said: set[str] = set()
