@@ -135,8 +135,15 @@ class SandboxConfig:
         f"debian:*={BASE_TAGS['trixie']}",
         f"buildpack-deps:*={BASE_TAGS['trixie']}",
     )
-    # task builds: 'none', 'host', or 'auto' (host when a package mirror answers)
-    build_network: Literal["auto", "host", "none"] = "auto"
+    # task builds: 'none', 'bridge' (the engine's bridge: never the host's loopback), or 'auto' (bridge
+    # when a package mirror answers and the Dockerfile fetches packages)
+    build_network: Literal["auto", "bridge", "none"] = "auto"
+    # memory of each RUN step of an image build, MiB (no swap)
+    build_memory_mb: int = 4096
+    # processes of an image build's RUN steps at once (a local cgroupfs engine)
+    build_pids: int = 4096
+    # wall clock of one whole image build, seconds (however much it prints)
+    build_timeout_s: float = 3600.0
     # Docker engines the sandboxes spread over: 'local', unix:///PATH, tcp://HOST:PORT (TLS), ssh://HOST, each
     # optionally '=N' (episodes at once there; default what its memory and disk fit). Empty: local only (hosts.py).
     docker_hosts: tuple[str, ...] = ()
@@ -579,9 +586,12 @@ SANDBOX_RULES: list[Rule] = [
     ("sandbox.exec_timeout_s", lambda v: v > 0, "must be > 0"),
     (
         "sandbox.build_network",
-        lambda v: v in ("auto", "host", "none"),
-        "must be 'auto', 'host' or 'none'",
+        lambda v: v in ("auto", "bridge", "none"),
+        "must be 'auto', 'bridge' or 'none'",
     ),
+    ("sandbox.build_memory_mb", lambda v: v >= 64, "must be >= 64"),
+    ("sandbox.build_pids", lambda v: v >= 16, "must be >= 16"),
+    ("sandbox.build_timeout_s", lambda v: 0 < v < math.inf, "must be finite and > 0"),
 ]
 
 # rollout.temperature has a row of its own for training and for evaluation (below).

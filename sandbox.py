@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import dataclasses
 import functools
 import io
 import logging
@@ -44,19 +43,21 @@ import re
 import secrets
 import tarfile
 import time
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import docker
 import docker.errors
 import docker.types
 
-from sandboxing import archive, compose, harbor_verifier, hosts, images, toolchain, verifier
+from sandboxing import archive, compose, harbor_verifier, hosts, images, verifier
 from sandboxing.calls import SandboxError, blocking, docker_api
 from sandboxing.calls import drain_calls as drain_calls
 from sandboxing.calls import set_max_concurrent as set_max_concurrent
-from sandboxing.disk import MAX_FILES, DiskWatch, OverLimit
+from sandboxing.disk import DiskWatch, OverLimit
 from sandboxing.hosts import host_resources as host_resources
+from sandboxing.limits import DEFAULT_CAPS as DEFAULT_CAPS
+from sandboxing.limits import BuildLimits, Limits
+from sandboxing.limits import host_config as isolation_config
 from sandboxing.reaping import RUN_ID, labels
 from sandboxing.reaping import SESSION as SESSION
 from sandboxing.reaping import reap as reap
@@ -69,82 +70,10 @@ log = logging.getLogger("termrl.sandbox")
 
 # working directory of a fresh sandbox whose image sets no WORKDIR
 WORKDIR = "/app"
-# What a root shell needs for ordinary file and process work; everything else (NET_RAW, MKNOD, SYS_CHROOT,
-# AUDIT_WRITE, SETFCAP, ...) stays dropped.
-DEFAULT_CAPS = (
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "SETGID",
-    "SETUID",
-    "NET_BIND_SERVICE",
-)
 
 
 class DiskLimitError(SandboxError):
     """The sandbox wrote more than its disk limit (Limits.storage_bytes) and was killed."""
-
-
-@dataclass
-class Limits:
-    """Per-sandbox resource limits and defaults. Values are trusted: configs.validate checks the
-    SandboxConfig they come from (from_config) at start-up."""
-
-    # memory limit, bytes; the swap limit is set equal (no swap)
-    memory_bytes: int = 1 << 30
-    # CPU quota, cores
-    cpus: float = 1.0
-    # max processes in the container (fork bombs stop here)
-    pids: int = 256
-    # bytes of output kept per exec (head + tail)
-    output_bytes: int = 16384
-    # default timeout of `exec`, seconds
-    exec_timeout_s: float = 60.0
-    # the container stops by itself after this long, seconds
-    max_lifetime_s: float = 24 * 3600.0
-    # capabilities kept after cap_drop=ALL
-    cap_add: tuple[str, ...] = DEFAULT_CAPS
-    # disk its writable layer may hold (no file larger), bytes
-    storage_bytes: int = 2048 << 20
-    # files, folders and links its writable layer may hold (what a snapshot writes an inode for)
-    max_files: int = MAX_FILES
-    # seconds between two checks of the layer's size
-    storage_check_s: float = 1.0
-    # the verifier's wall clock, seconds (0 = 3 x the per-test timeout)
-    verify_wall_s: float = 0.0
-
-    @classmethod
-    def from_config(cls, cfg) -> Limits:
-        """Limits from a configs.SandboxConfig (memory_mb, cpus, pids, output_limit_bytes, exec_timeout_s,
-        storage_mb, max_files, verify_wall_s)."""
-        return cls(
-            memory_bytes=int(cfg.memory_mb) << 20,
-            cpus=float(cfg.cpus),
-            pids=int(cfg.pids),
-            output_bytes=int(cfg.output_limit_bytes),
-            exec_timeout_s=float(cfg.exec_timeout_s),
-            storage_bytes=int(cfg.storage_mb) << 20,
-            max_files=int(cfg.max_files),
-            verify_wall_s=float(cfg.verify_wall_s),
-        )
-
-    def ulimits(self) -> list:
-        """RLIMIT_FSIZE = storage_bytes (no file grows past the disk limit; sandboxing/disk.py), soft = hard."""
-        return [docker.types.Ulimit(name="fsize", soft=self.storage_bytes, hard=self.storage_bytes)]
-
-    def for_task(self, task) -> Limits:
-        """These limits with a task's own request (Harbor [environment] memory_mb, cpus; Task fields, None =
-        keep) applied; cpus capped at this machine's cores (the engine refuses more). storage_mb is not
-        enforced: `--storage-opt size=` needs overlay on XFS with project quotas."""
-        memory_mb = getattr(task, "memory_mb", None)
-        cpus = getattr(task, "cpus", None)
-        return dataclasses.replace(
-            self,
-            memory_bytes=int(memory_mb) << 20 if memory_mb else self.memory_bytes,
-            cpus=min(float(cpus), float(os.cpu_count() or 1)) if cpus else self.cpus,
-        )
 
 
 class Sandbox:
@@ -410,7 +339,7 @@ class Sandbox:
         )
         container_labels = {**labels(run_id), "termrl.image": image}
         # output must not pile up in logs
-        host_config = toolchain.host_config(api, limits, logs=False, network_mode=network_mode)
+        host_config = isolation_config(api, limits, logs=False, network_mode=network_mode)
         command = [
             "timeout",
             "-s",
@@ -622,20 +551,26 @@ async def start_sandbox(
         (images.build_images: it failed on this engine alone), has it built here first.
     limits: default Limits.from_config(cfg) with the task's own request (Limits.for_task), or
         Limits() when cfg is None too.
-    cfg: the run's configs.SandboxConfig: the default limits, and the base_image, image_map and
-        build_network of the builds (the task's image here, its sidecars'); None: their defaults.
+    cfg: the run's configs.SandboxConfig: the default limits, and the base_image, image_map,
+        build_network and build limits (BuildLimits) of the builds (the task's image here, its
+        sidecars'); None: their defaults.
     Raises images.ImageBuildError (the task's image or a sidecar's), or what Sandbox.start and
     ComposeSandbox.start_pod raise.
     """
     if cfg is None:
-        build = (None, None, None)
+        build = {}
         limits = limits or Limits()
     else:
-        build = (cfg.base_image, cfg.image_map, cfg.build_network)
+        build = dict(
+            base_image=cfg.base_image,
+            image_map=cfg.image_map,
+            build_network=cfg.build_network,
+            limits=BuildLimits.from_config(cfg),
+        )
         limits = limits or Limits.from_config(cfg).for_task(task)
     if image is None or isinstance(image, Exception):
         # a build blocks for minutes: in a worker thread, not behind the engine's call limit
-        image = await asyncio.to_thread(images.build_image, task, *build, host)
+        image = await asyncio.to_thread(images.build_image, task, host=host, **build)
     t0 = time.monotonic()
     if task.sidecars:
         box = await ComposeSandbox.start_pod(task, image, limits, run_id, host, build)
@@ -660,18 +595,20 @@ class ComposeSandbox(Sandbox):
         limits: Limits | None = None,
         run_id: str | None = None,
         host: str | None = None,
-        build: tuple = (None, None, None),
+        build: dict | None = None,
     ) -> ComposeSandbox:
-        """Build the sidecars' images (build = (base_image, image_map, build_network) for
-        images.build_image), start the holder and the sidecars (sandboxing/compose.py), then the
-        agent's container from `image` in their namespace.
+        """Build the sidecars' images (build: images.build_image's base_image, image_map,
+        build_network and limits; None: their defaults), start the holder and the sidecars
+        (sandboxing/compose.py), then the agent's container from `image` in their namespace.
 
         Raises SandboxError (a sidecar exited, turned unhealthy or was never ready; Docker refused a
         container) or images.ImageBuildError (a sidecar's image); nothing of the pod is left then.
         """
         limits = limits or Limits()
         run_id = run_id or RUN_ID
-        tags = await blocking(compose.sidecar_images, task, *build, host, limit=False)
+        tags = await blocking(
+            functools.partial(compose.sidecar_images, task, host=host, **(build or {})), limit=False
+        )
         pod = compose.pod_name(run_id)
         api = docker_api(120.0, host)
         try:

@@ -43,8 +43,9 @@ import docker.errors
 import docker.types
 
 import configs
-from sandboxing import images, reaping, toolchain
+from sandboxing import images, reaping
 from sandboxing.calls import SandboxError
+from sandboxing.limits import host_config
 
 log = logging.getLogger("termrl.compose")
 
@@ -66,11 +67,12 @@ class _Build:
 
 
 def sidecar_images(
-    task, base_image=None, image_map=None, build_network=None, host=None
+    task, base_image=None, image_map=None, build_network=None, host=None, limits=None
 ) -> dict[str, str]:
     """Build (or reuse) every sidecar's image: name -> tag (images.build_image: content tags, FROM
-    mapped by image_map, built once per engine). An `image:` sidecar is built as `FROM <image>`, so
-    it is mapped and sent to `host` the same way. Raises images.ImageBuildError naming the image."""
+    mapped by image_map, built once per engine, under `limits`: limits.BuildLimits, None: the
+    defaults). An `image:` sidecar is built as `FROM <image>`, so it is mapped and sent to `host` the
+    same way. Raises images.ImageBuildError naming the image."""
     out = {}
     for side in task.sidecars:
         dockerfile = side.dockerfile
@@ -86,6 +88,7 @@ def sidecar_images(
             image_map,
             build_network,
             host,
+            limits,
         )
     return out
 
@@ -103,7 +106,7 @@ def _labels(run_id: str, pod: str, role: str) -> dict[str, str]:
 
 def _host_config(api, limits, network_mode: str, extra_hosts: dict | None = None):
     """sandbox's isolation, with json-file logs (a sidecar that fails to start shows its tail)."""
-    config = toolchain.host_config(api, limits, logs=True, network_mode=network_mode)
+    config = host_config(api, limits, logs=True, network_mode=network_mode)
     # the holder's /etc/hosts, which every container joining it shares
     if extra_hosts:
         config["ExtraHosts"] = [f"{name}:{ip}" for name, ip in sorted(extra_hosts.items())]

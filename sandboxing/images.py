@@ -11,9 +11,12 @@ Dockerfiles as people write them are made buildable by docker-py's classic build
 BuildKit heredocs are expanded (tasks/dockerfile.py); a FROM image that is not present locally is replaced
 by the local base its IMAGE_MAP entry names (one log line per mapping; an unmapped one is a per-task error);
 the task's build_setup (test-only packages from a Terminal-Bench run-tests.sh) is run in a last layer.
-Builds get host networking only when allowed (`build_network`: "auto" = when a package mirror of this
-machine's apt or pip configuration answers), and then trust the host's CA bundle (networks that intercept
-TLS); containers at run time never get a network.
+Builds get a network only when the run allows it (`build_network`: "bridge", or "auto" = a Dockerfile that
+fetches packages when a package mirror of this machine's apt or pip configuration answers), and then the
+engine's bridge, never the host's network namespace (its loopback services stay out of reach), trusting
+the host's CA bundle (networks that intercept TLS); containers at run time never get a network. Each build
+runs under limits.BuildLimits: memory and processes of its RUN steps, and one wall clock for the whole
+build (`_build`).
 """
 
 from __future__ import annotations
@@ -27,25 +30,32 @@ import functools
 import hashlib
 import importlib.util
 import io
+import json
 import logging
 import os
 import re
+import secrets
+import socket
 import ssl
 import subprocess
 import sys
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import docker
 import docker.errors
 import httpx
+import requests.exceptions
+import urllib3.exceptions
 
 import configs
 from sandboxing import hosts
 from sandboxing.calls import docker_api
 from sandboxing.dockerfile import expand_heredocs, rewrite_from
 from sandboxing.dockerfile import parse as parse_dockerfile
+from sandboxing.limits import BuildLimits
 
 log = logging.getLogger("termrl.images")
 
@@ -228,11 +238,13 @@ def mirrors_reachable() -> bool:
 
 
 def _network_mode(build_network: str, task) -> str:
-    """'host' or 'none' for this task's build: "auto" gives host networking only to a build that fetches
-    packages (a RUN/ADD that installs or downloads, or a build_setup) when a mirror answers. The value is
-    trusted (configs.validate checks sandbox.build_network at start-up)."""
+    """'bridge' or 'none' for this task's build: "auto" gives the bridge only to a build that fetches
+    packages (a RUN/ADD that installs or downloads, or a build_setup) when a mirror answers
+    (configs.validate checks sandbox.build_network at start-up). Raises ValueError for another value."""
     if build_network == "auto":
-        return "host" if _network_hint(task, "none") and mirrors_reachable() else "none"
+        return "bridge" if _network_hint(task, "none") and mirrors_reachable() else "none"
+    if build_network not in ("bridge", "none"):  # never the host's network namespace
+        raise ValueError(f"build_network = {build_network!r}: must be 'auto', 'bridge' or 'none'")
     return build_network
 
 
@@ -270,7 +282,7 @@ def prepare_dockerfile(
 
     Steps: the task's build_setup appended as a last `RUN` layer (as root, the last USER restored);
     heredocs expanded; FROM images not present locally mapped by image_map (one log line per mapping);
-    with network "host", the host's CA bundle and pip index settings after each FROM.
+    with network "bridge", the host's CA bundle and pip index settings after each FROM.
     Raises ImageBuildError naming the task for a malformed heredoc and an unmapped image that is not present.
     host: the Docker engine asked what is present (a sandbox.docker_hosts url; None = the first listed).
     """
@@ -325,7 +337,7 @@ def prepare_dockerfile(
         if ins.keyword == "FROM" and ins.args
     ):
         used.append(base)  # FROM ${BASE_IMAGE}
-    if network == "host":
+    if network != "none":
         text = _with_host_trust(text, files)
     _mapped[task.id] = mapped
     return text, files, used
@@ -354,6 +366,7 @@ def build_image(
     image_map=None,
     build_network: str | None = None,
     host: str | None = None,
+    limits: BuildLimits | None = None,
 ) -> str:
     """Build (or reuse) the image of a task; return its tag `termrl/task-<id>:<hash12>`.
 
@@ -368,9 +381,10 @@ def build_image(
             `build_setup` (str | None).
         base_image: the image `FROM ${BASE_IMAGE}` builds on; default BASE_IMAGE.
         image_map: "pattern=image" entries for FROM images not present locally; default IMAGE_MAP.
-        build_network: "none", "host" or "auto" (host when mirrors_reachable()); default the config's.
+        build_network: "none", "bridge" or "auto" (bridge when mirrors_reachable()); default the config's.
         host: the Docker engine to build on (a sandbox.docker_hosts url; None = the first listed). An image
             it builds FROM that this engine lacks is sent from the first engine (send_image), no registry.
+        limits: memory, processes and wall clock of the build; default the config's (BuildLimits).
     Raises:
         ValueError: task.id is not usable in an image name, task.dockerfile / task.context_dir is missing,
             or a malformed image_map entry (both knobs are checked at start-up by configs.validate).
@@ -403,7 +417,17 @@ def build_image(
             return tag
         log.info("building image %s (network %s)", tag, mode)
         try:
-            _build(task.id, tag, base, text, files, extra, mode, host)
+            _build(
+                task.id,
+                tag,
+                base,
+                text,
+                files,
+                extra,
+                mode,
+                host,
+                limits or BuildLimits.from_config(configs.SandboxConfig()),
+            )
         except ImageBuildError as e:
             raise _explained(task, mode, e) from None
     return tag
@@ -413,15 +437,21 @@ async def build_images(
     tasks: list, cfg: configs.SandboxConfig
 ) -> dict[str, dict[str, str | Exception]]:
     """Each task's image on every listed Docker engine (hosts.urls()), all built at once, each
-    build_image in a worker thread (a build blocks for minutes), with cfg's base_image, image_map and
-    build_network. Returns task id -> engine url -> tag, or the Exception its build raised: a failed
+    build_image in a worker thread (a build blocks for minutes), with cfg's base_image, image_map,
+    build_network and build limits. Returns task id -> engine url -> tag, or the Exception its build raised: a failed
     build is reported per trajectory (build_error), never raised here."""
     images: dict[str, dict[str, str | Exception]] = {}
 
     async def build(task, host: str) -> None:
         try:
             tag = await asyncio.to_thread(
-                build_image, task, cfg.base_image, cfg.image_map, cfg.build_network, host
+                build_image,
+                task,
+                cfg.base_image,
+                cfg.image_map,
+                cfg.build_network,
+                host,
+                BuildLimits.from_config(cfg),
             )
         except Exception as e:
             # reported per trajectory
@@ -500,9 +530,14 @@ def _build(
     files: list[tuple[str, Path]],
     extra: dict[str, bytes],
     network: str,
-    host: str | None = None,
+    host: str | None,
+    limits: BuildLimits,
 ) -> None:
-    """Send the context as a tar built here (so the tests dir is left out) and stream the build log."""
+    """Send the context as a tar built here (so the tests dir is left out) and stream the build log,
+    under `limits`: memory (swap equal) of each RUN step's container, its processes in a cgroup of
+    their own (`_build_cgroup`), and the whole build's wall clock: past limits.deadline_s the connection
+    is shut, which makes the engine cancel the build and kill its step (a per-line socket timeout would
+    restart with every line the build prints)."""
     buf = io.BytesIO()
     df_name = ".termrl.Dockerfile"
     # Listed in .dockerignore, the builder still reads these two but COPY never copies them into the image.
@@ -525,29 +560,129 @@ def _build(
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
     tail: collections.deque[str] = collections.deque(maxlen=40)
-    try:
-        for chunk in docker_api(3600.0, host).build(
-            fileobj=buf,
-            custom_context=True,
-            tag=tag,
-            dockerfile=df_name,
-            rm=True,
-            forcerm=True,
-            pull=False,
-            decode=True,
-            buildargs={"BASE_IMAGE": base},
-            network_mode=network,
-            labels={"termrl.task": task_id},
-        ):
-            if "stream" in chunk:
-                tail.extend(line for line in chunk["stream"].rstrip("\n").split("\n"))
-            if "error" in chunk:
-                tail.append(chunk["error"].rstrip())
+    api = docker_api(limits.deadline_s + 60.0, host)
+    params = {
+        "t": tag,
+        "dockerfile": df_name,
+        "rm": "1",
+        "forcerm": "1",
+        "pull": "0",
+        "buildargs": json.dumps({"BASE_IMAGE": base}),
+        "networkmode": network,
+        "labels": json.dumps({"termrl.task": task_id}),
+        "memory": limits.memory_bytes,
+        "memswap": limits.memory_bytes,
+    }
+    expired = threading.Event()
+    with _build_cgroup(api, host, limits.pids) as parent:
+        if parent:
+            params["cgroupparent"] = parent
+        try:
+            res = api._post(
+                api._url("/build"),
+                data=buf,
+                params=params,
+                headers={"Content-Type": "application/tar"},
+                stream=True,
+            )
+            with contextlib.closing(res):
+                api._raise_for_status(res)
+                sock = api._get_raw_response_socket(res)
+                sock = getattr(sock, "_sock", sock)  # a SocketIO over the engine's unix socket
+
+                def expire():
+                    expired.set()
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+                timer = threading.Timer(limits.deadline_s, expire)
+                timer.daemon = True
+                timer.start()
+                try:
+                    for chunk in api._stream_helper(res, decode=True):
+                        if "stream" in chunk:
+                            tail.extend(chunk["stream"].rstrip("\n").split("\n"))
+                        if "error" in chunk:
+                            tail.append(chunk["error"].rstrip())
+                            raise ImageBuildError(
+                                f"task {task_id}: building {tag} failed: {chunk['error'].strip()}",
+                                "\n".join(tail),
+                            )
+                finally:
+                    timer.cancel()
+        except (
+            docker.errors.APIError,
+            OSError,
+            ValueError,
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+        ) as e:  # the connection shut at the deadline ends the read with any of these
+            if not expired.is_set():
+                why = e.explanation if isinstance(e, docker.errors.APIError) else e
                 raise ImageBuildError(
-                    f"task {task_id}: building {tag} failed: {chunk['error'].strip()}",
-                    "\n".join(tail),
-                )
-    except docker.errors.APIError as e:
-        raise ImageBuildError(
-            f"task {task_id}: building {tag} failed: {e.explanation or e}", "\n".join(tail)
-        ) from e
+                    f"task {task_id}: building {tag} failed: {why or e}", "\n".join(tail)
+                ) from e
+        if expired.is_set():
+            raise ImageBuildError(
+                f"task {task_id}: building {tag} ran past its wall clock of {limits.deadline_s:g} s "
+                "(sandbox.build_timeout_s): cancelled",
+                "\n".join(tail),
+            )
+
+
+@contextlib.contextmanager
+def _build_cgroup(api, host: str | None, pids: int):
+    """The cgroup parent of one build's step containers, `/termrl-build/<random>`, made on this
+    machine with pids.max = `pids` (cgroup v1's pids hierarchy, or v2 with the pids controller), and
+    removed after the build; yields its path for the engine, or None (one warning line per process)
+    where it cannot be made: an engine on another machine, one whose cgroup driver is systemd, or a
+    cgroup file system this process cannot write."""
+    why = None
+    if host not in (None, hosts.LOCAL):
+        why = "the engine runs on another machine"
+    else:
+        info = api.info()
+        if info.get("CgroupDriver") != "cgroupfs":
+            why = f"the engine's cgroup driver is {info.get('CgroupDriver')!r}, not cgroupfs"
+    name = f"/termrl-build/{secrets.token_hex(6)}"
+    made = None
+    if why is None:
+        v1 = Path("/sys/fs/cgroup/pids")
+        made = (v1 if v1.is_dir() else Path("/sys/fs/cgroup")) / name.lstrip("/")
+        try:
+            made.mkdir(parents=True)
+            (made / "pids.max").write_text(f"{pids}\n")
+        except OSError as e:
+            why = f"{made} cannot be made ({e.strerror})"
+            made = None
+    if why is not None and why not in _cgroup_said:
+        _cgroup_said.add(why)
+        log.warning("image builds run without a process limit: %s", why)
+    try:
+        yield name if made else None
+    finally:
+        if made is not None:
+            _remove_cgroups(name)
+
+
+def _remove_cgroups(name: str, tries: int = 25) -> None:
+    """Remove the build's cgroup `name` from every hierarchy (v1 has one per controller), the engine's
+    step cgroups inside first; the engine removes a cancelled or failed step's container just after
+    the build's stream ends, so this tries for a few seconds until none is left."""
+    for _ in range(tries):
+        tops = list(Path("/sys/fs/cgroup").glob("*" + name)) + list(
+            Path("/sys/fs/cgroup").glob(name.lstrip("/"))
+        )
+        for top in tops:
+            for d in sorted((p for p in top.rglob("*") if p.is_dir()), reverse=True):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            with contextlib.suppress(OSError):
+                top.rmdir()
+        if not any(top.exists() for top in tops):
+            return
+        time.sleep(0.2)
+    log.warning("the build cgroup %s is still in use; left for the engine", name)
+
+
+_cgroup_said: set[str] = set()

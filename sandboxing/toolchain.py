@@ -3,15 +3,22 @@ read-only volume `termrl-toolchain-<digest>` (verifier.py step 1 says what is in
 
 A probe in a throwaway container of the *task image* finds `python3`'s real path, its loader, stdlib, site
 dirs, the library dirs (mapped by pytest and named by the loader cache), `bash`; a second container of the
-image copies those trees into the volume (the digest of their contents, never mtimes nor bytecode: task
-images with one toolchain share it: issue 41's nine volumes of exactly 277.3 MB were, by their size,
-the toolchain of images that pip-install pytest at build time, the same files with each build's mtimes),
-where every symlink is rewritten to point inside the copy, the programs' PT_INTERP is set to the copied
-loader, and the stdlib and site dirs are byte-compiled once (the verifier reads that bytecode, never writes).
-It also gets the import guard (GUARD) and a pristine `pytest` beside `python3` (BIN). One probe per image
-id in a process however many verifications ask at once (`prepare_toolchain`). The volumes are a cache of
-at most CACHE_BYTES per engine, the least recently used (LEDGER) evicted when a new one is made (`evict`),
-all removed by `python -m sandboxing.toolchain remove` (`make clean-toolchains`).
+image copies those trees into a staging volume, where every symlink is rewritten to point inside the copy,
+the programs' PT_INTERP is set to the copied loader, and the stdlib and site dirs are byte-compiled once
+(checked by source hash: the verifier reads that bytecode, never writes). It also gets the import guard
+(GUARD) and a pristine `pytest` beside `python3` (BIN).
+
+The task image's programs did that work, so termrl trusts none of it: it reads the copy back through the
+engine's archive call (no program runs), refuses it unless it is one self-contained tree (`_read_copy`),
+and writes it itself into the volume named by the sha256 of its entries (paths, types, modes, sizes,
+links, bytes; never mtimes), with the size it measured: task images with the same toolchain share it
+(nine volumes of exactly 277.3 MB were the toolchain of images that pip-install pytest at build time, the
+same files with each build's mtimes). No running container mounts that volume writable; its contents
+are checked against its name once per process, its identity on every use (`_check`, `_intact`).
+One probe per image id in a process however many verifications ask at once (`prepare_toolchain`). The
+volumes are a cache of at most CACHE_BYTES per engine, the least recently used (LEDGER, which also
+remembers the volume each image id was copied into) evicted when a new one is made (`evict`), all removed
+by `python -m sandboxing.toolchain remove` (`make clean-toolchains`).
 """
 
 from __future__ import annotations
@@ -22,20 +29,26 @@ import contextlib
 import datetime
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
+import posixpath
+import secrets
 import sys
+import tarfile
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import docker
 import docker.errors
 import docker.types
 
 from sandboxing import hosts
+from sandboxing.limits import host_config
 
 log = logging.getLogger("termrl.verifier")
 
@@ -69,7 +82,7 @@ LEDGER = (
 
 # Runs as `python3 -I -c _PROBE` in a throwaway container of the task image (its own files, unchanged).
 _PROBE = r"""
-import contextlib, hashlib, io, json, os, re, shutil, site, stat, subprocess, sys, tempfile
+import contextlib, io, json, os, re, shutil, site, subprocess, sys, tempfile
 stdlib = json.loads(subprocess.run([sys.executable, '-I', '-S', '-c', 'import sys, json; print(json.dumps(sys.path))'],
                                    capture_output=True, text=True, check=True).stdout)
 try:
@@ -108,32 +121,10 @@ roots = sorted({os.path.realpath(sys.executable), loader, *shells, *libdirs, *si
                 *(os.path.realpath(p) for p in stdlib if p)})
 roots = [r for r in roots if os.path.lexists(r)]
 roots = [r for r in roots if not any(r.startswith(o.rstrip('/') + '/') for o in roots if o != r)]
-h = hashlib.sha256(json.dumps([sys.version, roots, loader, os.environ['TERMRL_FILL_DIGEST']]).encode())
-size = 0
-# The contents name the toolchain (task images built on one base, or installing the same packages, share
-# it): paths, modes, sizes and bytes, never mtimes (each build of a layer has its own) nor bytecode (the
-# copy compiles its own).
-for r in roots:
-    for top, dirs, files in os.walk(r) if os.path.isdir(r) else [(os.path.dirname(r), [], [os.path.basename(r)])]:
-        dirs[:] = sorted(x for x in dirs if x != '__pycache__')
-        for n in sorted(files) + [x for x in dirs if os.path.islink(os.path.join(top, x))]:
-            p = os.path.join(top, n)
-            if n.endswith('.pyc'):
-                continue
-            st = os.lstat(p)
-            h.update(('%s %o %d %s\n' % (p, st.st_mode, st.st_size,
-                                         os.readlink(p) if os.path.islink(p) else '')).encode())
-            if stat.S_ISREG(st.st_mode):
-                size += st.st_size
-                with open(p, 'rb') as f:
-                    for block in iter(lambda: f.read(1 << 20), b''):
-                        h.update(block)
-for p in ('/etc/nsswitch.conf',):
-    h.update(open(p, 'rb').read() if os.path.isfile(p) else b'-')
 print('TERMRL_PROBE ' + json.dumps({
     'python': os.path.realpath(sys.executable), 'loader': loader, 'shell': shells[0] if shells else None,
     'stdlib': [os.path.realpath(p) for p in stdlib if p], 'site_dirs': site_dirs, 'libdirs': libdirs,
-    'roots': roots, 'digest': h.hexdigest(), 'plugins': plugins, 'bytes': size}))
+    'roots': roots, 'plugins': plugins}))
 """
 
 # The import guard of every pristine interpreter, written into the copy's first site dir as `_termrl_guard`
@@ -223,11 +214,12 @@ def guard_source() -> str:
     return GUARD % {"root": ROOT, "tests": TESTS, "undumpable_rc": UNDUMPABLE}
 
 
-# Runs as `python3 -I -S -c _FILL <json>` in a container of the task image with the (new, empty) toolchain
-# volume at TOOLCHAIN: copies the roots, then makes the copy self-contained, and renames it to ROOT at the end
-# (a concurrent filler of the same volume loses the rename and removes its own copy).
+# Runs as `python3 -I -S -c _FILL <json>` in a container of the task image with a new staging volume at
+# TOOLCHAIN: copies the roots, makes the copy self-contained and renames it to ROOT at the end. What it
+# writes is the work of the task image's programs, so it is data: termrl reads it back through the engine,
+# checks and hashes it (`_read_copy`) and writes the copy into the content-named volume itself (`_fill`).
 _FILL = r"""
-import compileall, json, os, shutil, subprocess, sys, tempfile
+import compileall, json, os, py_compile, shutil, subprocess, sys, tempfile
 cfg = json.loads(sys.argv[1])
 vol, root = cfg['volume'], cfg['root']
 if os.path.isdir(root):
@@ -288,16 +280,18 @@ if os.path.isfile('/etc/nsswitch.conf'):
     shutil.copy2('/etc/nsswitch.conf', tmp + '/etc/nsswitch.conf')
 else:
     open(tmp + '/etc/nsswitch.conf', 'w').write('passwd: files\ngroup: files\nhosts: files dns\n')
-# Bytecode once per toolchain, read-only afterwards (the verifier runs with -B: it never writes any).
+# Bytecode once per toolchain, read-only afterwards (the verifier runs with -B: it never writes any). The
+# image's own bytecode goes first, and the new one is checked by source hash, not mtime: two images with
+# the same files get the same copy, byte for byte (termrl names the volume by the copy's contents).
+for top, dirs, files in os.walk(tmp):
+    if '__pycache__' in dirs:
+        shutil.rmtree(os.path.join(top, '__pycache__'))
+        dirs.remove('__pycache__')
 for d in cfg['stdlib'] + cfg['site_dirs']:
     if os.path.isdir(tmp + d):
-        compileall.compile_dir(tmp + d, ddir=cfg['root'] + d, quiet=2, workers=1)
-size = sum(os.lstat(os.path.join(top, n)).st_size for top, dirs, files in os.walk(tmp) for n in files)
-try:
-    os.rename(tmp, root)
-    print('TERMRL_FILL %d' % size)
-except OSError:
-    shutil.rmtree(tmp, ignore_errors=True)
+        compileall.compile_dir(tmp + d, ddir=cfg['root'] + d, quiet=2, workers=1,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+os.rename(tmp, root)
 """
 
 
@@ -331,9 +325,13 @@ class Toolchain:
 # (engine, image id) -> the future of its Toolchain
 _toolchains: dict[tuple[str, str], concurrent.futures.Future] = {}
 _toolchain_lock = threading.Lock()
-# one filler per volume in this process; others lose the rename (_FILL)
+# one filler per volume in this process; other processes wait on FILL_LOCK
 _fill_lock = threading.Lock()
 probes = 0  # probe containers this process ran (one per engine and image id: tests count them)
+# (engine, volume) -> the volume's creation time when this process checked its contents (`_check`)
+_checked: dict[tuple[str, str], str] = {}
+# the digest's version: a copy made by another layout of the volume is never taken for this one
+_DIGEST_VERSION = b"termrl-toolchain-v3\n"
 
 
 def _run_pristine(
@@ -356,35 +354,33 @@ def _run_pristine(
         api.remove_container(cid, force=True, v=True)
 
 
-def _fill_digest() -> str:
-    """What the copy is made by (the fill and the guard): part of every toolchain digest, so that a volume
-    filled by another version of termrl is never taken for this one's."""
-    return hashlib.sha256((_FILL + guard_source()).encode()).hexdigest()
-
-
 def _engine(api) -> str:
     return str(getattr(api, "base_url", ""))
 
 
 def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolchain:
     """The pristine toolchain of `image` (an id or tag) on the engine of `api`: probed once per engine
-    and image id in a container of the image, copied once per toolchain digest (the contents of what is
-    copied, never mtimes or bytecode) into the volume `termrl-toolchain-<digest>` (labels termrl=1,
-    termrl.toolchain=<digest>, termrl.toolchain.bytes=<bytes probed>), which later verifications of any
-    image with the same toolchain reuse. A new volume first makes room under CACHE_BYTES (`evict`); each
-    use is noted in LEDGER (the order of eviction). A volume removed since this process probed its image
-    is made again. Callers asking at once wait for the one probe; a failed probe is not cached (the next
-    caller tries again).
+    and image id in a container of the image; its files copied once per engine and image id into a
+    staging volume by the image's own programs, then read back through the engine, checked (`_read_copy`)
+    and written by termrl into the volume `termrl-toolchain-<sha256 of the copy>` (labels termrl=1,
+    termrl.toolchain=<digest>, termrl.toolchain.bytes=<bytes termrl measured>), which images with the same
+    copy share. No container that runs a program mounts that volume writable. Its contents are checked
+    against its name once per process, its identity (digest label, creation time) on every use. A new
+    volume first makes room under CACHE_BYTES (`evict`); each use is noted in LEDGER (the order of
+    eviction, and which volume each image id was copied into). A volume removed since is made again.
+    Callers asking at once wait for the one probe; a failed probe is not cached.
 
     Raises:
-        VerifyError: the image has no `python3` whose pytest runs, the copy failed, or Docker failed.
+        VerifyError: the image has no `python3` whose pytest runs, the copy failed or is not a
+            self-contained tree (a link leaving it, a device, a path through a link), a volume's
+            contents are not what its name says (poisoned: it is removed, never used), or Docker failed.
     """
     engine = _engine(api)
     with _toolchain_lock:  # an image id known here needs no inspect (the verifier passes ids)
         fut = _toolchains.get((engine, image))
     if fut is not None and fut.done() and not fut.exception():
         tc = fut.result()
-        if _present(api, tc.volume):
+        if _intact(api, tc.volume):
             _touch(engine, tc.volume)
             return tc
         with _toolchain_lock:  # evicted by another process: probed and filled again
@@ -397,7 +393,7 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
             fut is not None
             and fut.done()
             and not fut.exception()
-            and not _present(api, fut.result().volume)
+            and not _intact(api, fut.result().volume)
         ):
             fut = None
         mine = False
@@ -417,18 +413,33 @@ def prepare_toolchain(api, image: str, limits, labels: dict[str, str]) -> Toolch
     return tc
 
 
-def _present(api, volume: str) -> bool:
-    """Whether the toolchain volume is on the engine with its label (an engine makes a volume a mount
-    names anew, empty and unlabelled: such a one is removed)."""
+def _present(api, volume: str) -> dict | None:
+    """The engine's record of the toolchain volume when it is there with its label, else None (an
+    engine makes a volume a mount names anew, empty and unlabelled: such a one is removed)."""
     try:
         found = api.inspect_volume(volume)
     except docker.errors.NotFound:
-        return False
+        return None
     if "termrl.toolchain" in (found.get("Labels") or {}):
-        return True
+        return found
     with contextlib.suppress(docker.errors.APIError):
         api.remove_volume(volume)
-    return False
+    return None
+
+
+def _intact(api, volume: str) -> bool:
+    """Whether the volume this process checked by content is still that volume: there, labelled with
+    the digest its name carries, created when it was checked (one inspect, a few ms)."""
+    found = _present(api, volume)
+    return (
+        found is not None
+        and _named(found["Labels"]["termrl.toolchain"]) == volume
+        and _checked.get((_engine(api), volume)) == found.get("CreatedAt")
+    )
+
+
+def _named(digest: str) -> str:
+    return f"termrl-toolchain-{digest[:24]}"
 
 
 def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str]) -> Toolchain:
@@ -438,7 +449,7 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
         api,
         config["Id"],
         ["sh", "-c", 'exec python3 -I -c "$TERMRL_PROBE"'],
-        {"TERMRL_PROBE": _PROBE, "TERMRL_FILL_DIGEST": _fill_digest()},
+        {"TERMRL_PROBE": _PROBE},
         labels,
         limits,
     )
@@ -451,34 +462,14 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
     p = json.loads(line[len("TERMRL_PROBE ") :])
     if not p["site_dirs"]:
         raise VerifyError(f"image {image!r}: its python3 has no site-packages folder for pytest")
-    name = f"termrl-toolchain-{p['digest'][:24]}"
     engine = _engine(api)
-    with _fill_lock:
-        if not _present(api, name):
-            evict(api, p["bytes"], keep=name)
-        volume_labels = {
-            "termrl": "1",
-            "termrl.toolchain": p["digest"],
-            "termrl.toolchain.bytes": str(p["bytes"]),
-        }
-        api.create_volume(name, labels=volume_labels)
-        fill = {**p, "volume": TOOLCHAIN, "root": ROOT, "ld": LOADER, "guard": guard_source()}
-        rc, out = _run_pristine(
-            api,
-            config["Id"],
-            ["python3", "-I", "-S", "-c", _FILL, json.dumps(fill)],
-            {},
-            labels,
-            limits,
-            [docker.types.Mount(TOOLCHAIN, name, type="volume", no_copy=True)],
-        )
-    if rc != 0:
-        raise VerifyError(
-            f"image {image!r}: copying the test toolchain into volume {name} failed (exit {rc}):"
-            f"\n{out[-2000:]}"
-        )
-    filled = next((ln for ln in out.splitlines() if ln.startswith("TERMRL_FILL ")), None)
-    _touch(engine, name, int(filled.split()[1]) if filled else None)
+    name = _copied(engine, config["Id"])
+    found = _present(api, name) if name else None
+    if found is None:
+        name = _fill(api, image, config["Id"], p, limits, labels)
+    else:
+        _check(api, config["Id"], name, found)
+    _touch(engine, name, image=config["Id"])
     cfg = config.get("Config") or {}
     return Toolchain(
         python=p["python"],
@@ -494,6 +485,217 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
         workdir=cfg.get("WorkingDir") or DEFAULT_WORKDIR,
         user=cfg.get("User") or "",
     )
+
+
+def _fill(api, image: str, image_id: str, p: dict, limits, labels: dict[str, str]) -> str:
+    """Copy the probed roots with the image's programs into a staging volume, read the copy back through
+    the engine (`_read_copy`: checked, hashed, measured, spooled to a host file), and write it with the
+    engine's archive call into the volume named by its digest, in a created container that never starts.
+    The staging volume is removed. Returns the volume's name."""
+    own = {k: v for k, v in labels.items() if k not in ("termrl.verifies", "termrl.tests")}
+    staging = f"termrl-toolchain-staging-{secrets.token_hex(8)}"
+    api.create_volume(staging, labels={**own, "termrl": "1"})
+    try:
+        fill = {**p, "volume": TOOLCHAIN, "root": ROOT, "ld": LOADER, "guard": guard_source()}
+        rc, out = _run_pristine(
+            api,
+            image_id,
+            ["python3", "-I", "-S", "-c", _FILL, json.dumps(fill)],
+            {},
+            labels,
+            limits,
+            [docker.types.Mount(TOOLCHAIN, staging, type="volume", no_copy=True)],
+        )
+        if rc != 0:
+            raise VerifyError(
+                f"image {image!r}: copying the test toolchain into volume {staging} failed "
+                f"(exit {rc}):\n{out[-2000:]}"
+            )
+        LEDGER.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=LEDGER.parent, prefix="toolchain-") as spool:
+            digest, size = _read_copy(
+                api, image_id, staging, spool, f"image {image!r}, its copy in volume {staging}"
+            )
+            name = _named(digest)
+            with _fill_lock, _lock_file("fill"):
+                found = _present(api, name)
+                if found is not None:  # another image's copy, the same files: shared
+                    _check(api, image_id, name, found)
+                    return name
+                evict(api, size, keep=name)
+                api.create_volume(
+                    name,
+                    labels={
+                        "termrl": "1",
+                        "termrl.toolchain": digest,
+                        "termrl.toolchain.bytes": str(size),
+                    },
+                )
+                try:
+                    spool.seek(0)
+                    _with_volume(
+                        api,
+                        image_id,
+                        name,
+                        False,
+                        lambda cid: api.put_archive(cid, TOOLCHAIN, spool),
+                    )
+                except BaseException:
+                    with contextlib.suppress(docker.errors.APIError):
+                        api.remove_volume(name, force=True)
+                    raise
+                _checked[(_engine(api), name)] = api.inspect_volume(name).get("CreatedAt")
+        _touch(_engine(api), name, size)
+        return name
+    finally:
+        with contextlib.suppress(docker.errors.APIError):
+            api.remove_volume(staging, force=True)
+
+
+def _with_volume(api, image_id: str, volume: str, read_only: bool, call):
+    """call(container id) on a created, never started container of the image with `volume` at
+    TOOLCHAIN: the engine's archive calls reach the volume while no program runs."""
+    cid = api.create_container(
+        image_id,
+        entrypoint=[],
+        command=["true"],
+        labels={"termrl": "1"},
+        host_config=api.create_host_config(
+            network_mode="none",
+            mounts=[
+                docker.types.Mount(
+                    TOOLCHAIN, volume, type="volume", read_only=read_only, no_copy=True
+                )
+            ],
+        ),
+    )["Id"]
+    try:
+        return call(cid)
+    finally:
+        api.remove_container(cid, force=True)
+
+
+def _check(api, image_id: str, name: str, found: dict) -> None:
+    """Check the volume's contents against the digest its label and name carry (once per process and
+    volume; `_intact` after). A mismatch is a poisoned copy: the volume is removed and never used.
+
+    Raises:
+        VerifyError: the contents differ (naming the volume), or the copy is not a self-contained tree.
+    """
+    key = (_engine(api), name)
+    if _checked.get(key) == found.get("CreatedAt"):
+        return
+    want = found["Labels"]["termrl.toolchain"]
+    try:
+        got, _ = _read_copy(api, image_id, name, None, f"toolchain volume {name}")
+    except VerifyError:
+        got = None
+    if got != want or _named(want) != name:
+        with contextlib.suppress(docker.errors.APIError):
+            api.remove_volume(name, force=True)
+        raise VerifyError(
+            f"toolchain volume {name}: its contents are not the copy termrl made (sha256 "
+            f"{got or 'unreadable'}, label {want}): poisoned; removed, never used"
+        )
+    _checked[key] = found.get("CreatedAt")
+
+
+class _Chunks(io.RawIOBase):
+    """A readable stream over an iterator of byte chunks (the engine's archive), each chunk also
+    written to `spool` when given."""
+
+    def __init__(self, chunks, spool=None):
+        self._chunks, self._spool, self._left = iter(chunks), spool, b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        while not self._left:
+            try:
+                self._left = next(self._chunks)
+            except StopIteration:
+                return 0
+            if self._spool is not None:
+                self._spool.write(self._left)
+        n = min(len(buf), len(self._left))
+        buf[:n] = self._left[:n]
+        self._left = self._left[n:]
+        return n
+
+
+def _read_copy(api, image_id: str, volume: str, spool, what: str) -> tuple[str, int]:
+    """(sha256 hex, bytes of regular files) of the copy at ROOT in `volume`, read through the engine's
+    archive call (no program of the image runs), the tar written to `spool` when given. The digest covers
+    every entry's path, type, permission bits, size, link target and content (never mtimes or owners).
+    The copy must be one self-contained tree: folders, regular files, hard links to earlier files, and
+    symlinks whose target is relative and stays inside ROOT; no entry under a symlink;
+    etc/nsswitch.conf a regular file (the verifier binds it by its host path); at most CACHE_BYTES.
+
+    Raises:
+        VerifyError: the copy breaks one of these rules (`what` and the entry named) or is missing.
+    """
+    top = PurePosixPath(ROOT).name
+    records, links, files = [], set(), set()
+    size = 0
+
+    def refuse(why: str):
+        raise VerifyError(f"{what}: the toolchain copy is refused, {why}")
+
+    def read(cid):
+        # the response itself (not docker-py's get_archive): closed when a refusal stops the read, else
+        # the engine waits for the rest to be read, and the container's removal for the engine
+        res = api._get(api._url("/containers/{0}/archive", cid), params={"path": ROOT}, stream=True)
+        with contextlib.closing(res):
+            if res.status_code == 404:
+                refuse(f"no {ROOT} in it")
+            api._raise_for_status(res)
+            walk(res.iter_content(1 << 20))
+
+    def walk(stream):
+        nonlocal size
+        with tarfile.open(
+            fileobj=io.BufferedReader(_Chunks(stream, spool), 1 << 20), mode="r|"
+        ) as tar:
+            for m in tar:
+                path = PurePosixPath(m.name)
+                if path.is_absolute() or ".." in path.parts or path.parts[:1] != (top,):
+                    refuse(f"entry {m.name!r} is outside {top}/")
+                if any(str(a) in links for a in path.parents):
+                    refuse(f"entry {m.name!r} lies under a symlink")
+                digest = ""
+                if m.issym():
+                    target = PurePosixPath(m.linkname)
+                    resolved = posixpath.normpath(posixpath.join(str(path.parent), m.linkname))
+                    if target.is_absolute() or not (resolved + "/").startswith(top + "/"):
+                        refuse(f"symlink {m.name!r} -> {m.linkname!r} leaves the copy")
+                    links.add(m.name)
+                elif m.islnk():
+                    if m.linkname not in files:
+                        refuse(f"hard link {m.name!r} -> {m.linkname!r} names no earlier file")
+                elif m.isreg():
+                    size += m.size
+                    if size > CACHE_BYTES:
+                        refuse(f"it holds more than the cache's {CACHE_BYTES >> 20} MiB")
+                    h = hashlib.sha256()
+                    f = tar.extractfile(m)
+                    while block := f.read(1 << 20):
+                        h.update(block)
+                    digest = h.hexdigest()
+                    files.add(m.name)
+                elif not m.isdir():
+                    refuse(f"entry {m.name!r} is not a file, folder or link (type {m.type!r})")
+                records.append(
+                    f"{m.name}\0{m.type.decode()}\0{m.mode & 0o7777:o}\0{m.size}\0{m.linkname}\0{digest}\n"
+                )
+
+    _with_volume(api, image_id, volume, True, read)
+    if f"{top}/etc/nsswitch.conf" not in files:
+        refuse("etc/nsswitch.conf is not a regular file")
+    h = hashlib.sha256(_DIGEST_VERSION)
+    for line in sorted(records):
+        h.update(line.encode())
+    return h.hexdigest(), size
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -522,11 +724,11 @@ def _ledger():
         os.replace(tmp, LEDGER)
 
 
-def _touch(engine: str, volume: str, size: int | None = None) -> None:
-    """Note in the ledger that `volume` was used now (at most once a minute per volume and process), and
-    its size in bytes when known."""
+def _touch(engine: str, volume: str, size: int | None = None, image: str | None = None) -> None:
+    """Note in the ledger that `volume` was used now (at most once a minute per volume and process), its
+    size in bytes when termrl measured it, and that the image id `image` was copied into it."""
     now = time.time()
-    if size is None and now - _touched.get((engine, volume), 0.0) < 60.0:
+    if size is None and image is None and now - _touched.get((engine, volume), 0.0) < 60.0:
         return
     _touched[(engine, volume)] = now
     with _ledger() as data:
@@ -534,6 +736,26 @@ def _touch(engine: str, volume: str, size: int | None = None) -> None:
         entry["used"] = now
         if size is not None:
             entry["bytes"] = size
+        if image is not None and image not in entry.setdefault("images", []):
+            entry["images"].append(image)
+
+
+def _copied(engine: str, image_id: str) -> str | None:
+    """The volume the ledger says the image id was copied into, None when none."""
+    with _ledger() as data:
+        return next(
+            (name for name, e in data.get(engine, {}).items() if image_id in e.get("images", [])),
+            None,
+        )
+
+
+@contextlib.contextmanager
+def _lock_file(name: str):
+    """An exclusive lock shared by this host's processes (beside LEDGER), held for the block."""
+    LEDGER.parent.mkdir(parents=True, exist_ok=True)
+    with open(LEDGER.with_name(f"toolchains.{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _created(volume: dict) -> float:
@@ -605,29 +827,6 @@ def remove_toolchains(api) -> tuple[list[str], list[str]]:
     return evict(api, 0, cap=-1), [
         v["Name"] for v in api.volumes(filters={"label": "termrl.toolchain"}).get("Volumes") or []
     ]
-
-
-def host_config(api, limits, mounts=None, logs: bool = True, network_mode: str = "none"):
-    """The isolation of the sandbox and of every verifier-side container: limits (sandbox.Limits),
-    no network (network_mode "none", or "container:<id>": a compose pod's namespace with only `lo`),
-    capabilities dropped but limits.cap_add, no-new-privileges, docker-init; logs False keeps no
-    container log (the sandbox's command output), else 1 MB of json-file."""
-    return api.create_host_config(
-        network_mode=network_mode,
-        mem_limit=limits.memory_bytes,
-        memswap_limit=limits.memory_bytes,
-        nano_cpus=int(limits.cpus * 1e9),
-        pids_limit=limits.pids,
-        cap_drop=["ALL"],
-        cap_add=list(limits.cap_add),
-        security_opt=["no-new-privileges"],
-        init=True,
-        mounts=mounts,
-        ulimits=limits.ulimits(),
-        log_config=docker.types.LogConfig(type="json-file", config={"max-size": "1m"})
-        if logs
-        else docker.types.LogConfig(type="none"),
-    )
 
 
 def pristine(tc: Toolchain, program: str, *args: str) -> list[str]:

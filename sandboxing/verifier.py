@@ -13,9 +13,10 @@ tests themselves run (the program under test) and read (the agent's work) is the
 `run_tests_blocking`:
 
 1. The pristine toolchain (toolchain.py), once per task image and engine: probed in a throwaway container of
-   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into the read-only
-   volume `termrl-toolchain-<digest>` (the digest of its contents: images with one toolchain share it; a
-   cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
+   the task image, copied with its bytecode and the import guard (`toolchain.GUARD`) into a staging volume,
+   read back and checked by termrl, which writes it into the read-only volume `termrl-toolchain-<digest>`
+   (the digest of its contents: images with one toolchain share it; checked by content once per process;
+   a cache of at most CACHE_BYTES per engine, least recently used evicted, `make clean-toolchains`).
 2. Freeze, then snapshot: the agent's container is paused (or found stopped; killed when the cgroup freezer
    fails three times on a loaded host) and committed while frozen, then unpaused; nothing is compared against
    it any more, so there is no gap between a check and the snapshot.
@@ -63,7 +64,8 @@ tests themselves run (the program under test) and read (the agent's work) is the
    is a VerifyError: no reward, with the reason, never a 0. Container and snapshot are removed after the
    verdict, off its path (`cleanup`: the sandbox's close waits for them); the toolchain volume stays, a cache.
 
-Not covered, by construction: tests that import the agent's code in-process trust it (it runs inside pytest);
+Not covered, by construction, but fenced: tests that import the agent's code in-process (`agent_modules`) trust it
+(it runs inside pytest): such a report carries `forgeable`, and loading a task set counts such tasks;
 what a test's absolute path names (`/usr/bin/python3`, `/bin/sh` in a shebang) is the agent's file, so tests
 use `sys.executable` or `python3` from PATH. Environment set by `test_setup` does not reach pytest.
 A task image without pytest for `python3` cannot be verified this way (VerifyError). A test that sets its own
@@ -127,6 +129,9 @@ class TestReport:
     # the verifier could not put its files over the agent's; tests were not run
     tampered: str | None = None
     parts: dict[str, float] | None = None  # a Harbor test.sh's named rewards, else None
+    # why the agent could have forged this report (its module imported into pytest's process by the
+    # tests: `agent_modules`), else None
+    forgeable: str | None = None
     # seconds of each step: toolchain, snapshot, create, start, run, report, removal (set when the
     # removal, after the verdict, is done)
     phases: dict[str, float] = field(default_factory=dict)
@@ -512,7 +517,25 @@ def _verify_in(
     box.phases["report_s"] = time.monotonic() - t1 - box.phases["run_s"]
     timed_out = b"[termrl] per-test timeout" in xml
     return TestReport(
-        tests, timed_out, error, time.monotonic() - t0, output, skipped, phases=box.phases
+        tests,
+        timed_out,
+        error,
+        time.monotonic() - t0,
+        output,
+        skipped,
+        phases=box.phases,
+        forgeable=forgeable(agent_modules),
+    )
+
+
+def forgeable(agent_modules) -> str | None:
+    """Why a report of tests importing `agent_modules` is forgeable (None when they import none): that
+    code runs in the process that writes the report."""
+    if not agent_modules:
+        return None
+    return (
+        f"the hidden tests import the agent's module(s) {sorted(agent_modules)} into pytest's "
+        "process, where that code can rewrite the report: the reward is forgeable by the agent"
     )
 
 

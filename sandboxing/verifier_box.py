@@ -28,6 +28,7 @@ import docker.errors
 import docker.types
 
 from sandboxing.disk import DiskWatch, check_layer
+from sandboxing.limits import host_config
 from sandboxing.toolchain import (
     BIN,
     ROOT,
@@ -35,7 +36,6 @@ from sandboxing.toolchain import (
     TOOLCHAIN,
     Toolchain,
     VerifyError,
-    host_config,
     prepare_toolchain,
     pristine,
 )

@@ -539,11 +539,13 @@ def load_tasks(
             raise TaskError(
                 path.name, "path", "a tasks file must be a terminal-bench-rl .csv", path
             )
-        return sorted(load_csv(path, normalize_weights, strict, refused), key=lambda t: t.id)
+        return _counted(
+            sorted(load_csv(path, normalize_weights, strict, refused), key=lambda t: t.id), path
+        )
     if any(
         (path / name).is_file() for name in ("task.toml", "task.yaml", "Dockerfile")
     ):  # one task folder
-        return [_load_folder(path, normalize_weights)]
+        return _counted([_load_folder(path, normalize_weights)], path)
     folders = [
         p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))
     ]
@@ -569,4 +571,20 @@ def load_tasks(
             f"no task could be loaded: {len(errors)} refused; first: {errors[0]}",
             path,
         )
-    return sorted(tasks.values(), key=lambda t: t.id)
+    return _counted(sorted(tasks.values(), key=lambda t: t.id), path)
+
+
+def _counted(tasks: list[Task], path: Path) -> list[Task]:
+    """tasks, after one warning line when some import the agent's module into pytest's process
+    (agent_modules): their reward is forgeable by the agent (sandboxing/verifier.py `forgeable`)."""
+    fenced = [t.id for t in tasks if t.agent_modules]
+    if fenced:
+        log.warning(
+            "%d of %d tasks in %s import the agent's module into pytest's process (agent_modules): "
+            "their reward is forgeable by the agent (%s)",
+            len(fenced),
+            len(tasks),
+            path,
+            ", ".join(fenced[:5]) + (", ..." if len(fenced) > 5 else ""),
+        )
+    return tasks

@@ -579,7 +579,7 @@ def test_build_network_is_one_of_three_values_before_any_build():
     cfg = configs._replace(configs.PRESETS["cpu-smollm2"], sandbox=dict(build_network="wifi"))
     with pytest.raises(ConfigError) as e:
         configs.validate(cfg, check_paths=False)
-    assert str(e.value) == "sandbox.build_network = 'wifi': must be 'auto', 'host' or 'none'"
+    assert str(e.value) == "sandbox.build_network = 'wifi': must be 'auto', 'bridge' or 'none'"
 
 
 # ----------------------------------------------------------------------------- host admission (pure)

@@ -541,7 +541,7 @@ def test_an_apt_package_the_stand_in_debian_lacks_is_named_with_the_mapping(
     )
     (task,) = load_tasks(d)
     with pytest.raises(images.ImageBuildError) as e:
-        images.build_image(task, build_network="host")
+        images.build_image(task, build_network="bridge")
     assert e.value.apt_missing == "python3.12-venv"
     assert str(e.value).startswith(
         f"task hb-parts: apt package 'python3.12-venv' does not exist in {BASE_TAGS['trixie']}, "
