@@ -508,7 +508,7 @@ async def put_solution(sb: Sandbox, task, path: str) -> str:
     `path`. A symlink is never followed out of solution/ (for a single script: out of the task
     folder), so no host file reaches the container. Raises ValueError when the task has no oracle or
     has such a link."""
-    folder = getattr(task, "solution_dir", None)
+    folder = task.solution_dir
     if folder is not None:
         root = Path(folder).resolve()
         for f in sorted(Path(folder).rglob("*")):  # rglob does not descend into linked folders
