@@ -84,7 +84,10 @@ PLUMBING: dict[str, str] = {
     "Run.say": "logging: a line from rank 0",
     "_Progress": "logging: the rollout's progress bar",
     "UpdateProgress": "logging: the update's progress bar",
-    "log_step": "logging: the step's line and its metrics.jsonl record",
+    "install_log_sanitiser": "logging: container text escaped in every log record, once per run "
+    "(bookkeeping/sanitise.py)",
+    "reduce_metrics": "logging: the update's metrics summed over micro-batches and ranks",
+    "_ratio_metrics": "logging: the clip fractions and ratio statistics of the step's record",
     "gather_peak_rss": "memory accounting, for the launcher's report",
     "release_free_memory": "memory: freed pages handed back to the OS",
     "resume_state": "checkpointing: the sampler's and RNGs' state a checkpoint saves",
@@ -110,6 +113,10 @@ PLUMBING: dict[str, str] = {
     "Shell": "the persistent shell's wire protocol (sandboxing/shell.py)",
     "ShellSession": "the persistent shell's wire protocol (sandboxing/shell.py)",
     "DiskWatch": "the sandbox's disk cap, watched from a thread (sandboxing/disk.py)",
+    "Sandbox._check_open": "the sandbox's disk cap, checked before each call (sandboxing/disk.py)",
+    "blocking": "Docker calls in worker threads behind a limit per engine (sandboxing/calls.py)",
+    "host_config": "the container's isolation settings: caps, limits, no network "
+    "(sandboxing/limits.py, read with DESIGN.md's guarantees)",
     "run_tests_blocking": "the verifier's container: snapshot, toolchain, pytest, the JUnit report "
     "(sandboxing/verifier.py)",
     "Sandbox.close": "the container removed after its episode",

@@ -140,6 +140,7 @@ def _record_worker(rank, world, store, out_dir):
     dist.destroy_process_group()
 
 
+@pytest.mark.model_run
 def test_record_writes_one_line_for_every_rank_and_returns_every_group_for_the_curriculum(
     tmp_path,
 ):
