@@ -297,12 +297,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [TORCHRUN_FLAG]:
         return run_torchrun(argv[1:])
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bookkeeping.launch", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--nproc", type=int, default=1, help="ranks on this node")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="train.py and its flags")
     args = parser.parse_args(argv)
     if not args.script_args:
         parser.error("name the script to run under torchrun, e.g. train.py")
+    if args.nproc < 1:
+        # torchrun itself fails with a bare AssertionError
+        parser.error(f"--nproc must be >= 1 (got {args.nproc})")
     return run(args.nproc, args.script_args)[0]
 
 

@@ -130,7 +130,12 @@ def parse_multiturn_learn_cli(
     tyro on unknown flags or `--help`."""
     refuse_renamed_flags(sys.argv[1:] if args is None else args)
     return validate_multiturn_learn(
-        tyro.cli(MultiTurnLearnConfig, args=args, description=description)
+        tyro.cli(
+            MultiTurnLearnConfig,
+            prog="python -m experiments.learn",
+            args=args,
+            description=description,
+        )
     )
 
 
@@ -190,7 +195,14 @@ def parse_learn_single_cli(
     LearnSingleConfig (validate_learn_single). Raises ConfigError naming a bad field or a renamed flag
     (configs.refuse_renamed_flags); SystemExit from tyro on unknown flags or `--help`."""
     refuse_renamed_flags(sys.argv[1:] if args is None else args)
-    return validate_learn_single(tyro.cli(LearnSingleConfig, args=args, description=description))
+    return validate_learn_single(
+        tyro.cli(
+            LearnSingleConfig,
+            prog="python -m experiments.learn_single",
+            args=args,
+            description=description,
+        )
+    )
 
 
 # ----------------------------------------------------------------------------- the warm start
@@ -273,5 +285,11 @@ def parse_warm_start_cli(
     (validate_warm_start). Raises ConfigError naming a bad field; SystemExit from tyro on unknown
     flags or `--help`."""
     return validate_warm_start(
-        tyro.cli(WarmStartConfig, args=args, description=description), check_paths=check_paths
+        tyro.cli(
+            WarmStartConfig,
+            prog="python -m experiments.warm_start",
+            args=args,
+            description=description,
+        ),
+        check_paths=check_paths,
     )

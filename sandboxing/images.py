@@ -8,7 +8,7 @@ base image's id), built once per tag under a thread lock and a file lock, with t
 the build context. Containers from these images are sandbox.py's concern.
 
 Dockerfiles as people write them are made buildable by docker-py's classic builder without a registry:
-BuildKit heredocs are expanded (tasks/dockerfile.py); a FROM image that is not present locally is replaced
+BuildKit heredocs are expanded (sandboxing/dockerfile.py); a FROM image that is not present locally is replaced
 by the local base its IMAGE_MAP entry names (one log line per mapping; an unmapped one is a per-task error);
 the task's build_setup (test-only packages from a Terminal-Bench run-tests.sh) is run in a last layer.
 Builds get a network only when the run allows it (`build_network`: "bridge", or "auto" = a Dockerfile that

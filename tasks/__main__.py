@@ -164,7 +164,8 @@ def sample_tasks(tasks: list, n: int, seed: int) -> list:
 
 def stats(tasks: str = "data/tasks") -> int:
     """Print a Markdown table of task counts by category (rows, most tasks first) and difficulty (columns),
-    with totals: the table the README shows. Refused tasks are reported and left out of the counts.
+    with totals (the dataset's table in docs/reference.md, "Tasks"). Refused tasks are reported and left out
+    of the counts.
 
     Args:
         tasks: task folder, folder of task folders, Terminal-Bench folder or terminal-bench-rl CSV.

@@ -250,7 +250,7 @@ def check_dockerfile(
     `COPY . ...` or a wildcard matching the tests folder is refused too; one helper file of the tests
     folder that is no test (`_helper`) is allowed. tests_name None: the hidden tests are outside the
     build context (Harbor's environment/), so no COPY can reach them. BuildKit heredoc sources
-    (`COPY <<EOF /dest`) are no build context (tasks/dockerfile.py expands them); `--from=` stages are not
+    (`COPY <<EOF /dest`) are no build context (sandboxing/dockerfile.py expands them); `--from=` stages are not
     either; sources with wildcards or variables are not checked for existence (docker resolves them).
     Raises TaskError (field 'dockerfile').
     """

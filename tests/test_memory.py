@@ -239,3 +239,13 @@ def test_the_mmap_threshold_leaves_the_updates_losses_and_weights_bit_identical(
         for t in (0, 4096)
     ]
     assert outs[0] == outs[1] and float(outs[0][0]) != 0.0
+
+
+def test_the_launcher_refuses_a_rank_count_below_one_in_one_line(capsys):
+    # torchrun itself would fail with a bare AssertionError and a traceback
+    with pytest.raises(SystemExit) as e:
+        launch.main(["--nproc", "0", "train.py"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "python -m bookkeeping.launch: error: --nproc must be >= 1 (got 0)"
+    )
