@@ -775,6 +775,7 @@ def test_build_image_rejects_bad_task_id(tmp_path):
 class RequestingTask(FakeTask):  # and what start_sandbox reads: the task's request, its sidecars
     memory_mb: int | None = None
     cpus: float | None = None
+    storage_mb: int | None = None
     sidecars: tuple = ()
 
 
