@@ -204,7 +204,9 @@ def pytest_sessionfinish(session, exitstatus):
     # The toolchain copies this session made are a cache shared by runs (no session label): removed
     # here so the suite ends with nothing of its own left; those that were there before stay.
     made = _toolchain_volumes() - getattr(session.config, "_termrl_toolchains", set())
-    if made:
+    # TERMRL_KEEP_TOOLCHAINS=1: a developer running several pytest sessions at once keeps the shared
+    # cache, since one session's removal would pull a copy from under another's checked identity
+    if made and os.environ.get("TERMRL_KEEP_TOOLCHAINS") != "1":
         subprocess.run(["docker", "volume", "rm", *sorted(made)], capture_output=True, timeout=120)
     # the hidden tests' volumes (label termrl.tests) are this process's cache, kept for the whole
     # session as a run keeps them until its end (reap by run id): removed here like a run's
