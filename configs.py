@@ -254,7 +254,7 @@ class TrainConfig:
     curriculum_window: int = 2  # how many recent groups of a task the curriculum looks at
     seed: int = 0  # seeds the sampler, sampling and init
     # optimizer steps a sample's policy may lag the learner's: 0 = synchronous; 1 trains on a
-    # rollout while the next one runs (one rollout deep: samples 1 step old; learner/pipeline.py).
+    # rollout while the next one runs (one rollout deep: samples 1 step old; training/overlap.py).
     # More is refused: the pipeline is one rollout deep, so 2 would run as 1.
     # 0 in every preset: on 2 CPU cores the overlap is not shown faster (BENCHMARKS.md, "make train seconds per step")
     max_off_policy_steps: int = 0

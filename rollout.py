@@ -8,13 +8,12 @@ may score the transcript (`run_episode`). `run_episodes` runs groups of episodes
 concurrently and scores each group by one reward rule (`score_group`, a `Group`).
 
 Beside it: what the agent sees and says in agent/ (action formats and their parsers in actions.py, chat
-rendering in chat.py, the tools run in tools.py), an episode's sandbox from sandbox.start_sandbox (or
-started ahead of the rollout in training/ahead.py), the engines in engines/, the evaluation command in
+rendering in chat.py, the tools run in tools.py), an episode's sandbox from sandbox.start_sandbox
+(`start_episode_sandbox`), the engines in engines/, the evaluation command in
 evaluate.py.
 """
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import sys
@@ -113,12 +112,27 @@ class Trajectory:
         return d
 
 
+async def start_episode_sandbox(task, image, opts: "EpisodeOptions", placed: Callable) -> Any:
+    """An episode's sandbox: a slot on the least-loaded Docker engine (hosts.acquire; `placed` is
+    told its url at once, so the episode gives the slot back however it ends), then
+    sandbox.start_sandbox there from `image` (a tag, {engine url: tag}, or None: built there).
+    Returns the started sandbox.Sandbox; raises what the start raises."""
+    host = await hosts.acquire()
+    placed(host)
+    if isinstance(image, dict):
+        image = image.get(host)
+    return await sandbox_lib.start_sandbox(
+        task, image, run_id=opts.run_id, host=host, cfg=opts.sandbox
+    )
+
+
 @dataclass
 class EpisodeOptions:
     """What every episode of a run shares beside the rollout knobs (RolloutConfig): the agent's
     action format, the sandbox it works in, the reward rule and the judge (judging.judge.Judge;
-    None: the tests alone), the label of its containers, and whether the task's solution acts
-    instead of a policy."""
+    None: the tests alone), the label of its containers, whether the task's solution acts
+    instead of a policy, and how an episode gets its sandbox (`start_episode_sandbox`'s
+    signature; training/ahead.py hands over sandboxes started ahead of the rollout)."""
 
     action_format: str = "markdown"
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
@@ -127,6 +141,7 @@ class EpisodeOptions:
     # the run id on the episodes' containers (sandbox.RUN_ID; None: this process's)
     run_id: str | None = None
     oracle: bool = False
+    get_sandbox: Callable = start_episode_sandbox
 
 
 LIMIT_REASONS = ("max_turns", "max_context", "max_tokens_per_turn", "timeout", "format_errors")
@@ -376,22 +391,20 @@ async def run_episode(
     image: str | dict | None = None,
     seed: int | None = None,
     on_acted=None,
-    ahead: asyncio.Future | None = None,
 ) -> Trajectory:
     """One episode of `task` in a fresh sandbox, verified by the task's hidden tests (also when a limit cut
     it short), optionally scored by the judge. engine None with opts.oracle runs the task's solution.sh.
     on_acted: optional callback, called once when the agent stops acting (its last generate call
     is over), before verification; also when the episode failed or was cancelled earlier.
-    ahead: the episode's sandbox started before the rollout (training/ahead.py): a future of
-    (engine url, sandbox, start seconds) taking the place of acquire and start here.
 
     Its reward is left None: the group's rule sets it (`score_group`, reward.group_rewards).
     Never raises for a failed episode: the trajectory's error is set (docker errors, image build
     errors, engine errors) and score_group leaves its reward None. Cancellation (Ctrl-C)
     propagates after the sandbox is closed.
-    The episode runs on the Docker engine hosts.acquire() places it on; image: a tag present on every
-    engine, {engine url: tag or the Exception its build raised} (built here where missing), or None
-    (built here). An engine that stopped answering mid-episode backs off (hosts.release).
+    The episode runs in the sandbox opts.get_sandbox gives it (start_episode_sandbox: on the Docker
+    engine hosts.acquire() places it on); image: a tag present on every engine, {engine url: tag
+    or the Exception its build raised} (built here where missing), or None (built here). An engine
+    that stopped answering mid-episode backs off (hosts.release).
     """
     sandbox_cfg = opts.sandbox
     oracle = opts.oracle
@@ -410,21 +423,15 @@ async def run_episode(
         if callback is not None:
             callback()
 
+    # the engine slot the episode holds, from the moment it is taken
+    def placed(url: str) -> None:
+        nonlocal host
+        host = url
+        traj.docker_host = url
+
     try:
-        if ahead is not None:
-            # shielded: a start cut short would leave its container unseen
-            host, sb, start_s = await asyncio.shield(ahead)
-            traj.docker_host = host
-        else:
-            host = await hosts.acquire()
-            traj.docker_host = host
-            if isinstance(image, dict):
-                image = image.get(host)
-            sb = await sandbox_lib.start_sandbox(
-                task, image, run_id=opts.run_id, host=host, cfg=opts.sandbox
-            )
-            start_s = sb.start_s
-        traj.timings["start_s"] = start_s
+        sb = await opts.get_sandbox(task, image, opts, placed)
+        traj.timings["start_s"] = sb.start_s
         timeout_s = min(cfg.episode_timeout_s, task.agent_timeout_s or cfg.episode_timeout_s)
         deadline = time.monotonic() + timeout_s
         ep = _Episode(
@@ -452,10 +459,6 @@ async def run_episode(
     finally:
         # the sandbox never started: the episode never acted
         acted()
-        # cancelled while its start went on: close it
-        if ahead is not None and host is None:
-            with contextlib.suppress(Exception):
-                host, sb, _ = await asyncio.shield(ahead)
         if sb is not None:
             await asyncio.shield(sb.close())
         if host is not None and await asyncio.shield(asyncio.to_thread(hosts.release, host, error)):
@@ -618,7 +621,6 @@ async def run_episodes(
     progress: bool = True,
     on_trajectory=None,
     on_generation_end=None,
-    ahead: asyncio.Future | None = None,
 ) -> list[Group]:
     """Run n_per_task episodes of every task concurrently (asyncio), at most cfg.max_concurrent_episodes at
     once; sandboxing/calls.py bounds the Docker calls in flight. Images are built first, once per task.
@@ -629,16 +631,13 @@ async def run_episodes(
     None: EpisodeOptions()). seed: episode j of task i samples with seed (seed, i, j) mixed into one int (reproducible).
     on_trajectory: callback per trajectory when its group is scored (e.g. JSONL). Progress on
     stderr. on_generation_end: called once (in the event loop) when every episode stopped acting
-    (training/overlap.py's update starts there); not when cancelled before. ahead: a future of
-    `training.ahead.start_ahead(tasks, ...)`'s sandboxes, taken instead of starting their own; what
-    no episode took (cancelled before they ran) is the caller's to close (training.ahead.close_ahead)."""
+    (training/overlap.py's update starts there); not when cancelled before."""
     if n_per_task < 1:
         raise ValueError(f"n_per_task = {n_per_task}: must be >= 1")
     opts = opts or EpisodeOptions()
     if engine is None and not opts.oracle:
         raise ValueError("engine: None is only allowed with opts.oracle")
     chat = ChatFormat(tokenizer, opts.action_format)
-    started = await ahead if ahead is not None else {}
     images = await build_images(tasks, opts.sandbox)
     sem = asyncio.Semaphore(cfg.max_concurrent_episodes)
     bar = _Progress(len(tasks) * n_per_task, progress)
@@ -670,33 +669,13 @@ async def run_episodes(
             stopped_acting()
             bar.episode_done(traj)
             return traj
-        # this episode owns its sandbox started ahead from here (close_ahead closes the rest)
-        own_ahead = started.pop((i, j), None)
-        entered = False
-        try:
-            async with sem:
-                entered = True
-                if engine is not None:
-                    # the rollout's first announcement starts the engine's rollout state afresh
-                    engine.expect_episodes(1, rollout_start=not announced)
-                    announced = True
-                s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
-                traj = await run_episode(
-                    task,
-                    engine,
-                    chat,
-                    cfg,
-                    opts,
-                    j,
-                    image,
-                    s,
-                    on_acted=acted,
-                    ahead=own_ahead,
-                )
-        finally:
-            # cancelled before it ran: its sandbox started ahead is closed here
-            if not entered and own_ahead is not None:
-                await asyncio.shield(close_unused(own_ahead))
+        async with sem:
+            if engine is not None:
+                # the rollout's first announcement starts the engine's rollout state afresh
+                engine.expect_episodes(1, rollout_start=not announced)
+                announced = True
+            s = None if seed is None else (seed * 1_000_003 + i) * 10_007 + j
+            traj = await run_episode(task, engine, chat, cfg, opts, j, image, s, on_acted=acted)
         bar.episode_done(traj)
         return traj
 
@@ -714,17 +693,6 @@ async def run_episodes(
         return list(await asyncio.gather(*(group(i, t) for i, t in enumerate(tasks))))
     finally:
         bar.bar.close()
-
-
-async def close_unused(start: asyncio.Future) -> None:
-    """A sandbox started ahead (training/ahead.py) that no episode took: closed, its engine slot
-    given back; nothing when its start failed (the start gave the slot back)."""
-    try:
-        host, sb, _ = await start
-    except Exception:
-        return
-    await asyncio.shield(sb.close())
-    await asyncio.to_thread(hosts.release, host)
 
 
 def _build_failed(task, j: int, image: dict) -> Trajectory | None:

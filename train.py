@@ -31,7 +31,7 @@ step in flight short on every rank and keeps the last completed step (bookkeepin
 The variants enter at one line each and wrap or replace the plain parts from their own modules:
 - training/overlap.py (max_off_policy_steps >= 1): steps 4-5 on one rollout run in a worker
   thread from the end of the next rollout's generation, beside its verifications and judge calls
-  (learner/pipeline.py: samples one optimizer step old, TIS on them);
+  (samples one optimizer step old, TIS on them);
 - training/disaggregated.py (rollout_ranks >= 1): some ranks only generate, the others only
   train (learner/layout.py: the layout's collectives);
 - training/refill.py (grpo.refill_rounds >= 1): DAPO's dynamic sampling, extra rounds of tasks;
@@ -167,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             # what a resume from this step starts with, before the next step draws its tasks
             run.resume_state = resume_state(run.sampler)
             # a checkpoint every save_every steps and after the last
-            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
+            due = run.step % cfg.save_every == 0 or run.step == cfg.steps
+            run.saved_step = checkpoint(run, due)
 
         # finish
         return finish(run)

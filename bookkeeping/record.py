@@ -5,7 +5,9 @@ how to resume a stopped run (`finish`).
 
 `record` takes the values it records and changes nothing; `checkpoint` and `finish` read the rank's
 training.setup.Run (out_dir, cfg, rank, step, saved_step, run_id, policy, optimizer, scheduler,
-sampler, stop, learner_group, ...), so bookkeeping imports nothing above it.
+sampler, stop, learner_group, ...), so bookkeeping imports nothing above it. `checkpoint` returns
+the step the last checkpoint holds, which its caller keeps as run.saved_step (the loop's line;
+`finish`'s after a stop).
 """
 
 import os
@@ -109,12 +111,13 @@ def record(
     return [(i, [e["reward"] for e in eps]) for i, eps in groups]
 
 
-def checkpoint(run, due: bool = True) -> bool:
+def checkpoint(run, due: bool = True) -> int:
     """save_checkpoint of the current step when `due` and not saved yet (collective over the
     ranks that train; every rank decides alike from shared state); one line with its path and
-    seconds. Returns whether it wrote one."""
+    seconds. Returns the step the last checkpoint holds: run.step when it wrote one, else
+    run.saved_step (the caller keeps it as run.saved_step)."""
     if not due or run.step <= run.saved_step:
-        return False
+        return run.saved_step
     t0 = time.perf_counter()
     path = checkpoint_dir(run.out_dir, run.step)
     save_checkpoint(
@@ -129,9 +132,8 @@ def checkpoint(run, due: bool = True) -> bool:
         run.learner_group,
         run.resume_state,
     )
-    run.saved_step = run.step
     run.say(f"[train] checkpoint {path} written ({time.perf_counter() - t0:.1f}s)")
-    return True
+    return run.step
 
 
 def finish(run) -> int:
@@ -142,7 +144,7 @@ def finish(run) -> int:
     stopped = run.step < cfg.steps
     # a rollout rank of the disaggregated layout holds no policy
     if stopped and run.policy is not None:
-        checkpoint(run, due=cfg.checkpoint_on_signal)
+        run.saved_step = checkpoint(run, due=cfg.checkpoint_on_signal)
     # Exported on a clean stop too, so `python evaluate.py --model <out_dir>/hf` evaluates it.
     if run.policy is not None:
         weights.save_hf(

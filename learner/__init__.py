@@ -4,10 +4,10 @@ configs.py, model.py, hf/ and bookkeeping/, never train.py or training/, and kno
 containers or tasks).
 
     packing.py      trajectories -> Samples -> packed MicroBatches
-    update.py       the GRPO update: forward log-probs, loss over micro-batches and ranks, AdamW
+    update.py       the GRPO update: forward log-probs, loss over micro-batches and ranks, AdamW;
+                    staleness and TIS for stale samples
     sync.py         the policy's FSDP2 shards -> this rank's generation engine
     distributed.py  process group, collective helpers, the FSDP2-sharded policy
-    pipeline.py     rollouts overlapped with training: Rollout, staleness, TIS for stale samples
     layout.py       the disaggregated layout: process groups per role, the policy broadcast (M),
                     the groups' exchange (G), the trainers' and the rollout ranks' loops
 """

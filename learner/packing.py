@@ -26,7 +26,7 @@ class Sample:
     loss_mask: 1 on tokens the policy generated, 0 on prompt and observations.
     logprobs:  the engine's log-prob of each token (0.0 where loss_mask is 0).
     advantage: the trajectory's advantage (grpo.compute_advantages).
-    policy_version: optimizer steps the policy that generated it had taken (learner/pipeline.py).
+    policy_version: optimizer steps the policy that generated it had taken (learner.update.staleness).
     """
 
     token_ids: list[int]

@@ -4,8 +4,13 @@ all micro-batches of all ranks (grpo.policy_loss), AdamW with warmup + cosine/co
 The loss of each micro-batch is divided by one global denominator (summed over micro-batches and
 ranks) and FSDP2 sums gradients over ranks (divide factor 1, distributed.set_gradient_sum), so
 the update equals that of one batch holding every trajectory of the step.
+
+A sample trained on after a later update (training/overlap.py, training/disaggregated.py) is stale:
+`staleness` measures and bounds it on every path (0 on the synchronous one), and `loss_config`
+turns truncated importance sampling on for stale samples (Yao et al. 2025).
 """
 
+import dataclasses
 import math
 import sys
 import time
@@ -226,6 +231,43 @@ def optimizer_step(
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
     return float(norm)
+
+
+# TIS cap for off-policy samples when grpo.tis_cap = 0 (off); Yao et al. use 2
+STALE_TIS_CAP = 2.0
+
+
+def staleness(
+    samples: list[Sample], version: int, max_off_policy_steps: int, device=None
+) -> dict[str, float]:
+    """staleness_mean and staleness_max over every rank's `samples` trained at policy `version`
+    (optimizer steps done): version - sample.policy_version; 0.0 each with no sample anywhere.
+    Collective (two all_reduce on `device`), so rank 0 logs every rank's even with no sample.
+    Raises RuntimeError when a sample is older than max_off_policy_steps (a pipeline bug, never
+    silently trained on)."""
+    ages = [version - s.policy_version for s in samples]
+    if any(a < 0 or a > max_off_policy_steps for a in ages):
+        raise RuntimeError(
+            f"sample staleness {max(ages)} (policy version {version}): outside "
+            f"[0, max_off_policy_steps = {max_off_policy_steps}]"
+        )
+    sums = torch.tensor([float(sum(ages)), float(len(ages))], dtype=torch.float64, device=device)
+    worst = torch.tensor([float(max(ages, default=0))], device=device)
+    all_reduce(sums)
+    all_reduce(worst, dist.ReduceOp.MAX)
+    return {
+        "staleness_mean": float(sums[0] / sums[1]) if sums[1] > 0 else 0.0,
+        "staleness_max": float(worst[0]),
+    }
+
+
+def loss_config(cfg: configs.TrainConfig, stale: bool) -> configs.TrainConfig:
+    """cfg for the update: unchanged when no sample is stale or grpo.tis_cap is on; else a copy
+    with grpo.tis_cap = STALE_TIS_CAP, so TIS is on whenever a sample's policy version differs.
+    `stale` must agree over ranks (it does: every rank's samples share their rollout's version)."""
+    if not stale or cfg.grpo.tis_cap > 0:
+        return cfg
+    return dataclasses.replace(cfg, grpo=dataclasses.replace(cfg.grpo, tis_cap=STALE_TIS_CAP))
 
 
 def update(

@@ -95,7 +95,7 @@ def _context_files(task) -> list[tuple[str, Path]]:
     reachable from the image (a `COPY . /app` would otherwise leak them).
     """
     context = Path(task.context_dir)
-    tests = Path(task.tests_dir).resolve() if getattr(task, "tests_dir", None) else None
+    tests = Path(task.tests_dir).resolve() if task.tests_dir is not None else None
     out = []
     for root, dirs, files in os.walk(context):
         root_p = Path(root)
@@ -293,7 +293,7 @@ def prepare_dockerfile(
         else (lambda image: _present(image, host) or _present(image))
     )
     text = Path(task.dockerfile).read_text(encoding="utf-8", errors="replace")
-    setup = getattr(task, "build_setup", None)
+    setup = task.build_setup
     if setup:
         users = [i.args for i in parse_dockerfile(text) if i.keyword == "USER"]
         text = (
@@ -355,7 +355,7 @@ def _network_hint(task, mode: str) -> str:
                 f"needs network at build time (Dockerfile line {ins.first}: {ins.keyword} "
                 f"{' '.join(ins.args.split())[:120]}) and no package mirror is reachable from this machine; "
             )
-    if getattr(task, "build_setup", None):
+    if task.build_setup:
         return "needs network at build time (test-only packages from run-tests.sh) and no package mirror is reachable; "
     return ""
 
@@ -377,8 +377,8 @@ def build_image(
     build it once. The build passes `--build-arg BASE_IMAGE`.
 
     Args:
-        task: has `id` (str), `dockerfile` (Path), `context_dir` (Path), optionally `tests_dir` (Path) and
-            `build_setup` (str | None).
+        task: a tasks.Task, or a sidecar's build (sandboxing/compose.py): `id` (str), `dockerfile` (Path),
+            `context_dir` (Path), `tests_dir` (Path, or None: no hidden tests) and `build_setup` (str | None).
         base_image: the image `FROM ${BASE_IMAGE}` builds on; default BASE_IMAGE.
         image_map: "pattern=image" entries for FROM images not present locally; default IMAGE_MAP.
         build_network: "none", "bridge" or "auto" (bridge when mirrors_reachable()); default the config's.

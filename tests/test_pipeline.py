@@ -1,4 +1,4 @@
-"""learner/pipeline.py: rollouts overlapped with training (max_off_policy_steps): staleness, TIS for stale
+"""training/overlap.py: rollouts overlapped with training (max_off_policy_steps): staleness, TIS for stale
 samples, an overlapped 2-rank run and its stop."""
 
 import json
@@ -22,28 +22,27 @@ from train_helpers import (
 import configs
 import learner.distributed
 import learner.packing
-import learner.pipeline
 import learner.update
 
 # -----------------------------------------------------------------------------
-# rollouts overlapped with training (max_off_policy_steps, learner/pipeline.py)
+# rollouts overlapped with training (max_off_policy_steps, training/overlap.py)
 
 
 def test_staleness_is_the_version_gap_and_an_older_sample_is_refused():
     s = [learner.packing.Sample([1, 2], [0, 1], [0.0, -1.0], 1.0, policy_version=v) for v in (3, 4)]
-    assert learner.pipeline.staleness(s, 4, 1) == {"staleness_mean": 0.5, "staleness_max": 1.0}
-    assert learner.pipeline.staleness([], 4, 0) == {"staleness_mean": 0.0, "staleness_max": 0.0}
+    assert learner.update.staleness(s, 4, 1) == {"staleness_mean": 0.5, "staleness_max": 1.0}
+    assert learner.update.staleness([], 4, 0) == {"staleness_mean": 0.0, "staleness_max": 0.0}
     with pytest.raises(RuntimeError, match="staleness 2 .* max_off_policy_steps = 1"):
-        learner.pipeline.staleness(s, 5, 1)
+        learner.update.staleness(s, 5, 1)
 
 
 def test_tis_is_switched_on_for_stale_samples_only_when_the_config_has_it_off():
     off = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=0.0))
-    assert learner.pipeline.loss_config(off, stale=False) is off
-    assert learner.pipeline.loss_config(off, stale=True).grpo.tis_cap == 2.0
+    assert learner.update.loss_config(off, stale=False) is off
+    assert learner.update.loss_config(off, stale=True).grpo.tis_cap == 2.0
     assert off.grpo.tis_cap == 0.0  # the run's config is left as it was
     on = configs.TrainConfig(grpo=configs.GRPOConfig(tis_cap=3.0))
-    assert learner.pipeline.loss_config(on, stale=True).grpo.tis_cap == 3.0
+    assert learner.update.loss_config(on, stale=True).grpo.tis_cap == 3.0
 
 
 def test_the_update_progress_bar_counts_micro_batches_and_tokens_per_second(capsys):
@@ -99,7 +98,7 @@ def _stale_tis_worker(rank, world_size, store, model_dir, out_path):
     out = {}
     for stale in (False, True):
         optimizer, scheduler = learner.update.build_optimizer(policy, cfg)
-        step_cfg = learner.pipeline.loss_config(cfg, stale)
+        step_cfg = learner.update.loss_config(cfg, stale)
         out[stale] = learner.update.update(
             policy, optimizer, scheduler, samples, step_cfg, torch.device("cpu")
         )

@@ -128,11 +128,10 @@ def test_generation_end_is_announced_once_after_the_last_generate_and_before_sco
 
 @pytest.mark.docker
 def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(tok, tasks):
-    # train.py starts the next rollout's sandboxes while the learner trains (training.ahead.start_ahead)
+    # training/overlap.py starts the next rollout's sandboxes while the learner trains (start_ahead)
     eng = E.ScriptedEngine(tok, ["```bash\necho hello > hello.txt\n```", "DONE"])
     cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-{os.getpid()}"
     task = tasks["write-hello-file"]
-    opts = R.EpisodeOptions(run_id=run_id)
 
     async def main():
         ahead = asyncio.ensure_future(
@@ -141,9 +140,8 @@ def test_episodes_take_the_sandboxes_started_ahead_up_to_the_concurrency_limit(t
         started = dict(await ahead)  # the episodes take theirs out of it
         boxes = [sb for _, sb, _ in await asyncio.gather(*started.values())]
         before = containers_of(run_id)
-        groups = await R.run_episodes(
-            [task], eng, tok, 3, cfg, opts=opts, ahead=ahead, progress=False
-        )
+        opts = R.EpisodeOptions(run_id=run_id, get_sandbox=ahead_lib.taking(ahead, [task]))
+        groups = await R.run_episodes([task], eng, tok, 3, cfg, opts=opts, progress=False)
         return sorted(started), boxes, before, groups, dict(await ahead)
 
     keys, boxes, before, [group], left = asyncio.run(main())
@@ -182,15 +180,15 @@ def test_sandboxes_started_ahead_of_a_rollout_cancelled_before_it_ran_are_left_t
     eng = E.ScriptedEngine(tok, ["DONE"])
     cfg, run_id = replace(CFG, max_concurrent_episodes=2), f"ahead-cancel-{os.getpid()}"
     task = tasks["write-hello-file"]
-    opts = R.EpisodeOptions(run_id=run_id)
 
     async def main():
         ahead = asyncio.ensure_future(
             ahead_lib.start_ahead([task], 2, cfg, SandboxConfig(), run_id)
         )
         started = dict(await ahead)
+        opts = R.EpisodeOptions(run_id=run_id, get_sandbox=ahead_lib.taking(ahead, [task]))
         job = asyncio.ensure_future(
-            R.run_episodes([task], eng, tok, 2, cfg, opts=opts, ahead=ahead, progress=False)
+            R.run_episodes([task], eng, tok, 2, cfg, opts=opts, progress=False)
         )
         job.cancel()
         with pytest.raises(asyncio.CancelledError):

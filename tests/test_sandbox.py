@@ -5,6 +5,7 @@ Tests that do not change shared state use one module-wide sandbox; tests that br
 """
 
 import asyncio
+import dataclasses
 import logging
 import os
 import re
@@ -15,7 +16,6 @@ import threading
 import time
 import tracemalloc
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import docker.errors
@@ -25,6 +25,7 @@ import sandbox
 from sandbox import ExecResult, Limits, Sandbox, SandboxError
 from sandboxing import images
 from sandboxing.images import ImageBuildError
+from tasks import Task
 
 pytestmark = pytest.mark.docker  # all but a few pure tests (parse_junit, limits) run a container
 
@@ -674,15 +675,26 @@ def test_reap_without_filter_keeps_a_live_owners_stopped_container(docker_client
 # ---- images --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class FakeTask:  # the fields build_image reads (tasks.Task has them all)
-    id: str
-    dockerfile: Path
-    context_dir: Path
-    tests_dir: Path
+def task_in(task_id: str, d: Path) -> Task:
+    """The Task of folder d: its Dockerfile, d as the build context, d/tests its hidden tests."""
+    return Task(
+        id=task_id,
+        instruction="",
+        difficulty="easy",
+        category="test",
+        tags=[],
+        path=d,
+        dockerfile=d / "Dockerfile",
+        context_dir=d,
+        tests_dir=d / "tests",
+        weights={"test_hidden": 1.0},
+        solution=None,
+        agent_timeout_s=60.0,
+        test_timeout_s=60.0,
+    )
 
 
-def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> FakeTask:
+def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> Task:
     task_id = f"t-{uuid.uuid4().hex[:10]}"
     d = tmp_path / task_id
     (d / "tests").mkdir(parents=True)
@@ -690,23 +702,18 @@ def make_task(tmp_path: Path, dockerfile: str, files: dict[str, str]) -> FakeTas
     (d / "Dockerfile").write_text(dockerfile)
     for name, text in files.items():
         (d / name).write_text(text)
-    return FakeTask(task_id, d / "Dockerfile", d, d / "tests")
+    return task_in(task_id, d)
 
 
 BUILD_CHILD = """
 import sys, logging
 from sandboxing import images
 from pathlib import Path
-from dataclasses import dataclass
+from tasks import Task
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-@dataclass
-class T:
-    id: str
-    dockerfile: Path
-    context_dir: Path
-    tests_dir: Path
 d = Path(sys.argv[2])
-print(images.build_image(T(sys.argv[1], d / "Dockerfile", d, d / "tests")))
+task = Task(sys.argv[1], "", "easy", "test", [], d, d / "Dockerfile", d, d / "tests", {}, None, 60.0, 60.0)
+print(images.build_image(task))
 """
 
 
@@ -771,14 +778,6 @@ def test_build_image_rejects_bad_task_id(tmp_path):
         images.build_image(task)
 
 
-@dataclass
-class RequestingTask(FakeTask):  # and what start_sandbox reads: the task's request, its sidecars
-    memory_mb: int | None = None
-    cpus: float | None = None
-    storage_mb: int | None = None
-    sidecars: tuple = ()
-
-
 def test_start_sandbox_builds_an_image_that_failed_elsewhere_and_takes_the_configs_limits(
     tmp_path, docker_client
 ):
@@ -789,7 +788,7 @@ def test_start_sandbox_builds_an_image_that_failed_elsewhere_and_takes_the_confi
         "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY hello.txt /ctx/\n",
         {"hello.txt": "hi\n"},
     )
-    task = RequestingTask(base.id, base.dockerfile, base.context_dir, base.tests_dir, memory_mb=256)
+    task = dataclasses.replace(base, memory_mb=256)  # the task's own request
     cfg = SandboxConfig(pids=64, build_network="none")
     # the rollout's build of this image failed on another engine: built here, on this one
     failed = ImageBuildError(f"task {task.id}: the build failed on another engine")

@@ -29,7 +29,6 @@ import grpo
 import learner.distributed
 import learner.gpu_memory
 import learner.packing
-import learner.pipeline
 import learner.update
 import reward
 import rollout

@@ -12,7 +12,7 @@ starts with M(first), the checkpoint's policy), so the blocking collectives neve
 rollout rank runs rollout n in that order is the staleness: with max_off_policy_steps = 0 between
 M(n) and G(n) (it waits for the new policy: synchronous); with k >= 1 between G(n-1) and M(n), on
 the policy of the step before, while the trainers train on rollout n-1 (one rollout deep, samples
-exactly 1 step old from the second step on, as the colocated pipeline in learner/pipeline.py).
+exactly 1 step old from the second step on, as the colocated pipeline in training/overlap.py).
 A stop (any rank's signal) travels in G (every rank's flag) and in M (the trainers' agreed flag);
 every rank leaves the loop at the same message. The task sampler runs on every rank with the same
 state (rollout rank i keeps slice i of each step's tasks; the trainers' copy is the one
@@ -179,7 +179,8 @@ def trainer_loop(run: Run) -> str:
             run.sampler.record_groups(outcomes)
             # what a resume from this step starts with
             run.resume_state = resume_state(run.sampler)
-            checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
+            due = run.step % cfg.save_every == 0 or run.step == cfg.steps
+            run.saved_step = checkpoint(run, due)
         stop = agreed_stop(run.stop, run.device) or trained is None
         if step + 1 < cfg.steps:
             # M: the policy to the rollout ranks

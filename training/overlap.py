@@ -1,6 +1,5 @@
 """The overlapped driver (TrainConfig.max_off_policy_steps >= 1): train.py's recipe with each update
-run in a worker thread (the learner) beside the next rollout. learner/pipeline.py says what that
-does to the samples (one step old, TIS on them) and why engine and learner never compute at once.
+run in a worker thread (the learner) beside the next rollout.
 
 One iteration of `train`:
 
@@ -13,6 +12,42 @@ One iteration of `train`:
 
 The last iteration only trains. A stop signal ends the loop after the step in flight is recorded;
 the sandboxes started ahead for a rollout that will not run are closed.
+
+With max_off_policy_steps = 0 a step is synchronous (train.py): roll out with the current policy,
+then train on it. With k = 1 the update on rollout N's samples runs in the learner thread from
+the moment rollout N+1's generation ends (every episode stopped acting, the engine asleep:
+rollout.run_episodes' on_generation_end) while the event loop finishes rollout N+1's
+verifications and judge calls; the engine gets the new weights before rollout N+2. Engine and
+learner never compute at once: on a CPU rank they share the cores, and running both side by side
+was slower than one after the other (BENCHMARKS.md); what overlaps is the container and judge
+work with the update. The pipeline is one rollout deep, so a sample is at most 1 optimizer step
+old and k is 0 or 1 (configs refuses more: k = 2 would run as 1) (prime-rl's and verl's one-step
+off-policy schedule; AReaL-style decoupled loss):
+
+    iteration:   0        1                2                ...  steps
+    rollout:     R0 (v0)  R1 (v0)          R2 (v1)               -
+    update:      -        U(R0) -> v1      U(R1) -> v2           U(R_{steps-1})
+                          (from R1's generation end, beside R1's verification tail)
+
+Each sample carries the policy version it was generated with (`Sample.policy_version`,
+`Trajectory.policy_version`: optimizer steps done when its rollout started); staleness = the
+learner's version at the update - the sample's (learner.update.staleness). A stale sample's ratio
+is taken against the current policy's detached log-probs (rho = 1 at the first optimizer step),
+and truncated importance sampling against the engine's log-probs, min(pi_old / pi_engine,
+tis_cap), corrects both the sampler mismatch and the staleness (Yao et al. 2025); it is on
+whenever a sample is stale, with the configured grpo.tis_cap, or learner.update.STALE_TIS_CAP
+when that is 0 (learner.update.loss_config).
+
+Collectives: the learner thread issues the update's gloo/nccl collectives while the main thread
+runs only the event loop, which issues none (tensor-parallel vLLM, whose followers' collectives
+would interleave with the learner's, is refused by configs.validate). Sync, gather, log and
+checkpoint run in the main thread after the update is joined, in the same order on every rank.
+While the learner trains, the event loop also starts the next rollout's sandboxes
+(training.ahead.start_ahead), its tasks drawn then; a stop before its episodes took them has them
+closed (training.ahead.close_ahead, from the driver's rollout or its end; the teardown's
+sandbox.reap_run also waits for the Docker calls still in flight). Left as they are: the
+sampler's curriculum sees a rollout's groups one step later, and a checkpoint holds no rollout in
+flight (the tasks of the one or two rollouts drawn after it are not redrawn on resume).
 """
 
 import asyncio
@@ -100,7 +135,8 @@ def train(run: Run) -> int:
                 # what a resume from this step starts with
                 run.resume_state = resume_state(run.sampler)
                 # a checkpoint every save_every steps and after the last
-                checkpoint(run, due=run.step % cfg.save_every == 0 or run.step == cfg.steps)
+                due = run.step % cfg.save_every == 0 or run.step == cfg.steps
+                run.saved_step = checkpoint(run, due)
                 pending = None
             if agreed_stop(run.stop, run.device):
                 rolled = n + 1 if more else n
@@ -154,12 +190,15 @@ def _roll_out(
 
     refill = Refill()
     play = step_lib.episodes
+    if ahead is not None:
+        # the episodes take the sandboxes started for these tasks
+        play = ahead_lib.episodes(ahead, [run.tasks[i] for i in indices])
     if run.cfg.grpo.refill_rounds:
-        play = functools.partial(refilled_rollout, n=n, refill=refill)
+        play = functools.partial(refilled_rollout, n=n, refill=refill, play=play)
     seed = step_lib.episode_seed(run, n)
     run.engine.wake_up()
     with step_lib.trajectories(run, n, version) as write:
-        job = play(run, indices, seed, write, on_generation_end=generation_end, ahead=ahead)
+        job = play(run, indices, seed, write, on_generation_end=generation_end)
         try:
             groups = step_lib.until_done_or_stopped(run, job)
         finally:

@@ -62,7 +62,6 @@ async def refilled_rollout(
     n: int,
     refill: Refill,
     on_generation_end: Callable[[], None] | None = None,
-    ahead=None,
     play: Callable = episodes,
 ) -> list:
     """The episodes of a step on this rank: group_size episodes of each task in `indices` (`play`,
@@ -72,9 +71,8 @@ async def refilled_rollout(
     (those without variance are dropped later, learner.packing.samples_from_groups). Fills
     `refill` with the extra rounds' cost. on_generation_end is called once, when the last round's
     episodes stopped acting (a round known to be the last gets it; an earlier last one calls it
-    when scored); ahead: the first round's sandboxes started ahead (training/ahead.py).
-    n: the rollout's number, which seeds the extra rounds' task draws. Returns the groups in
-    order: the step's tasks, then each extra round's."""
+    when scored). n: the rollout's number, which seeds the extra rounds' task draws. Returns the
+    groups in order: the step's tasks, then each extra round's."""
     cfg = run.cfg
     limit = cfg.grpo.refill_rounds
     wanted = len(indices)
@@ -90,7 +88,6 @@ async def refilled_rollout(
             seed if r == 0 else seed * 7_919 + r,
             write,
             on_generation_end=on_generation_end if last else None,
-            ahead=ahead if r == 0 else None,
         )
         if r > 0:
             refill.rounds += 1
