@@ -93,6 +93,7 @@ import docker.types
 from sandboxing import archive
 from sandboxing.toolchain import ROOT, UNDUMPABLE, Toolchain, VerifyError, pristine
 from sandboxing.verifier_box import (
+    ENTRYPOINT_WAIT_S,
     INI_TEXT,
     PRIVATE,
     TESTS,
@@ -102,6 +103,7 @@ from sandboxing.verifier_box import (
     hidden_ini,
     pytest_pins,
     start_box,
+    start_entrypoint,
     stop,
     verifier_container,
 )
@@ -487,6 +489,8 @@ def _verify_in(
         why = start_box(api, box, [])
     if why is not None:
         return TestReport({}, False, None, time.monotonic() - t0, output, tampered=why)
+    # the services the image's ENTRYPOINT starts are up for the tests, as in the agent's container
+    start_entrypoint(api, box, time.monotonic() + ENTRYPOINT_WAIT_S)
     t1 = time.monotonic()
     ini = hidden_ini(tests_dir)
     cmd = _pytest_cmd(tc, ini, ["-q", "-rA", f"--junitxml={REPORT}"], agent_modules, clocks)
