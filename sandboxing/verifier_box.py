@@ -595,7 +595,14 @@ def start_entrypoint(api, box: Box, deadline: float) -> None:
     after ENTRYPOINT_WAIT_S (one log line; the tests then run beside it), at the latest by `deadline`
     (time.monotonic()). No ENTRYPOINT: nothing is run."""
     tc = box.tc
-    if not box.entrypoint or tc.shell is None:
+    if not box.entrypoint:
+        return
+    if tc.shell is None:
+        log.warning(
+            "verification: the image has no bash or sh to start its ENTRYPOINT %s with; testing "
+            "without it",
+            list(box.entrypoint),
+        )
         return
     t0 = time.monotonic()
     cmd = pristine(

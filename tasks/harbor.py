@@ -48,7 +48,7 @@ import configs
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
 from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
-from tasks.paths import check_task_paths, inside
+from tasks.paths import check_task_paths, files_inside, inside
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -471,7 +471,7 @@ def _field_lines(task_id: str, data: dict, path: Path) -> None:
             continue
         for key in section:
             name = f"{table}.{key}" if table else key
-            if key not in known and not (not table and isinstance(section[key], dict)):
+            if key not in known:
                 log.warning(
                     "task %s: %s is no harbor task.toml field; ignored [%s]", task_id, name, path
                 )
@@ -666,6 +666,8 @@ def _verification(
         inside(task_id, "tests/test.sh", task_dir, "tests/test.sh")
     if not test_sh.is_file():
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
+    # every file of tests/ goes into the verifier container: none may be a link out of the task
+    files_inside(task_id, "tests", task_dir, task_dir / "tests")
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
     exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
     if isinstance(exported, dict):  # termrl's own task (export_harbor): its fields come back
