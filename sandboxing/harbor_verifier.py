@@ -15,9 +15,12 @@ script the container is stopped and checked stopped before a reward file is read
 The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
 one, is a VerifyError (never a 0.0 reward).
 
+The image's ENTRYPOINT runs first (`verifier_box.start_entrypoint`), so the services it starts are up
+for test.sh, as in harbor's shared container; test.sh's timeout counts from after it.
+
 Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code, and any
-command it names that the image's PATH resolves, its own `mkdir` say) run with its rights and could
-write the reward files themselves.
+command it names that the image's PATH resolves, its own `mkdir` say) and the snapshot's ENTRYPOINT
+run with its rights and could write the reward files themselves.
 """
 
 from __future__ import annotations

@@ -37,7 +37,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
    PYTHONDONTWRITEBYTECODE=1; no other LD_*, PYTHON*, PYTEST_*, BASH_ENV from anywhere.
 5. test_setup (Terminal-Bench's run-tests.sh) runs first with the copy's shell started through the copied
    loader (`ld.so --library-path ...`), from the image's WORKDIR; the container is then restarted (whatever
-   it left running dies).
+   it left running dies). Then the image's ENTRYPOINT runs in the background with `sleep infinity`, as in the
+   agent's container (`verifier_box.start_entrypoint`: its services are up for the tests; the sweep of step 8
+   kills it before the report is written).
 6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`,
    started in `/`: sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines)
    only. The guard makes the process non-dumpable (the program under test cannot trace it nor write its
