@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import secrets
+import shlex
 import tarfile
 import time
 from pathlib import Path, PurePosixPath
@@ -520,7 +521,11 @@ async def put_solution(sb: Sandbox, task, path: str) -> str:
                 )
             if real.is_file():
                 await sb.write_file(f"{SOLUTION_DIR}/{name}", real.read_bytes(), 0o755)
-        return f"bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
+        # Harbor [solution.env]: the oracle's own variables
+        env = "".join(
+            f"{k}={shlex.quote(v)} " for k, v in getattr(task, "solution_env", {}).items()
+        )
+        return f"{env}bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
     if task.solution is None:
         raise ValueError(
             f"task {task.id}: no oracle solution (solution.sh, solution.yaml or solution/solve.sh)"

@@ -15,9 +15,12 @@ script the container is stopped and checked stopped before a reward file is read
 The script's exit status is ignored, as in harbor; a script that writes neither file, or a malformed
 one, is a VerifyError (never a 0.0 reward).
 
+The image's ENTRYPOINT runs first (`verifier_box.start_entrypoint`), so the services it starts are up
+for test.sh, as in harbor's shared container; test.sh's timeout counts from after it.
+
 Not covered, by construction (as for pytest): the programs test.sh runs (the agent's code, and any
-command it names that the image's PATH resolves, its own `mkdir` say) run with its rights and could
-write the reward files themselves.
+command it names that the image's PATH resolves, its own `mkdir` say) and the snapshot's ENTRYPOINT
+run with its rights and could write the reward files themselves.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from sandboxing import archive
 from sandboxing.toolchain import VerifyError, pristine
 from sandboxing.verifier import TestReport
 from sandboxing.verifier_box import (
+    ENTRYPOINT_WAIT_S,
     INI_TEXT,
     PRIVATE,
     _env,
@@ -44,6 +48,7 @@ from sandboxing.verifier_box import (
     hidden_ini,
     pytest_pins,
     start_box,
+    start_entrypoint,
     stop,
     verifier_container,
 )
@@ -154,7 +159,6 @@ def run_script_blocking(
     (or a bad) reward file.
     """
     t0 = time.monotonic()
-    deadline = t0 + timeout
     reward_dir = docker.types.Mount(REWARD_DIR, None, type="volume", no_copy=True, labels=labels)
     with verifier_container(
         api,
@@ -182,6 +186,10 @@ def run_script_blocking(
         why = start_box(api, box, [(PRIVATE, _tar(files))])
         if why is not None:
             return TestReport({}, False, None, time.monotonic() - t0, "", tampered=why, parts={})
+        # the services the image's ENTRYPOINT starts are up for test.sh, as in harbor
+        start_entrypoint(api, box, time.monotonic() + ENTRYPOINT_WAIT_S)
+        # harbor's verifier timeout covers test.sh alone (from here: the chmod and the script)
+        deadline = time.monotonic() + timeout
         # every pytest the script starts is pinned to /tests (rootdir, config file, conftest search)
         env = _env(tc, pytest_pins(tc, ini))
         try:

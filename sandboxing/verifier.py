@@ -37,7 +37,9 @@ tests themselves run (the program under test) and read (the agent's work) is the
    PYTHONDONTWRITEBYTECODE=1; no other LD_*, PYTHON*, PYTEST_*, BASH_ENV from anywhere.
 5. test_setup (Terminal-Bench's run-tests.sh) runs first with the copy's shell started through the copied
    loader (`ld.so --library-path ...`), from the image's WORKDIR; the container is then restarted (whatever
-   it left running dies).
+   it left running dies). Then the image's ENTRYPOINT runs in the background with `sleep infinity`, as in the
+   agent's container (`verifier_box.start_entrypoint`: its services are up for the tests; the sweep of step 8
+   kills it before the report is written).
 6. pytest runs as `<copied loader> --library-path <copied lib dirs> <copied python> -I -S -B -X utf8 -c _BOOT`,
    started in `/`: sys.path is the copy's stdlib and site dirs (their .pth path lines, never import lines)
    only. The guard makes the process non-dumpable (the program under test cannot trace it nor write its
@@ -93,6 +95,7 @@ import docker.types
 from sandboxing import archive
 from sandboxing.toolchain import ROOT, UNDUMPABLE, Toolchain, VerifyError, pristine
 from sandboxing.verifier_box import (
+    ENTRYPOINT_WAIT_S,
     INI_TEXT,
     PRIVATE,
     TESTS,
@@ -102,6 +105,7 @@ from sandboxing.verifier_box import (
     hidden_ini,
     pytest_pins,
     start_box,
+    start_entrypoint,
     stop,
     verifier_container,
 )
@@ -487,6 +491,8 @@ def _verify_in(
         why = start_box(api, box, [])
     if why is not None:
         return TestReport({}, False, None, time.monotonic() - t0, output, tampered=why)
+    # the services the image's ENTRYPOINT starts are up for the tests, as in the agent's container
+    start_entrypoint(api, box, time.monotonic() + ENTRYPOINT_WAIT_S)
     t1 = time.monotonic()
     ini = hidden_ini(tests_dir)
     cmd = _pytest_cmd(tc, ini, ["-q", "-rA", f"--junitxml={REPORT}"], agent_modules, clocks)

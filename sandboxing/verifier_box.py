@@ -447,6 +447,8 @@ class Box:
     # the tamper verdict on the agent's files where the verifier mounts its own (`mount_points_tampered`):
     # `start_box` returns it without starting the container
     tampered: str | None = None
+    # the task image's ENTRYPOINT (`start_entrypoint` runs it before the tests)
+    entrypoint: tuple[str, ...] = ()
 
 
 @contextlib.contextmanager
@@ -476,6 +478,7 @@ def verifier_container(
     phases: dict[str, float] = {}
     try:
         image = api.inspect_container(container_id)["Image"]
+        entrypoint = tuple((api.inspect_image(image)["Config"] or {}).get("Entrypoint") or ())
         tc = prepare_toolchain(api, image, limits, labels)
         t1 = time.monotonic()
         tests = None if tests_dir is None else tests_volume(api, image, tests_dir, labels)
@@ -513,7 +516,7 @@ def verifier_container(
         ).start()
         phases["create_s"] = time.monotonic() - t1
         try:
-            yield Box(vid, tc, watch, budget, phases, tampered)
+            yield Box(vid, tc, watch, budget, phases, tampered, entrypoint)
         finally:
             watch.stop()
     except docker.errors.APIError as e:
@@ -562,3 +565,73 @@ def start_box(api, box: Box, files: list[tuple[str, bytes]]) -> str | None:
         return why
     box.phases["start_s"] = time.monotonic() - t0
     return None
+
+
+# what the verifier's own environment adds (`_env`), unset before the image's ENTRYPOINT runs
+_VERIFIER_ONLY = (
+    "LD_LIBRARY_PATH LOCPATH GCONV_PATH LC_ALL PYTHONNOUSERSITE PYTHONDONTWRITEBYTECODE TEST_DIR "
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD PYTEST_ADDOPTS"
+)
+# a process whose command line is harbor's `sleep infinity`: the ENTRYPOINT exec'd its arguments
+_EXECED = (
+    "import os, sys\n"
+    "def line(p):\n"
+    "    try:\n"
+    "        return open(f'/proc/{p}/cmdline', 'rb').read()\n"
+    "    except OSError:\n"
+    "        return b''\n"
+    "sys.exit(0 if any(line(p) == b'sleep\\0infinity\\0' for p in os.listdir('/proc') if p.isdigit()) "
+    "else 1)\n"
+)
+ENTRYPOINT_WAIT_S = 30.0  # the longest the tests wait for the ENTRYPOINT's set-up, seconds
+
+
+def start_entrypoint(api, box: Box, deadline: float) -> None:
+    """Run the task image's ENTRYPOINT in the started verifier container, in the background with the
+    arguments `sleep infinity`, as the agent's container ran it (sandbox.py): the services and state
+    it sets up (a daemon, /etc/hosts lines) are there for the tests, as in harbor, where test.sh runs
+    in the agent's own container. It runs as the image's USER with the image's Config.Env (what the
+    verifier adds to the environment unset). Returns once it has exec'd its arguments or ended, or
+    after ENTRYPOINT_WAIT_S (one log line; the tests then run beside it), at the latest by `deadline`
+    (time.monotonic()). No ENTRYPOINT: nothing is run."""
+    tc = box.tc
+    if not box.entrypoint:
+        return
+    if tc.shell is None:
+        log.warning(
+            "verification: the image has no bash or sh to start its ENTRYPOINT %s with; testing "
+            "without it",
+            list(box.entrypoint),
+        )
+        return
+    t0 = time.monotonic()
+    cmd = pristine(
+        tc,
+        tc.shell,
+        "-c",
+        f'unset {_VERIFIER_ONLY}; exec "$@" </dev/null >/dev/null 2>&1',
+        "entrypoint",
+        *box.entrypoint,
+        "sleep",
+        "infinity",
+    )
+    eid = api.exec_create(box.id, cmd, environment=list(tc.env), workdir=tc.workdir)["Id"]
+    api.exec_start(eid, detach=True)
+    probe = pristine(tc, tc.python, "-I", "-S", "-c", _EXECED)
+    until = min(t0 + ENTRYPOINT_WAIT_S, deadline)
+    while time.monotonic() < until:
+        info = api.exec_inspect(eid)
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            break
+        # a generous limit: a probe past it kills the container (_exec)
+        rc, _ = _exec(api, box.id, probe, _env(tc), "/", 30.0, "root")
+        if rc == 0:
+            break
+        time.sleep(0.1)
+    else:
+        log.info(
+            "verification: the ENTRYPOINT %s had not exec'd its arguments after %.0f s; testing beside it",
+            list(box.entrypoint),
+            time.monotonic() - t0,
+        )
+    box.phases["entrypoint_s"] = time.monotonic() - t0

@@ -1,10 +1,10 @@
-"""Harbor task folders (Terminal-Bench 2.x and most newer sets; harbor 0.1.x - 0.13.x,
-harborframework.com).
+"""Harbor task folders (Terminal-Bench 2.x and most newer sets; task.toml 1.4 as harbor 0.25 reads
+it, harborframework.com).
 
 A folder holds task.toml, instruction.md, environment/ (Dockerfile, or docker-compose.yaml whose
 service `main` is the agent's container), tests/test.sh (+ the files it uses) and optionally
 solution/ (solve.sh and its side files, copied to /solution). What termrl takes from each, following
-harbor's TaskConfig (every key optional, unknown keys ignored):
+harbor's TaskConfig:
 
 - `[task].name` "org/name": the id is the part after `/`; without `[task]` the folder's name.
 - `[metadata]` (free-form): difficulty (absent = "unknown"), category (absent =
@@ -12,26 +12,30 @@ harbor's TaskConfig (every key optional, unknown keys ignored):
 - `[agent].timeout_sec` -> agent_timeout_s (absent: termrl's episode limit);
   `[verifier].timeout_sec` -> test_timeout_s (absent: harbor's 600 s).
 - `[environment]`: cpus, memory_mb (or the older `memory = "2G"`), storage_mb (or `storage`) ->
-  Task.cpus, memory_mb, storage_mb; `allow_internet = true` (or network_mode "public") is logged:
-  termrl's sandboxes have no network, so such a task may fail here wherever it downloads at run
-  time. `docker_image` names a prebuilt image that cannot be pulled here: environment/Dockerfile is
-  built instead when it exists.
+  Task.cpus, memory_mb, storage_mb. `docker_image` names a prebuilt image that cannot be pulled
+  here: environment/Dockerfile is built instead when it exists.
+- `[environment.env]` and `[environment].workdir` -> ENV / WORKDIR lines appended to a copy of the
+  Dockerfile (`_overlay`): the agent's container, the oracle and the verifier all have them.
+  `[solution.env]` -> Task.solution_env (the oracle's command); `[verifier.env]` -> exported at the
+  top of the verifier script.
 - tests/test.sh (harbor runs it after the agent and reads /logs/verifier/reward.txt or reward.json):
-  `split_test_sh` recognises the common shapes. Installs (apt-get, the uv installer, `uvx
-  -w/--with`, `pip install`, `uv pip install`, `uv add`) move to build time (Task.build_setup); one
-  pytest run whose exit status is written to reward.txt becomes termrl's weighted pytest (equal
-  weights per test, JUnit); anything else is kept as Task.verifier_script, run as-is in the verifier
-  container with pytest and uv invocations rewritten to the image's `python3 -m pytest`, and scored
-  from its reward files.
-
+  installs (apt-get, the uv installer, `uvx -w/--with`, `pip install`, `uv pip install`, `uv add`)
+  move to build time (Task.build_setup); the rest is kept as Task.verifier_script, run in the
+  verifier container with pytest and uv invocations rewritten to the image's `python3 -m pytest`,
+  and scored from its reward files, as harbor scores it. Opt-in per_test_credit: one pytest run
+  whose exit status is written to reward.txt becomes termrl's weighted pytest (equal weights per
+  test, JUnit), partial credit harbor does not give.
 - environment/docker-compose.yaml: `main` is the agent's container, the other services are sidecars
   (tasks/compose.py parses them; sandboxing/compose.py runs them in main's network namespace).
 
-Refused with one line naming the feature: `[[steps]]` (multi-step tasks),
-`[[environment.mcp_servers]]`, `os = "windows"`, a separate verifier environment, and compose
-fields termrl does not support (tasks/compose.py).
+Every other field harbor accepts is refused or warned in one line naming it (`_refusals`,
+`_field_lines`): refused `[[steps]]`, `[[environment.mcp_servers]]`, `os = "windows"`,
+accelerators, a separate verifier environment, and compose fields termrl does not support
+(tasks/compose.py); warned network policy (sandboxes have no network), users, healthchecks,
+artifacts, skills, and keys harbor does not know.
 """
 
+import hashlib
 import json
 import logging
 import os
@@ -40,10 +44,11 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import configs
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
 from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
-from tasks.paths import check_task_paths, inside
+from tasks.paths import check_task_paths, files_inside, inside
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -252,17 +257,20 @@ def _build_setup(apt: list[str], pip: list[str]) -> str | None:
 
 
 def split_test_sh(
-    task_id: str, text: str, tests_dir: Path
+    task_id: str, text: str, tests_dir: Path, per_test_credit: bool = False
 ) -> tuple[str | None, str | None, str | None]:
     """tests/test.sh -> (build_setup, test_setup, verifier_script).
 
     Installs move to build_setup (apt packages missing from the image, pip requirements from `uvx
     -w`, `pip install`, `uv pip install`, `uv add`; pytest-json-ctrf left out since termrl writes
     JUnit); the uv installer, `source .../env`, `uv venv/init`, venv activation and `apt-get update`
-    are dropped. When what remains is one pytest run over every hidden test file whose exit status
-    goes to reward.txt, the verifier runs its own weighted pytest: verifier_script is None and the
-    other lines (if any) are test_setup. Otherwise verifier_script is the script with its installs
-    dropped and each pytest invocation run as `python3 -m pytest <args>`, test_setup None.
+    are dropped. verifier_script is the script with its installs dropped and each pytest invocation
+    run as `python3 -m pytest <args>`, test_setup None: scored as Harbor scores it (an
+    all-or-nothing Terminal-Bench test.sh gives 1.0 only when its one pytest run passes).
+    per_test_credit (opt-in): when what remains is one pytest run over every hidden test file whose
+    exit status goes to reward.txt, the verifier runs its own weighted pytest instead (equal weights
+    per test: partial credit, which Harbor does not give): verifier_script is None and the other
+    lines (if any) are test_setup.
     """
     apt, pip, kept, runs = [], [], [], []
     for block in _blocks(_logical_lines(text)):
@@ -297,8 +305,12 @@ def split_test_sh(
     files = {p.name for p in tests_dir.glob("test_*.py")} | {
         p.name for p in tests_dir.glob("*_test.py")
     }
-    simple = len(runs) == 1 and all(
-        _is_exit_status_block(k.splitlines()) or _pytest_line(k) or _trivial(k) for k in kept
+    simple = (
+        per_test_credit
+        and len(runs) == 1
+        and all(
+            _is_exit_status_block(k.splitlines()) or _pytest_line(k) or _trivial(k) for k in kept
+        )
     )
     if simple:
         named = {Path(a).name for a in runs[0] if a.endswith(".py")}
@@ -382,9 +394,112 @@ def _dockerfile(
 # ---------------------------------------------------------------- the task
 
 
+# task.toml 1.4 (harbor.models.task.config.TaskConfig): every key harbor accepts, per table. Keys
+# termrl honours are read where they are used; the others get one warning or refusal line here.
+_KNOWN = {
+    "": {
+        "version",
+        "schema_version",
+        "task",
+        "metadata",
+        "verifier",
+        "agent",
+        "environment",
+        "solution",
+        "source",
+        "multi_step_reward_strategy",
+        "steps",
+        "artifacts",
+    },
+    "task": {"name", "version", "description", "authors", "keywords"},
+    "agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
+    "verifier": {
+        "timeout_sec",
+        "env",
+        "user",
+        "environment_mode",
+        "environment",
+        "collect",
+        "network_mode",
+        "allowed_hosts",
+    },
+    "environment": {
+        "build_timeout_sec",
+        "docker_image",
+        "os",
+        "cpus",
+        "memory_mb",
+        "storage_mb",
+        "memory",
+        "storage",
+        "gpus",
+        "gpu_types",
+        "tpu",
+        "mcp_servers",
+        "env",
+        "skills_dir",
+        "healthcheck",
+        "workdir",
+        "allow_internet",
+        "network_mode",
+        "allowed_hosts",
+    },
+    "solution": {"env"},
+}
+# accepted by harbor, without effect on what termrl runs or scores: one warning line each
+_WARNED = {
+    "environment.build_timeout_sec": "termrl's own build limit applies",
+    "environment.skills_dir": "termrl's agent loads no skills",
+    "environment.healthcheck": "termrl does not wait on it; the ENTRYPOINT's services are up once it "
+    "has run (DESIGN.md, Task format)",
+    "agent.user": "the agent runs as the image's USER",
+    "verifier.user": "the verifier runs test.sh as the image's USER",
+    "verifier.collect": "termrl collects no artifacts",
+    "artifacts": "termrl collects no artifacts",
+}
+_DEFAULTS = {"environment.build_timeout_sec": 600.0}  # harbor's own: nothing asked of termrl
+# the phases' network policy fields ([environment]'s are said by `_meta`)
+_NETWORK = ("agent", "verifier")
+
+
+def _field_lines(task_id: str, data: dict, path: Path) -> None:
+    """One warning line per task.toml field harbor accepts and termrl does not act on, and per key
+    harbor does not know either (harbor ignores those too)."""
+    for table, known in _KNOWN.items():
+        section = data if not table else data.get(table)
+        if not isinstance(section, dict):
+            continue
+        for key in section:
+            name = f"{table}.{key}" if table else key
+            if key not in known:
+                log.warning(
+                    "task %s: %s is no harbor task.toml field; ignored [%s]", task_id, name, path
+                )
+            elif name in _WARNED and section[key] not in (None, [], {}, _DEFAULTS.get(name)):
+                log.warning("task %s: %s is not taken: %s [%s]", task_id, name, _WARNED[name], path)
+    for table in _NETWORK:
+        section = data.get(table)
+        if not isinstance(section, dict):
+            continue
+        mode = section.get("network_mode")
+        if mode in ("public", "allowlist") or section.get("allowed_hosts"):
+            log.warning(
+                "task %s: %s.network_mode %s: termrl's sandboxes have no network (no egress, no "
+                "allowlist), so the task fails here wherever it downloads at run time [%s]",
+                task_id,
+                table,
+                json.dumps(mode or "allowlist"),
+                path,
+            )
+
+
 def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -> None:
     if data.get("steps"):
         raise TaskError(task_id, "steps", "multi-step tasks ([[steps]]) are not supported", path)
+    if data.get("multi_step_reward_strategy") is not None:
+        raise TaskError(
+            task_id, "multi_step_reward_strategy", "applies to multi-step tasks only", path
+        )
     if env.get("mcp_servers"):
         raise TaskError(
             task_id,
@@ -396,6 +511,15 @@ def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -
         raise TaskError(
             task_id, "environment.os", f"{env['os']!r} tasks are not supported (linux only)", path
         )
+    for key in ("gpus", "tpu", "gpu_types"):
+        if env.get(key):
+            raise TaskError(
+                task_id,
+                f"environment.{key}",
+                f"{json.dumps(env[key], default=str)}: accelerators in the task's container are not "
+                "supported",
+                path,
+            )
     if verifier.get("environment") or verifier.get("environment_mode") == "separate":
         raise TaskError(
             task_id,
@@ -403,6 +527,91 @@ def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -
             "a separate verifier environment is not supported",
             path,
         )
+
+
+_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")  # harbor's utils.env._TEMPLATE_PATTERN
+_WORKDIR = re.compile(r"^/[A-Za-z0-9_.@+/-]*$")
+
+
+def env_table(task_id: str, table: dict, name: str, path: Path) -> dict[str, str]:
+    """`[<name>.env]` -> {variable: value}: a value that is entirely `${VAR}` or `${VAR:-default}`
+    takes VAR from termrl's own environment (harbor's resolve_env_vars), other values are literal.
+    Raises TaskError naming the field: not a table of strings, a bad variable name, a control
+    character in a value, a `${VAR}` unset here without a default."""
+    value = table.get("env", {})
+    if not isinstance(value, dict):
+        raise TaskError(task_id, f"{name}.env", f"must be a table, got {json.dumps(value)}", path)
+    out = {}
+    for key, v in value.items():
+        if not _ENV_KEY.match(key) or not isinstance(v, str):
+            raise TaskError(
+                task_id,
+                f"{name}.env.{key}",
+                f'must be NAME = "string" (NAME a shell variable name), got {json.dumps(v)}',
+                path,
+            )
+        if m := _ENV_TEMPLATE.fullmatch(v):
+            if m.group(1) not in os.environ and m.group(2) is None:
+                raise TaskError(
+                    task_id,
+                    f"{name}.env.{key}",
+                    f"{v} names {m.group(1)}, which is not set here and has no default",
+                    path,
+                )
+            v = os.environ.get(m.group(1), m.group(2))
+        if any(ord(c) < 32 or ord(c) == 127 for c in v):
+            raise TaskError(task_id, f"{name}.env.{key}", "a control character in the value", path)
+        out[key] = v
+    return out
+
+
+def _workdir(task_id: str, env: dict, path: Path) -> str | None:
+    value = env.get("workdir")
+    if value is not None and (not isinstance(value, str) or not _WORKDIR.match(value)):
+        raise TaskError(
+            task_id,
+            "environment.workdir",
+            f"must be an absolute path of letters, digits and ._@+/-, got {json.dumps(value)}",
+            path,
+        )
+    return value
+
+
+def _docker_quote(value: str) -> str:
+    """A Dockerfile ENV value in double quotes: `\\`, `"` and `$` (Docker's own substitution)
+    escaped."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+
+
+def _overlay(task_id: str, dockerfile: Path, env: dict[str, str], workdir: str | None) -> Path:
+    """The task's Dockerfile with `ENV` ([environment.env]) and `WORKDIR` ([environment].workdir)
+    appended, written once per content under configs.cache_dir()/harbor/: the agent's container,
+    the oracle's run and the verifier (a snapshot of that container) then all have them, as in
+    harbor, where they apply to every command in the environment. Unchanged when both are empty."""
+    if not env and workdir is None:
+        return dockerfile
+    text = dockerfile.read_text(encoding="utf-8", errors="replace").rstrip("\n") + "\n"
+    text += "".join(f"ENV {k}={_docker_quote(v)}\n" for k, v in env.items())
+    text += f"WORKDIR {workdir}\n" if workdir else ""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    out = overlay_dir() / f"{task_id}-{digest}" / "Dockerfile"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    return out
+
+
+def overlay_dir() -> Path:
+    """Where `_overlay` writes the Dockerfiles with a task's [environment] env and workdir."""
+    return configs.cache_dir() / "harbor"
+
+
+def _env_prefix(env: dict[str, str]) -> str:
+    """`export K=V` lines setting `env` in a bash script."""
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
 
 
 def _task_id(task_dir: Path, data: dict | None, toml_path: Path) -> tuple[str, dict]:
@@ -440,15 +649,25 @@ def _instruction(task_id: str, task_dir: Path) -> str:
     return text
 
 
-def _verification(task_id: str, task_dir: Path, meta_in: dict, toml_path: Path) -> dict:
+def _verification(
+    task_id: str,
+    task_dir: Path,
+    meta_in: dict,
+    toml_path: Path,
+    per_test_credit: bool,
+    verifier_env: dict[str, str],
+) -> dict:
     """Task fields from tests/test.sh: weights, build_setup, test_setup, verifier_script, and for
-    termrl's own exported tasks (EXPORT_MARK) allowed_prepass and max_turns from [metadata.termrl]."""
+    termrl's own exported tasks (EXPORT_MARK) allowed_prepass and max_turns from [metadata.termrl].
+    verifier_env ([verifier.env]) is exported at the top of the kept script."""
     inside(task_id, "tests", task_dir, "tests")
     test_sh = task_dir / "tests" / "test.sh"
     if test_sh.is_file():
         inside(task_id, "tests/test.sh", task_dir, "tests/test.sh")
     if not test_sh.is_file():
         raise TaskError(task_id, "tests/test.sh", "is missing (harbor's verifier script)", test_sh)
+    # every file of tests/ goes into the verifier container: none may be a link out of the task
+    files_inside(task_id, "tests", task_dir, task_dir / "tests")
     test_text = test_sh.read_text(encoding="utf-8", errors="replace")
     exported = meta_in.get("termrl") if EXPORT_MARK in test_text else None
     if isinstance(exported, dict):  # termrl's own task (export_harbor): its fields come back
@@ -466,17 +685,43 @@ def _verification(task_id: str, task_dir: Path, meta_in: dict, toml_path: Path) 
             test_setup=exported.get("test_setup"),
             verifier_script=None,
         )
-    build_setup, test_setup, script = split_test_sh(task_id, test_text, task_dir / "tests")
+    build_setup, test_setup, script = split_test_sh(
+        task_id, test_text, task_dir / "tests", per_test_credit
+    )
     if script is None:
+        if verifier_env:
+            raise TaskError(
+                task_id,
+                "verifier.env",
+                "per-test credit runs termrl's own pytest, which takes no [verifier.env]; load the "
+                "task without per_test_credit",
+                toml_path,
+            )
         tests = find_tests(task_id, task_dir / "tests")
-        weights = {
-            n: 1.0 / len(tests) for n in sorted(tests)
-        }  # Terminal-Bench: resolved iff all pass
+        weights = {n: 1.0 / len(tests) for n in sorted(tests)}  # equal parts: partial credit
     else:
         weights = dict(SCRIPT_WEIGHTS)
+        if verifier_env:
+            head, _, body = script.partition("\n")
+            script = f"{head}\n{_env_prefix(verifier_env)}{body}"
     return dict(
         weights=weights, build_setup=build_setup, test_setup=test_setup, verifier_script=script
     )
+
+
+def _per_test_credit(task_id: str, meta_in: dict, default: bool, path: Path) -> bool:
+    """`[metadata.termrl] per_test_credit = true|false` (a task's own choice), else `default`."""
+    own = meta_in.get("termrl")
+    if not isinstance(own, dict) or "per_test_credit" not in own:
+        return default
+    if not isinstance(own["per_test_credit"], bool):
+        raise TaskError(
+            task_id,
+            "metadata.termrl.per_test_credit",
+            f"must be true or false, got {json.dumps(own['per_test_credit'])}",
+            path,
+        )
+    return own["per_test_credit"]
 
 
 def _meta(task_id: str, meta_in: dict, env: dict, exported: bool) -> dict[str, str]:
@@ -486,9 +731,15 @@ def _meta(task_id: str, meta_in: dict, env: dict, exported: bool) -> dict[str, s
         for k, v in meta_in.items()
         if k not in ("difficulty", "category", "tags", "termrl")
     }
+    if isinstance(meta_in.get("termrl"), dict) and "per_test_credit" in meta_in["termrl"]:
+        meta["per_test_credit"] = json.dumps(meta_in["termrl"]["per_test_credit"])
     if not exported:
         meta.setdefault("source", "harbor")
-    if env.get("allow_internet") is True or env.get("network_mode") in ("public", "allowlist"):
+    if (
+        env.get("allow_internet") is True
+        or env.get("network_mode") in ("public", "allowlist")
+        or env.get("allowed_hosts")
+    ):
         log.warning(
             "task %s: allow_internet = true; termrl's sandboxes have no network, so it fails here "
             "wherever the agent or its tests download at run time",
@@ -498,8 +749,12 @@ def _meta(task_id: str, meta_in: dict, env: dict, exported: bool) -> dict[str, s
     return meta
 
 
-def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
+def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool = False) -> Task:
     """A Harbor task folder -> Task (see the module docstring for what is taken from where).
+
+    per_test_credit: score a Terminal-Bench-shaped all-or-nothing test.sh (one pytest run, its exit
+    status the reward) per test with equal weights (partial credit) instead of as Harbor does (1.0
+    only when every test passes); a task's own `[metadata.termrl] per_test_credit` wins.
 
     Raises TaskError naming the task and field: malformed task.toml, a missing instruction.md,
     environment/Dockerfile or tests/test.sh, a refused feature, bad resource values, a Dockerfile
@@ -513,9 +768,13 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
     env = _table(task_id, data, "environment", toml_path)
     verifier = _table(task_id, data, "verifier", toml_path)
     agent = _table(task_id, data, "agent", toml_path)
+    solution = _table(task_id, data, "solution", toml_path)
     _refusals(task_id, data, env, verifier, toml_path)
+    _field_lines(task_id, data, toml_path)
     instruction = _instruction(task_id, task_dir)
-    fields = _verification(task_id, task_dir, meta_in, toml_path)
+    credit = _per_test_credit(task_id, meta_in, per_test_credit, toml_path)
+    verifier_env = env_table(task_id, verifier, "verifier", toml_path)
+    fields = _verification(task_id, task_dir, meta_in, toml_path, credit, verifier_env)
     dockerfile, context, compose = _dockerfile(task_id, task_dir, env, toml_path)
     hidden = task_dir.resolve() / "tests"
     inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not harbor's
@@ -524,6 +783,12 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         if side.dockerfile is not None:
             check_dockerfile(task_id, side.dockerfile, side.context_dir, None)
     solve = task_dir / "solution" / "solve.sh"
+    overlay = _overlay(
+        task_id,
+        dockerfile,
+        env_table(task_id, env, "environment", toml_path),
+        _workdir(task_id, env, toml_path),
+    )
     task = Task(
         id=task_id,
         instruction=instruction,
@@ -533,10 +798,11 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         category=str(meta_in.get("category") or HARBOR_CATEGORY),
         tags=tags_field(task_id, meta_in.get("tags"), toml_path),
         path=task_dir,
-        dockerfile=dockerfile,
+        dockerfile=overlay,
         context_dir=context,
         tests_dir=task_dir / "tests",
         solution=solve if solve.is_file() else None,
+        solution_env=env_table(task_id, solution, "solution", toml_path),
         agent_timeout_s=_timeout(task_id, agent, "agent", toml_path, None),
         test_timeout_s=_timeout(task_id, verifier, "verifier", toml_path, HARBOR_TEST_TIMEOUT_S),
         meta=_meta(task_id, meta_in, env, "allowed_prepass" in fields),  # exported
@@ -548,7 +814,7 @@ def load_harbor(task_dir: Path, data: dict | None = None) -> Task:
         service_names=compose.names if compose else (),
         **fields,
     )
-    return check_task_paths(task)
+    return check_task_paths(task, (overlay_dir(),))
 
 
 # ---------------------------------------------------------------- export
@@ -619,7 +885,14 @@ def _export_toml(task: Task) -> str:
     lines += ["", "[verifier]", f"timeout_sec = {float(task.test_timeout_s)!r}"]
     if task.agent_timeout_s:
         lines += ["", "[agent]", f"timeout_sec = {float(task.agent_timeout_s)!r}"]
-    lines += ["", "[environment]", "allow_internet = false"]
+    # No network line: harbor 0.25 reads `allow_internet = false` as network_mode "no-network",
+    # which its Docker environment enforces with an egress-control sidecar image pulled from a
+    # registry. termrl's sandboxes have no network whatever task.toml says (sandbox.py).
+    lines += [
+        "",
+        "[environment]",
+        "# termrl runs it without network; harbor's default (public) needs no egress image",
+    ]
     termrl = {"weights": task.weights}
     for key in ("allowed_prepass", "max_turns", "build_setup", "test_setup"):
         if getattr(task, key):

@@ -37,7 +37,7 @@ from tasks.fields import (
     tags_field,
     text_field,
 )
-from tasks.harbor import is_harbor, load_harbor
+from tasks.harbor import is_harbor, load_harbor, overlay_dir
 from tasks.paths import check_task_paths, inside
 from tasks.task import Task, TaskError
 from tasks.terminal_bench import TB_AGENT_TIMEOUT_S, TB_TEST_TIMEOUT_S, load_terminal_bench
@@ -485,18 +485,19 @@ FORMATS_TRIED = (
 
 def _own_dirs() -> tuple[Path, ...]:
     """termrl's cache folders a task's paths may point into: the Dockerfiles and oracle scripts
-    termrl writes for Terminal-Bench's `image:` services and solution.yaml (tasks/terminal_bench.py)."""
-    return (configs.cache_dir() / "compose", configs.cache_dir() / "solutions")
+    termrl writes for Terminal-Bench's `image:` services and solution.yaml (tasks/terminal_bench.py),
+    and the Dockerfiles with a Harbor task's [environment] env and workdir (tasks/harbor.py)."""
+    return (configs.cache_dir() / "compose", configs.cache_dir() / "solutions", overlay_dir())
 
 
-def _load_folder(task_dir: Path, normalize_weights: bool) -> Task:
+def _load_folder(task_dir: Path, normalize_weights: bool, per_test_credit: bool = False) -> Task:
     """One task folder in whichever format it is; a folder of none of them names the formats tried."""
     if (task_dir / "task.toml").is_file():
         data = _read_toml(task_dir)
         if "id" in data:
             return check_task_paths(load_native(task_dir, normalize_weights), _own_dirs())
         if is_harbor(task_dir, data):
-            return check_task_paths(load_harbor(task_dir, data), _own_dirs())
+            return check_task_paths(load_harbor(task_dir, data, per_test_credit), _own_dirs())
         raise TaskError(
             task_dir.name,
             "task.toml",
@@ -519,6 +520,7 @@ def load_tasks(
     normalize_weights: bool = False,
     strict: bool = False,
     refused: list[TaskError] | None = None,
+    per_test_credit: bool = False,
 ) -> list[Task]:
     """Load tasks from a path, sorted by id; a refused task is skipped and reported, the rest load.
 
@@ -528,6 +530,8 @@ def load_tasks(
     strict: raise at the first refused task instead of skipping it.
     refused: if given, each refused task's TaskError (task, field, reason, path) is appended; each is also
         logged as one warning line.
+    per_test_credit: Harbor tasks whose test.sh is one all-or-nothing pytest run are scored per test
+        (equal weights, partial credit) instead of as Harbor scores them (tasks/harbor.py load_harbor).
     Raises FileNotFoundError if path does not exist; TaskError when no task could be loaded (a single task
     folder: its own error), or with strict at the first refusal (a bad task, a duplicate id).
     """
@@ -545,7 +549,7 @@ def load_tasks(
     if any(
         (path / name).is_file() for name in ("task.toml", "task.yaml", "Dockerfile")
     ):  # one task folder
-        return _counted([_load_folder(path, normalize_weights)], path)
+        return _counted([_load_folder(path, normalize_weights, per_test_credit)], path)
     folders = [
         p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))
     ]
@@ -555,7 +559,7 @@ def load_tasks(
     errors: list[TaskError] = []
     for folder in folders:
         try:
-            task = _load_folder(folder, normalize_weights)
+            task = _load_folder(folder, normalize_weights, per_test_credit)
             if task.id in tasks:
                 raise TaskError(
                     task.id, "id", f"duplicate id: {tasks[task.id].path} and {task.path}", folder

@@ -67,6 +67,7 @@ class Task:
     oracle_turns: the task folder's oracle_turns.json when it has one (native folders; checked at loading by
         tasks/checks.read_oracle_turns): the oracle acted out turn by turn, each command formatted from the
         values that earlier observations revealed (DESIGN.md, "Task format").
+    solution_env: variables the oracle's run gets on top of the container's (Harbor [solution.env]).
     """
 
     id: str
@@ -96,3 +97,4 @@ class Task:
     sidecars: tuple = ()
     service_names: tuple[str, ...] = ()
     oracle_turns: Path | None = None
+    solution_env: dict[str, str] = field(default_factory=dict)

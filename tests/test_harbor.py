@@ -8,6 +8,7 @@ import json
 import re
 import resource
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "harbor"
 RUN_ID = "test-harbor"
 INSTALL = "python3 -m pip install --no-cache-dir --break-system-packages pytest==8.4.1"
 PIN = f"{INSTALL} || {INSTALL} --ignore-installed || python3 -c 'import pytest'\n"
+
+
+ALL_OR_NOTHING = (
+    "#!/bin/bash\npython3 -m pytest /tests/test_state.py\nif [ $? -eq 0 ]; then\n"
+    "  echo 1 > /logs/verifier/reward.txt\nelse\n  echo 0 > /logs/verifier/reward.txt\nfi\n"
+)
 
 
 def copy_fixture(tmp_path: Path, name: str) -> Path:
@@ -55,11 +62,16 @@ def test_harbor_task_loads_id_metadata_resources_and_timeouts():
     assert task.context_dir == FIXTURES / "hb-hello" / "environment"
     assert task.solution == FIXTURES / "hb-hello" / "solution" / "solve.sh"
     assert task.solution_dir == FIXTURES / "hb-hello" / "solution"
-    # one uvx pytest run over every test file, exit status to reward.txt: termrl's weighted pytest
-    assert task.verifier_script is None and task.test_setup is None
-    assert task.weights == {"test_count": 0.5, "test_greeting": 0.5}
+    # one uvx pytest run over every test file, exit status to reward.txt: scored as harbor does
+    assert task.verifier_script == ALL_OR_NOTHING and task.test_setup is None
+    assert task.weights == {"reward": 1.0}
     assert task.build_setup == PIN  # uvx --with pins at build time; pytest-json-ctrf left out
     assert task.meta["author_name"] == "termrl" and task.meta["source"] == "harbor"
+    # per-test credit, opted in: termrl's weighted pytest, equal parts
+    (split,) = load_tasks(FIXTURES / "hb-hello", per_test_credit=True)
+    assert split.verifier_script is None and split.test_setup is None
+    assert split.weights == {"test_count": 0.5, "test_greeting": 0.5}
+    assert split.build_setup == PIN
 
 
 def test_harbor_defaults_and_a_reward_json_script_kept_as_a_script():
@@ -89,7 +101,15 @@ def test_plain_pytest_test_sh_with_exit_code_bookkeeping_is_termrls_pytest(tmp_p
         "    echo 1 > /logs/verifier/reward.txt\nelse\n    echo 0 > /logs/verifier/reward.txt\nfi\n"
         "exit $_EXIT_CODE\n"
     )
-    assert split_test_sh("t", text, tmp_path) == (None, None, None)
+    assert split_test_sh("t", text, tmp_path, per_test_credit=True) == (None, None, None)
+    # by default kept as the script: its exit status is the reward, as harbor scores it
+    assert split_test_sh("t", text, tmp_path) == (
+        None,
+        None,
+        "#!/bin/bash\npython3 -m pytest /tests/test_outputs.py\n_EXIT_CODE=$?\n"
+        "if [ $_EXIT_CODE -eq 0 ]; then\n    echo 1 > /logs/verifier/reward.txt\nelse\n"
+        "    echo 0 > /logs/verifier/reward.txt\nfi\nexit $_EXIT_CODE\n",
+    )
 
 
 def test_uvx_python_and_extra_deps_move_to_build_time(tmp_path):
@@ -104,7 +124,7 @@ def test_uvx_python_and_extra_deps_move_to_build_time(tmp_path):
     install = (
         "python3 -m pip install --no-cache-dir --break-system-packages pytest==8.4.1 numpy==2.3.4"
     )
-    assert split_test_sh("t", text, tmp_path) == (
+    assert split_test_sh("t", text, tmp_path, per_test_credit=True) == (
         f"{install} || {install} --ignore-installed\n",
         None,
         None,
@@ -141,19 +161,40 @@ def test_terminal_bench_venv_activation_goes_with_the_dropped_uv_venv(tmp_path):
             '\n[environment]\nos = "windows"\n',
             "field 'environment.os': 'windows' tasks are not supported",
         ),
+        (
+            "\n[environment]\ngpus = 1\n",
+            "field 'environment.gpus': 1: accelerators in the task's container are not supported",
+        ),
+        (
+            '\nmulti_step_reward_strategy = "mean"\n',
+            "field 'multi_step_reward_strategy': applies to multi-step tasks only",
+        ),
+        (
+            '\n[verifier.environment]\ndocker_image = "x"\n',
+            "field 'verifier.environment': a separate verifier environment is not supported",
+        ),
+        (
+            '\n[environment.env]\nTOKEN = "${TERMRL_UNSET_FOR_TEST}"\n',
+            "field 'environment.env.TOKEN': ${TERMRL_UNSET_FOR_TEST} names TERMRL_UNSET_FOR_TEST, "
+            "which is not set here and has no default",
+        ),
+        (
+            '\n[environment]\nworkdir = "app"\n',
+            "field 'environment.workdir': must be an absolute path",
+        ),
     ],
 )
 def test_unsupported_harbor_features_are_refused_with_one_line_naming_them(tmp_path, edit, message):
     d = copy_fixture(tmp_path, "hb-parts")
     text = (d / "task.toml").read_text()
-    if "[environment]" in edit:
+    if "[environment]" in edit or "multi_step" in edit:
         text = text.replace("[environment]\nmemory_mb = 1024\n", "")
+    if "multi_step" in edit:  # a top-level key: before the first table
+        text, edit = edit + text, ""
     (d / "task.toml").write_text(text + edit)
     with pytest.raises(
         TaskError,
-        match="^"
-        + "task 'hb-parts', "
-        + message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]"),
+        match="^" + "task 'hb-parts', " + re.escape(message),
     ):
         load_tasks(d)
 
@@ -274,6 +315,74 @@ def test_allow_internet_is_said_once_at_load(tmp_path, caplog):
     ]
 
 
+def test_fields_harbor_accepts_and_termrl_does_not_take_are_each_said_in_one_line(tmp_path, caplog):
+    d = copy_fixture(tmp_path, "hb-parts")
+    text = (d / "task.toml").read_text().replace("[environment]\nmemory_mb = 1024\n", "")
+    (d / "task.toml").write_text(
+        'artifacts = ["/app/out.log"]\n'
+        + text
+        + '\n[agent]\nuser = "agent"\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n'
+        + '\n[environment.healthcheck]\ncommand = "true"\n'
+        + "\n[environment.extras]\nsome = 1\n"
+    )
+    with caplog.at_level("WARNING", logger="termrl.tasks"):
+        (task,) = load_tasks(d)
+    path = d / "task.toml"
+    assert caplog.messages == [
+        f"task hb-parts: artifacts is not taken: termrl collects no artifacts [{path}]",
+        f"task hb-parts: agent.user is not taken: the agent runs as the image's USER [{path}]",
+        f"task hb-parts: environment.healthcheck is not taken: termrl does not wait on it; the "
+        f"ENTRYPOINT's services are up once it has run (DESIGN.md, Task format) [{path}]",
+        f"task hb-parts: environment.extras is no harbor task.toml field; ignored [{path}]",
+        'task hb-parts: agent.network_mode "allowlist": termrl\'s sandboxes have no network (no '
+        "egress, no allowlist), so the task fails here wherever it downloads at run time "
+        f"[{path}]",
+    ]
+
+
+def test_a_task_opts_into_per_test_credit_in_its_own_task_toml(tmp_path):
+    d = copy_fixture(tmp_path, "hb-hello")
+    toml = d / "task.toml"
+    toml.write_text(toml.read_text() + "\n[metadata.termrl]\nper_test_credit = true\n")
+    (task,) = load_tasks(d)
+    assert task.weights == {"test_count": 0.5, "test_greeting": 0.5}
+    assert task.verifier_script is None and task.meta["per_test_credit"] == "true"
+    toml.write_text(toml.read_text().replace("per_test_credit = true", 'per_test_credit = "yes"'))
+    with pytest.raises(
+        TaskError,
+        match="field 'metadata.termrl.per_test_credit': must be true or false, got \"yes\"",
+    ):
+        load_tasks(d)
+
+
+def test_environment_env_and_workdir_become_the_images_and_verifier_env_the_scripts(
+    tmp_path, monkeypatch
+):
+    d = copy_fixture(tmp_path, "hb-parts")
+    monkeypatch.setenv("TERMRL_TEST_TOKEN", "from-host")
+    (d / "task.toml").write_text(
+        (d / "task.toml").read_text()
+        + 'workdir = "/srv/work"\n'
+        + '\n[environment.env]\nGREETING = "say \\"$HOME\\" \\\\ hi"\n'
+        + 'TOKEN = "${TERMRL_TEST_TOKEN}"\nLEVEL = "${TERMRL_UNSET_FOR_TEST:-3}"\n'
+        + '\n[solution.env]\nANSWER = "42"\n'
+        + '\n[verifier.env]\nSTRICT = "it\'s on"\n'
+    )
+    (task,) = load_tasks(d)
+    original = (FIXTURES / "hb-parts" / "environment" / "Dockerfile").read_text()
+    assert task.dockerfile.read_text() == original + (
+        'ENV GREETING="say \\"\\$HOME\\" \\\\ hi"\nENV TOKEN="from-host"\nENV LEVEL="3"\n'
+        "WORKDIR /srv/work\n"
+    )
+    assert task.solution_env == {"ANSWER": "42"}
+    assert task.verifier_script.splitlines()[:2] == ["#!/bin/bash", "export STRICT='it'\"'\"'s on'"]
+    # termrl's own pytest (per-test credit) takes no [verifier.env]: refused, never dropped
+    d2 = copy_fixture(tmp_path, "hb-hello")
+    (d2 / "task.toml").write_text((d2 / "task.toml").read_text() + '\n[verifier.env]\nA = "1"\n')
+    with pytest.raises(TaskError, match="field 'verifier.env': per-test credit runs termrl's own"):
+        load_tasks(d2, per_test_credit=True)
+
+
 # ---------------------------------------------------------------- reward files and parts
 
 
@@ -334,6 +443,81 @@ async def _scripted(task, commands: list[str]):
             r = await sb.exec(cmd, timeout=30)
             assert r.exit_code == 0, (cmd, r.output)
         return await sb.run_tests(task.tests_dir, timeout=60, script=task.verifier_script)
+
+
+@pytest.mark.docker
+def test_all_or_nothing_by_default_per_test_credit_opted_in(docker_client):
+    # half solved: greeting.txt right, count.txt missing
+    half = ["echo 'hello, harbor' > /app/greeting.txt"]
+    (harbor,) = load_tasks(FIXTURES / "hb-hello")
+    (split,) = load_tasks(FIXTURES / "hb-hello", per_test_credit=True)
+
+    async def main():
+        image = await asyncio.to_thread(images.build_image, harbor)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            for cmd in half:
+                assert (await sb.exec(cmd, timeout=30)).exit_code == 0
+            whole = await sb.run_tests(harbor.tests_dir, timeout=60, script=harbor.verifier_script)
+            parts = await sb.run_tests(split.tests_dir, timeout=60)
+            return whole, parts
+
+    whole, parts = asyncio.run(main())
+    assert reward.verify(whole, harbor.weights).score == 0.0  # harbor: pytest exited 1 -> 0
+    assert reward.verify(parts, split.weights).score == 0.5
+
+
+def _env_task(tmp_path: Path) -> Path:
+    """A Harbor task whose oracle and tests need [environment.env], [solution.env],
+    [verifier.env] and [environment].workdir."""
+    d = tmp_path / "hb-env"
+    (d / "environment").mkdir(parents=True)
+    (d / "tests").mkdir()
+    (d / "solution").mkdir()
+    (d / "environment" / "Dockerfile").write_text("FROM python:3.12-slim\nWORKDIR /app\n")
+    (d / "instruction.md").write_text("Write $GREETING to out.txt in the working directory.\n")
+    (d / "task.toml").write_text(
+        'version = "1.4"\n\n[environment]\nworkdir = "/srv/work"\n'
+        '\n[environment.env]\nGREETING = "hello from env"\n'
+        '\n[solution.env]\nANSWER = "${TERMRL_UNSET_FOR_TEST:-42}"\n'
+        '\n[verifier.env]\nEXPECTED_ANSWER = "42"\n'
+    )
+    (d / "solution" / "solve.sh").write_text(
+        '#!/bin/bash\necho "$GREETING" > out.txt\necho "$ANSWER" > answer.txt\n'
+    )
+    (d / "tests" / "test_env.py").write_text(
+        "import os\nfrom pathlib import Path\n\n\n"
+        "def test_env():\n"
+        '    assert Path("/srv/work/out.txt").read_text() == "hello from env\\n"\n'
+        '    assert Path("/srv/work/answer.txt").read_text() == os.environ["EXPECTED_ANSWER"] + "\\n"\n'
+        '    assert os.getcwd() == "/srv/work" and os.environ["GREETING"] == "hello from env"\n'
+    )
+    (d / "tests" / "test.sh").write_text(
+        "#!/bin/bash\npytest /tests/test_env.py -rA\n"
+        "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; "
+        "else echo 0 > /logs/verifier/reward.txt; fi\n"
+    )
+    return d
+
+
+@pytest.mark.docker
+def test_env_tables_and_workdir_reach_the_agent_the_oracle_and_the_verifier(
+    tmp_path, docker_client
+):
+    (task,) = load_tasks(_env_task(tmp_path))
+
+    async def main():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            seen = await sb.exec('pwd; echo "$GREETING|${EXPECTED_ANSWER-}|${ANSWER-}"', timeout=30)
+            command = await sandbox.put_solution(sb, task, "/tmp/solution.sh")
+            assert (await sb.exec(command, timeout=60)).exit_code == 0
+            report = await sb.run_tests(task.tests_dir, timeout=60, script=task.verifier_script)
+            return seen.output, report
+
+    seen, report = asyncio.run(main())
+    # the agent has the environment's variables, neither the oracle's nor the verifier's
+    assert seen == "/srv/work\nhello from env||\n"
+    assert reward.verify(report, task.weights).score == 1.0
 
 
 @pytest.mark.docker
@@ -406,6 +590,66 @@ def test_the_image_entrypoint_starts_its_services_before_the_agent_shell(tmp_pat
     ]  # the script ran, then exec'd harbor's `sleep infinity`
 
 
+def _service_task(tmp_path: Path) -> Path:
+    """A Harbor task whose ENTRYPOINT starts a loopback HTTP service the tests read: state that no
+    snapshot of the agent's files carries."""
+    d = tmp_path / "hb-service"
+    for sub in ("environment", "tests", "solution"):
+        (d / sub).mkdir(parents=True)
+    (d / "environment" / "start.sh").write_text(
+        "#!/bin/bash\nmkdir -p /tmp/site && echo served > /tmp/site/index.html\n"
+        "python3 -m http.server 8765 --bind 127.0.0.1 --directory /tmp/site >/dev/null 2>&1 &\n"
+        "until python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8765))\" "
+        "2>/dev/null; do sleep 0.1; done\n"
+        'exec "$@"\n'
+    )
+    (d / "environment" / "Dockerfile").write_text(
+        "FROM python:3.12-slim\nWORKDIR /app\nCOPY start.sh /start.sh\nRUN chmod +x /start.sh\n"
+        'ENTRYPOINT ["/start.sh"]\n'
+    )
+    (d / "instruction.md").write_text("Copy what http://127.0.0.1:8765/ serves to /app/copy.txt.\n")
+    (d / "task.toml").write_text('version = "1.4"\n')
+    (d / "solution" / "solve.sh").write_text(
+        '#!/bin/bash\npython3 -c "import urllib.request as u; '
+        "open('/app/copy.txt', 'wb').write(u.urlopen('http://127.0.0.1:8765/').read())\"\n"
+    )
+    (d / "tests" / "test_service.py").write_text(
+        "import urllib.request\nfrom pathlib import Path\n\n\n"
+        "def test_copy():\n"
+        '    assert Path("/app/copy.txt").read_text() == "served\\n"\n\n\n'
+        "def test_service_still_serves():\n"
+        '    assert urllib.request.urlopen("http://127.0.0.1:8765/").read() == b"served\\n"\n'
+    )
+    (d / "tests" / "test.sh").write_text(
+        "#!/bin/bash\npytest /tests/test_service.py -rA\n"
+        "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; "
+        "else echo 0 > /logs/verifier/reward.txt; fi\n"
+    )
+    return d
+
+
+@pytest.mark.docker
+def test_the_verifier_runs_the_image_entrypoint_so_its_services_are_up_for_the_tests(
+    tmp_path, docker_client
+):
+    d = _service_task(tmp_path)
+    (task,) = load_tasks(d)
+    (split,) = load_tasks(d, per_test_credit=True)
+
+    async def main():
+        image = await asyncio.to_thread(images.build_image, task)
+        async with await sandbox.Sandbox.start(image, run_id=RUN_ID) as sb:
+            command = await sandbox.put_solution(sb, task, "/tmp/solution.sh")
+            assert (await sb.exec(command, timeout=60)).exit_code == 0
+            whole = await sb.run_tests(task.tests_dir, timeout=60, script=task.verifier_script)
+            parts = await sb.run_tests(split.tests_dir, timeout=60)
+            return whole, parts
+
+    whole, parts = asyncio.run(main())
+    assert reward.verify(whole, task.weights).score == 1.0
+    assert parts.tests == {"test_copy": True, "test_service_still_serves": True}
+
+
 # ---------------------------------------------------------------- export
 
 
@@ -438,6 +682,9 @@ def test_export_harbor_loads_back_as_the_same_tasks(tmp_path):
     ]
     assert [t.solution.read_bytes() for t in again] == [t.solution.read_bytes() for t in native]
     greeting = tmp_path / "out" / "fx-greeting"
+    # no network line: harbor 0.25 runs `allow_internet = false` only with a registry's egress image
+    exported = tomllib.loads((greeting / "task.toml").read_text())
+    assert exported["environment"] == {}
     assert sorted(
         p.relative_to(greeting).as_posix() for p in greeting.rglob("*") if p.is_file()
     ) == [
