@@ -212,6 +212,7 @@ def test_optimizer_holds_state_for_the_adapters_alone_and_a_step_moves_only_them
     (-lp.sum()).backward()
     optimizer.step()
     adapters = {id(p) for n, p in model.named_parameters() if lora.is_adapter(n)}
+    assert {id(p) for group in optimizer.param_groups for p in group["params"]} == adapters
     assert {id(p) for p in optimizer.state} == adapters
     for name, p in model.named_parameters():
         changed = not torch.equal(p, before[name])
