@@ -327,7 +327,7 @@ FSDP_WORKER = textwrap.dedent("""
 @pytest.mark.model_run
 def test_fsdp2_two_cpu_ranks_shard_and_train_the_adapters(tmp_path, tiny_dir):
     """2 gloo ranks: the adapters are DTensor shards, one step trains them, and the export equals
-    that of the same step in one process (gradients summed over the ranks' batches by hand)."""
+    that of the same step in one process over both ranks' batches (each loss halved: FSDP2 averages)."""
     (tmp_path / "worker.py").write_text(FSDP_WORKER)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
