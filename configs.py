@@ -228,6 +228,20 @@ class GRPOConfig:
     refill_rounds: int = 0
 
 
+# the linear layers of a block (model.Attention, model.MLP) a LoRA adapter may target
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass
+class LoRAConfig:
+    """Low-rank adapters on the policy (lora.py, Hu et al. 2021); rank 0 trains every weight."""
+
+    rank: int = 0  # r of each adapter (0 = off: no adapter, full fine-tuning)
+    alpha: float = 16.0  # the adapters' update is scaled by alpha / rank
+    # linear layers of every block that get an adapter (PEFT's target_modules)
+    targets: tuple[str, ...] = ("q_proj", "v_proj")
+
+
 @dataclass
 class TrainConfig:
     """The whole run: what `torchrun ... train.py` and `python evaluate.py` read."""
@@ -237,6 +251,7 @@ class TrainConfig:
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     reward: RewardConfig = field(default_factory=RewardConfig)
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
+    lora: LoRAConfig = field(default_factory=LoRAConfig)
 
     tasks: str = "data/tasks"  # task folder, Terminal-Bench folder or CSV
     task_ids: tuple[str, ...] = ()  # only these ids (empty = all; reset by another --tasks)
@@ -670,6 +685,17 @@ RUN_RULES: list[Rule] = [
     ("micro_batch_tokens", lambda v: v >= 64, "must be >= 64"),
 ]
 
+LORA_RULES: list[Rule] = [
+    ("lora.rank", lambda v: v >= 0, "must be >= 0 (0 = off)"),
+    ("lora.alpha", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
+    ("lora.targets", lambda v: len(v) > 0, "must name at least one layer"),
+    (
+        "lora.targets",
+        lambda v: set(v) <= set(LORA_TARGETS),
+        f"each must be one of {', '.join(LORA_TARGETS)}",
+    ),
+]
+
 TRAIN_RULES: list[Rule] = [
     *POLICY_RULES,
     *SANDBOX_RULES,
@@ -682,6 +708,7 @@ TRAIN_RULES: list[Rule] = [
     *REWARD_RULES,
     *GRPO_RULES,
     *RUN_RULES,
+    *LORA_RULES,
 ]
 
 EVAL_RULES: list[Rule] = [

@@ -51,6 +51,9 @@ class Engine:
 
     max_seq_len: int = 1 << 30
     stop_ids: set[int] = set()
+    # load_weights takes any subset of the weights and keeps the rest (a LoRA sync sends only the
+    # adapted ones, learner/sync.py)
+    partial_load: bool = False
 
     async def generate(
         self, prompt_ids: list[int], sampling: SamplingParams, messages: list[dict] | None = None

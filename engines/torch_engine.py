@@ -83,6 +83,9 @@ class TorchEngine(Engine):
         1 << 15
     )  # tokens of finished replies kept in the n-gram index for drafts (~10 MB)
 
+    # load_weights copies each named tensor into its parameter and leaves the others as they are
+    partial_load = True
+
     def __init__(
         self,
         model,

@@ -24,6 +24,7 @@ from torch.distributed.tensor._utils import compute_local_shape_and_global_offse
 from transformers import AutoTokenizer
 
 import configs
+import lora
 from model import MODEL_TYPES, ModelConfig, Transformer, rope_inv_freq
 
 # ----------------------------------------------------------------------------- HF weights
@@ -101,7 +102,7 @@ def load_hf(
 
 
 def load_hf_sharded(
-    path: str | os.PathLike, shard, device: str | torch.device = "cpu"
+    path: str | os.PathLike, shard, device: str | torch.device = "cpu", seed: int = 0
 ) -> Transformer:
     """Load an HF checkpoint straight into a sharded model: no rank ever holds the whole model.
 
@@ -110,8 +111,9 @@ def load_hf_sharded(
     shards, and each shard is read from the safetensors file as a slice of rows (safetensors `get_slice`,
     which reads just those bytes) and cast to the parameter's dtype. Each tensor is read through its own
     `safe_open`, so the file's memory map never accumulates more than one tensor's pages: peak host memory
-    is this rank's shards plus one tensor's slice. Raises FileNotFoundError naming a missing file,
-    ValueError naming a missing or unexpected weight.
+    is this rank's shards plus one tensor's slice. LoRA adapters that `shard` added (lora.add_lora)
+    are not in the file: they are initialised by lora.init_adapters(model, seed). Raises
+    FileNotFoundError naming a missing file, ValueError naming a missing or unexpected weight.
     """
 
     path = Path(path)
@@ -125,9 +127,9 @@ def load_hf_sharded(
     model = shard(model)
     model.to_empty(device=device)
     model.inv_freq = rope_inv_freq(cfg)[0].to(device)  # a buffer, not in the checkpoint
-    params = dict(
-        model.named_parameters()
-    )  # a tied lm_head appears once, as model.embed_tokens.weight
+    # a tied lm_head appears once, as model.embed_tokens.weight; adapters are initialised below
+    params = {n: p for n, p in model.named_parameters() if not lora.is_adapter(n)}
+    lora.init_adapters(model, seed)
     skip = {"lm_head.weight"} if cfg.tie_word_embeddings else set()
     missing, unexpected = sorted(set(params) - set(where)), sorted(set(where) - set(params) - skip)
     if missing or unexpected:
@@ -181,6 +183,8 @@ def save_hf(
     shards of at most max_shard_bytes plus model.safetensors.index.json), and the tokenizer files found
     in tokenizer_dir (none copied when it is None). Tensors are stored in `dtype` (None: as they are; e.g.
     bfloat16 for fp32 master weights trained with bf16 compute). A tied lm_head is not stored (HF convention).
+    A LoRA-adapted model (lora.add_lora) is stored merged (W + (alpha / r) B A per adapted weight), and
+    its adapters alone go to path/adapter in PEFT's format (lora.save_peft_adapter), fp32.
 
     Streaming: the shard files are planned from the (global) shapes, then filled one at a time; an
     FSDP2-sharded (DTensor) parameter is gathered with full_tensor() one tensor at a time, so no device
@@ -190,10 +194,12 @@ def save_hf(
 
     path = Path(path)
     writer = not dist.is_initialized() or dist.get_rank() == 0
+    adapted = lora.adapted_modules(model)
     named = [
         (n, t)
         for n, t in model.state_dict().items()
         if not (n == "lm_head.weight" and model.config.tie_word_embeddings)
+        and not lora.is_adapter(n)
     ]
     out_dtype = lambda t: dtype or t.dtype  # noqa: E731
     sizes = [t.numel() * out_dtype(t).itemsize for _, t in named]
@@ -222,12 +228,16 @@ def save_hf(
             t = (
                 t.full_tensor() if hasattr(t, "full_tensor") else t
             )  # a collective: all ranks take part
+            if name in adapted:  # W + (alpha / r) B A (gathers the adapters: a collective too)
+                t = lora.merged_weight(adapted[name], t, out_dtype(t))
             if writer:
                 state[name] = t.detach().to(device="cpu", dtype=out_dtype(t)).contiguous()
             del t
         if writer:
             save_file(state, str(path / fname), metadata={"format": "pt"})
         del state
+    # the adapters alone too, as PEFT's LoRA folder (gathered on every rank, written by rank 0)
+    lora.save_peft_adapter(model, path / "adapter")
     if not writer:
         return path
     if len(shards) > 1:

