@@ -22,6 +22,21 @@ Papers followed:
 - KL estimators k1/k2/k3: Schulman 2020, "Approximating KL Divergence".
 - Truncated importance sampling against the rollout engine: Yao et al. 2025,
   "Your Efficient RL Framework Secretly Brings You Off-Policy RL Training".
+
+TRL's GRPOTrainer (1.16; tests/test_trl_parity.py feeds both the same tensors and asserts equal loss and
+gradients). Its loss types map to `aggregation`: grpo -> seq_mean_token_mean, dr_grpo ->
+seq_mean_token_sum_norm (max_tokens = its max_completion_length), dapo -> token_mean with the global
+denominator, bnpo -> token_mean on one micro-batch; epsilon / epsilon_high -> clip_low / clip_high, delta ->
+dual_clip (equal for delta > 1 + clip_high), beta -> kl_coef with kl_estimator k3, its vLLM correction in
+"token_truncate" mode with clip_max -> tis_cap. Deliberate differences:
+- grpo averages over the rows that have loss tokens; TRL's over all rows, so a fully masked row (an
+  overlong-filtered episode, DAPO) would shrink every other row's weight.
+- The k3 term is not multiplied by the ratio pi/pi_old: termrl's KL term is DeepSeekMath's; TRL's default
+  use_bias_correction_kl=True follows DeepSeek-V3.2 (2025), whose weighted term is the unbiased reverse-KL
+  gradient off-policy. Equal with use_bias_correction_kl=False.
+- No per-micro-batch normaliser (TRL's bnpo): the learner divides every micro-batch by the global loss token
+  count (DAPO), so the gradient does not depend on how the batch is split.
+- The engine weight is per token and truncated only (Yao et al. 2025); TRL's default is "sequence_mask".
 """
 
 from dataclasses import dataclass
