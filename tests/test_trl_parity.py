@@ -187,7 +187,7 @@ def test_dapo_over_two_micro_batches_equals_termrls_global_token_denominator(trl
     # the count over all micro-batches and ranks as the denominator: the summed gradients are the same.
     b = batch(seed)
     trainer = trl_trainer("dapo", gradient_accumulation_steps=2, steps_per_generation=2)
-    halves = (slice(0, 2), slice(2, B))  # 8 and 16 loss tokens: uneven on purpose
+    halves = (slice(0, 2), slice(2, B))  # 9 and 15 loss tokens: uneven on purpose
     total = b["loss_mask"].sum()
     ours = value_and_grad(
         lambda lp: sum(termrl_loss(b, lp, h, denominator=total) for h in halves), b
@@ -272,7 +272,7 @@ def test_trls_default_kl_term_is_termrls_k3_times_the_ratio(trl_trainer, seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_trls_bnpo_normalises_each_micro_batch_by_its_own_tokens(trl_trainer, seed):
-    # bnpo over micro-batches of 8 and 16 loss tokens: the mean of the two local token means, not termrl's
+    # bnpo over micro-batches of 9 and 15 loss tokens: the mean of the two local token means, not termrl's
     # global token mean (DAPO); termrl's learner always passes the global denominator.
     b = batch(seed)
     trainer = trl_trainer("bnpo", gradient_accumulation_steps=2, steps_per_generation=2)
