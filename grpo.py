@@ -27,8 +27,9 @@ TRL's GRPOTrainer (1.16; tests/test_trl_parity.py feeds both the same tensors an
 gradients). Its loss types map to `aggregation`: grpo -> seq_mean_token_mean, dr_grpo ->
 seq_mean_token_sum_norm (max_tokens = its max_completion_length), dapo -> token_mean with the global
 denominator, bnpo -> token_mean on one micro-batch; epsilon / epsilon_high -> clip_low / clip_high, delta ->
-dual_clip (equal for delta > 1 + clip_high), beta -> kl_coef with kl_estimator k3, its vLLM correction in
-"token_truncate" mode with clip_max -> tis_cap. Deliberate differences:
+dual_clip (equal for delta > 1 + clip_high; below, they differ on ratios between the two), beta ->
+kl_coef with kl_estimator k3, its vLLM correction in "token_truncate" mode with clip_max -> tis_cap. Deliberate
+differences:
 - grpo averages over the rows that have loss tokens; TRL's over all rows, so a fully masked row (an
   overlong-filtered episode, DAPO) would shrink every other row's weight.
 - The k3 term is not multiplied by the ratio pi/pi_old: termrl's KL term is DeepSeekMath's; TRL's default

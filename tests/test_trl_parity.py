@@ -8,7 +8,8 @@ well outside the clip range, in fp64 so that equal means equal to rounding.
 
 Loss types both have (grpo.py's docstring, "TRL's GRPOTrainer"): grpo, bnpo, dr_grpo, dapo. The deliberate
 differences are asserted as named cases: TRL's grpo averages empty rows too, its default KL term is multiplied by
-the ratio (use_bias_correction_kl), and bnpo normalises each micro-batch by its own token count.
+the ratio (use_bias_correction_kl), bnpo normalises each micro-batch by its own token count, and delta below
+1 + clip_high is not the dual clip.
 """
 
 import pytest
@@ -249,6 +250,22 @@ def test_trls_grpo_counts_rows_without_loss_tokens_in_its_mean(trl_trainer, seed
     ours = value_and_grad(lambda lp: termrl_loss(b, lp, aggregation="seq_mean_token_mean"), b)
     theirs = value_and_grad(lambda lp: trl_loss(trainer, b, lp), b)
     assert_same((ours[0] * 4 / 6, ours[1] * 4 / 6), theirs)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_trls_delta_below_one_plus_clip_high_differs_on_ratios_between_them(trl_trainer, seed):
+    # With delta = 1.1 < 1 + clip_high, TRL's delta caps the ratio of A > 0 tokens too (no gradient once
+    # rho > 1.1) and its A < 0 cap is max(delta, 1 + clip_high); termrl's dual clip caps A < 0 tokens at 1.1.
+    # The gradients differ on exactly the tokens with 1.1 < rho <= 1 + clip_high, one side zero there.
+    b = batch(seed)
+    trainer = trl_trainer("dapo", delta=1.1)
+    ours = value_and_grad(lambda lp: termrl_loss(b, lp, dual_clip=1.1), b)
+    theirs = value_and_grad(lambda lp: trl_loss(trainer, b, lp), b)
+    ratio = torch.exp(b["logprobs"] - b["old_logprobs"])
+    band = (ratio > 1.1) & (ratio <= 1 + CLIP_HIGH) & (b["loss_mask"] == 1)
+    assert band.sum() >= 2
+    assert ((ours[1][band] == 0) ^ (theirs[1][band] == 0)).all()
+    torch.testing.assert_close(ours[1][~band], theirs[1][~band], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
