@@ -66,7 +66,7 @@ class MultiTurnLearnConfig:
     eval_instances: int = 64
     # the family's shapes (tasks/family.py SHAPES)
     shapes: tuple[str, ...] = ("pointer", "run", "config")
-    # hops per instance, LO-HI or N (1-4; an instance takes hops + 2 turns with the write and DONE)
+    # hops per instance, LO-HI or N (1-8; an instance takes hops + 2 turns with the write and DONE)
     hops: str = "1-2"
     # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
     demonstrations: int = 24
