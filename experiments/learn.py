@@ -3,6 +3,7 @@
     python -m experiments.learn                              # preset cpu-learn-multiturn, 2 ranks
     python -m experiments.learn --demonstrations 8 -- --steps 4  # settings.py knobs; after `--`: train.py flags
     python -m experiments.learn --no-train                   # evaluate OUT/warm_start/hf and OUT/train/hf again
+    python -m experiments.learn --no-progress                # no progress bars (tqdm, stderr)
     python -m experiments.learn_single                       # the one-turn experiment (`make learn-single`)
 
 1. generate (tasks/family.py): train instances, seeds 0..train_instances-1 of the train split, into OUT/tasks/train;
@@ -431,7 +432,7 @@ def warm_start_config(
             eval_tasks=str(out / "tasks" / "eval"),
             out_dir=str(out / "warm_start"),
             run_id=sandbox.RUN_ID,
-            progress=False,
+            progress=cfg.progress,
         )
     )
 
@@ -457,7 +458,7 @@ def evaluate_policy(
         out_dir=str(out),
         seed=cfg.seed,
         run_id=sandbox.RUN_ID,
-        progress=False,
+        progress=cfg.progress,
         rollout=dataclasses.replace(train_cfg.rollout, max_turns=max_turns),
         sandbox=copy.deepcopy(train_cfg.sandbox),
         reward=train_cfg.reward,

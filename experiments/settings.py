@@ -89,6 +89,8 @@ class MultiTurnLearnConfig:
     seed: int = 777
     # percentile bootstrap of the mean reward's 95% interval
     bootstrap_resamples: int = 10_000
+    # progress bars on stderr (tqdm) during the warm start's demonstrations and SFT, and the evaluations
+    progress: bool = True
 
 
 MULTITURN_LEARN_RULES: list[Rule] = [

@@ -415,3 +415,13 @@ def test_the_figure_draws_a_policy_that_resolved_nothing(tmp_path):
     }
     png = learn.plot(learning, tmp_path / "learning.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("flags, shown", [([], True), (["--no-progress"], False)])
+def test_the_warm_start_shows_its_progress_unless_asked_not_to(tmp_path, flags, shown):
+    cfg, _ = learn.parse_args(["--out-dir", str(tmp_path), *flags])
+    train_cfg = configs.parse_cli(["--preset", cfg.preset], check_paths=False)
+    for split in ("train", "eval"):
+        (tmp_path / "tasks" / split).mkdir(parents=True)
+    warm = learn.warm_start_config(cfg, train_cfg, ["mt-train-0-pointer-h1"], tmp_path)
+    assert warm.progress is shown
