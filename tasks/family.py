@@ -24,11 +24,11 @@ reduce to a few percent of the records; a program run without its number prints 
 that follows `next` without reading the marks follows decoys, and one that reads them does not fit the
 preset's 48 tokens per turn.
 
-The instruction names the start (a note, a program and its number, a key) and the answer file, never the
-code. An instance is a native task folder (DESIGN.md "Task format"): task.toml (max_turns = hops + 2), a
-Dockerfile FROM the base image with one COPY of files/, a hidden test that /app/answer.txt holds exactly
-the code (one trailing newline allowed), solution.sh, and oracle_turns.json (hops + 1 steps: the hops'
-reads, then the write; tasks/checks.read_oracle_turns).
+The instruction, one of WORDINGS[shape] (drawn per instance), names the start (a note, a program and its
+number, a key) and the answer file, never the code. An instance is a native task folder (DESIGN.md "Task
+format"): task.toml (max_turns = hops + 2), a Dockerfile FROM the base image with one COPY of files/, a
+hidden test that /app/answer.txt holds exactly the code (one trailing newline allowed), solution.sh, and
+oracle_turns.json (hops + 1 steps: the hops' reads, then the write; tasks/checks.read_oracle_turns).
 
 Seeds: instance `seed` of a split draws from random.Random(SPLIT_OFFSETS[split] + seed); seeds are below
 SPLIT_SEEDS, so the splits never share a generator seed (check_disjoint refuses task lists that do). The
@@ -196,15 +196,54 @@ class _Records:
         return self.read(label, values[0], values[1:])[0]
 
 
-def _marks_text() -> str:
-    return (
-        f"each marked as in force ({', '.join(VALID)}) or not ({', '.join(STALE)}); only the record in "
-        f"force counts"
-    )
+MARKS = (
+    f"each marked as in force ({', '.join(VALID)}) or not ({', '.join(STALE)}); only the record in "
+    f"force counts"
+)
+# Wordings of each shape's instruction (fields: start, area, marks, answer); an instance draws one.
+WORDINGS = {
+    "pointer": (
+        "Start by reading the note {start}. A note holds a few records, {marks}. A `next` record names "
+        "the next note to read; a `code` record holds the code. Follow the notes to the code and write "
+        "only the code to {answer}.",
+        "Your job is to find a code by following notes, beginning with {start}. Every note lists a few "
+        "records, {marks}. Records labelled `next` point at another note; a record labelled `code` "
+        "holds the code. Save just the code in {answer}.",
+        "A chain of notes under {area} starts at {start}. Each note has several records, {marks}. Go "
+        "from note to note along the `next` records until you reach a `code` record, then put only "
+        "that code into {answer}.",
+    ),
+    "run": (
+        "Start by running `bash {start}`. A program, run with its number, prints a few records, "
+        "{marks}. A `next` record names the next program and its number (run it as `bash PROGRAM "
+        "NUMBER`); a `code` record holds the code. Write only the code to {answer}.",
+        "Run `bash {start}` to begin. Given its number, each program prints records, {marks}. A `next` "
+        "record gives the next program and the number to pass it (`bash PROGRAM NUMBER`); a `code` "
+        "record gives the code. Save just the code in {answer}.",
+        "The programs under {area} form a chain that begins with `bash {start}`. Their output lists "
+        "records, {marks}. Keep running the program a `next` record names, with its number, until a "
+        "`code` record appears; write only that code to {answer}.",
+    ),
+    "config": (
+        "Find the key `{start}` in the config files under {area} (e.g. `grep -rhw KEY {area}`): a few "
+        "records set it, {marks}. A value `@NAME` refers to the key NAME: look that key up the same "
+        "way. Write only the final value, the code, to {answer}.",
+        "Under {area} are config files. Look up the key `{start}` (for example `grep -rhw KEY "
+        "{area}`); several records set it, {marks}. A value of the form `@NAME` means: look up the key "
+        "NAME next. The last value is a code: write only it to {answer}.",
+        "Resolve the key `{start}` from the config files in {area}; its records are {marks}. Follow "
+        "`@NAME` references key by key (`grep -rhw NAME {area}` finds one) until a plain code remains, "
+        "and write only that code to {answer}.",
+    ),
+}
+# The wording is drawn from its own generator (seeded by the instance's), so that adding a wording
+# leaves every instance's files as they are.
+WORDING_SALT = 7_919
 
 
 def _pointer(names: _Names, records: _Records, hops: int, fillers: int):
-    """(instruction, code, files, steps) of a chain of `hops` notes among `fillers` other notes."""
+    """(fields, code, files, steps) of a chain of `hops` notes among `fillers` other notes; fields: the
+    instruction's start and area (WORDINGS)."""
     rng = names.rng
     area = f"/app/{names.word()}"
     folders = [f"{area}/{names.word()}/{names.word()}" for _ in range(6)]
@@ -236,12 +275,7 @@ def _pointer(names: _Names, records: _Records, hops: int, fillers: int):
         files[path] = ("\n".join(lines) + "\n", 0o644)
         steps.append({"command": f"cat {target}", "capture": {var: rx}})
         target = _var(var)
-    instruction = (
-        f"Start by reading the note {chain[0]}. A note holds a few records, {_marks_text()}. A `next` "
-        f"record names the next note to read; a `code` record holds the code. Follow the notes to the "
-        f"code and write only the code to {ANSWER}."
-    )
-    return instruction, code, files, steps
+    return {"start": chain[0], "area": area}, code, files, steps
 
 
 def _program(names: _Names, number: str, lines: list[str]) -> str:
@@ -258,7 +292,7 @@ def _program(names: _Names, number: str, lines: list[str]) -> str:
 
 
 def _run(names: _Names, records: _Records, hops: int, fillers: int):
-    """(instruction, code, files, steps) of a chain of `hops` programs, each run with the number the
+    """(fields, code, files, steps) of a chain of `hops` programs, each run with the number the
     previous one printed, among `fillers` other programs."""
     rng = names.rng
     area = f"/app/{names.word()}"
@@ -295,16 +329,11 @@ def _run(names: _Names, records: _Records, hops: int, fillers: int):
         put(call, lines)
         steps.append({"command": f"bash {target}", "capture": {var: rx}})
         target = _var(var)
-    instruction = (
-        f"Start by running `bash {chain[0]}`. A program, run with its number, prints a few records, "
-        f"{_marks_text()}. A `next` record names the next program and its number (run it as `bash "
-        f"PROGRAM NUMBER`); a `code` record holds the code. Write only the code to {ANSWER}."
-    )
-    return instruction, code, files, steps
+    return {"start": chain[0], "area": area}, code, files, steps
 
 
 def _config(names: _Names, records: _Records, hops: int, fillers: int):
-    """(instruction, code, files, steps) of `hops` keys, key i's value in force `@key i+1`, among
+    """(fields, code, files, steps) of `hops` keys, key i's value in force `@key i+1`, among
     `fillers` other keys, spread over config files."""
     rng = names.rng
     area = f"/app/{names.word()}"
@@ -344,12 +373,7 @@ def _config(names: _Names, records: _Records, hops: int, fillers: int):
     for path, body in lines.items():
         rng.shuffle(body)
         files[path] = (f"# {names.word()} settings\n" + "\n".join(body) + "\n", 0o644)
-    instruction = (
-        f"Find the key `{keys[0]}` in the config files under {area} (e.g. `grep -rhw KEY {area}`): a few "
-        f"records set it, {_marks_text()}. A value `@NAME` refers to the key NAME: look that key up the "
-        f"same way. Write only the final value, the code, to {ANSWER}."
-    )
-    return instruction, code, files, steps
+    return {"start": keys[0], "area": area}, code, files, steps
 
 
 _BUILDERS = {"pointer": _pointer, "run": _run, "config": _config}
@@ -375,7 +399,9 @@ def make_instance(
     names = _Names(random.Random(rng_seed))
     records = _Records(names, names.rng.randrange(len(LAYOUTS)))
     count = FILLERS[shape] if fillers is None else fillers
-    instruction, code, files, steps = _BUILDERS[shape](names, records, hops, count)
+    start, code, files, steps = _BUILDERS[shape](names, records, hops, count)
+    wording = random.Random(rng_seed * WORDING_SALT).choice(WORDINGS[shape])
+    instruction = wording.format(**start, marks=MARKS, answer=ANSWER)
     steps.append({"command": f"echo {_var('code')} > {ANSWER}"})
     return Instance(
         id=f"mt-{split}-{seed}-{shape}-h{hops}",

@@ -27,11 +27,13 @@ from tasks.family import (
     ANSWER,
     DECOYS,
     LAYOUTS,
+    MARKS,
     SHAPES,
     SPLIT_SEEDS,
     SPLITS,
     STALE,
     VALID,
+    WORDINGS,
     check_disjoint,
     generate_family,
     instance_for_seed,
@@ -228,6 +230,27 @@ def test_every_read_shows_one_record_in_force_among_stale_decoys():
             assert sum(mark in text for mark in STALE) == DECOYS
             target = re.search(rx, text).group(1)
         assert target == inst.code
+
+
+def test_each_shape_is_worded_several_ways_and_every_wording_names_the_start():
+    instances = [instance_for_seed("eval", s) for s in range(48)]
+    for shape in SHAPES:
+        of_shape = [inst for inst in instances if inst.shape == shape]
+        used = {
+            WORDINGS[shape].index(w)
+            for inst in of_shape
+            for w in WORDINGS[shape]
+            if w.format(**_fields(inst), marks=MARKS, answer=ANSWER) == inst.instruction
+        }
+        assert used == {0, 1, 2}, shape
+        for inst in of_shape:
+            assert _fields(inst)["start"] in inst.instruction and ANSWER in inst.instruction
+
+
+def _fields(inst) -> dict:
+    first = inst.steps[0]["command"]
+    start = first.split(" ")[2] if inst.shape == "config" else first.split(" ", 1)[1]
+    return {"start": start, "area": "/app/" + first.split("/app/")[1].split("/")[0].split(" ")[0]}
 
 
 def test_the_loader_reads_an_instance_with_its_oracle_turns(tmp_path):
