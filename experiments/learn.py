@@ -243,6 +243,22 @@ def _keep(a: dict, b: dict, tasks: set) -> tuple[dict, dict]:
     return {t: a[t] for t in tasks}, {t: b[t] for t in tasks}
 
 
+def held_out_shape_result(
+    cfg, trajectories: dict[str, list[dict]], cells: dict[str, str]
+) -> dict | None:
+    """Leave-one-shape-out: GRPO over the warm start (paired_bootstrap) on the instances of the shape
+    training never saw, apart from the rest; None without a held-out shape."""
+    if not cfg.held_out_shape:
+        return None
+    ours = {t for t, c in cells.items() if c.startswith(f"{cfg.held_out_shape}-h")}
+    warm, grpo = instance_means(trajectories["warm_start"]), instance_means(trajectories["grpo"])
+    common = ours & set(warm) & set(grpo)
+    if not common:
+        return {"shape": cfg.held_out_shape, "paired": None}
+    paired = paired_bootstrap(*_keep(warm, grpo, common), cfg.bootstrap_resamples)
+    return {"shape": cfg.held_out_shape, "paired": paired}
+
+
 # -----------------------------------------------------------------------------
 # the verdict (pure)
 
@@ -382,6 +398,11 @@ def parse_args(argv: list[str]) -> tuple[settings.MultiTurnLearnConfig, list[str
     cfg = settings.parse_multiturn_learn_cli(argv[:cut], description=__doc__)
     family.check_shapes(tuple(cfg.shapes))
     family.parse_hops(cfg.hops)
+    if cfg.held_out_shape and (cfg.held_out_shape not in cfg.shapes or len(cfg.shapes) < 2):
+        raise configs.ConfigError(
+            f"held_out_shape = {cfg.held_out_shape!r}: must be one of shapes "
+            f"({' '.join(cfg.shapes)}), which must keep another shape to train on"
+        )
     return cfg, argv[cut + 1 :]
 
 
@@ -390,10 +411,16 @@ def generate(cfg: settings.MultiTurnLearnConfig, out: Path) -> tuple[list, list]
     returns (train tasks, held-out tasks). Raises ValueError (family.check_disjoint) when they share a
     generator seed, FileExistsError when a folder holds another instance."""
     hops = family.parse_hops(cfg.hops)
-    for split, n in (("train", cfg.train_instances), ("eval", cfg.eval_instances)):
-        family.generate_family(out / "tasks" / split, split, range(n), cfg.shapes, hops)
+    # leave-one-shape-out: training never sees the held-out shape; evaluation sees every shape
+    train_shapes = tuple(s for s in cfg.shapes if s != cfg.held_out_shape)
+    family.generate_family(
+        out / "tasks" / "train", "train", range(cfg.train_instances), train_shapes, hops
+    )
+    family.generate_family(
+        out / "tasks" / "eval", "eval", range(cfg.eval_instances), cfg.shapes, hops
+    )
     train_ids = [
-        family.instance_for_seed("train", s, cfg.shapes, hops).id
+        family.instance_for_seed("train", s, train_shapes, hops).id
         for s in range(cfg.train_instances)
     ]
     eval_ids = [
@@ -577,6 +604,7 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         "results": results,
         "cells": cell_results,
         "paired_grpo_minus_warm_start": paired,
+        "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},
         "control": control,

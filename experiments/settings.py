@@ -68,6 +68,9 @@ class MultiTurnLearnConfig:
     shapes: tuple[str, ...] = ("pointer", "run", "config")
     # hops per instance, LO-HI or N (1-8; an instance takes hops + 2 turns with the write and DONE)
     hops: str = "1-2"
+    # leave-one-shape-out: this shape (one of shapes) is held out of training and the demonstrations; the
+    # held-out instances keep every shape, and learning.json reports this one apart ('' = none)
+    held_out_shape: str = ""
     # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
     demonstrations: int = 24
     # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)

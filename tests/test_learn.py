@@ -425,3 +425,32 @@ def test_the_warm_start_shows_its_progress_unless_asked_not_to(tmp_path, flags, 
         (tmp_path / "tasks" / split).mkdir(parents=True)
     warm = learn.warm_start_config(cfg, train_cfg, ["mt-train-0-pointer-h1"], tmp_path)
     assert warm.progress is shown
+
+
+def test_leave_one_shape_out_trains_without_the_shape_and_evaluates_it(tmp_path):
+    cfg, _ = learn.parse_args(
+        ["--train-instances", "4", "--eval-instances", "3", "--demonstrations", "2"]
+        + ["--held-out-shape", "run"]
+    )
+    train, held_out = learn.generate(cfg, tmp_path)
+    assert [t.id for t in train] == [
+        "mt-train-0-pointer-h1",
+        "mt-train-1-config-h1",
+        "mt-train-2-pointer-h2",
+        "mt-train-3-config-h2",
+    ]
+    assert [t.meta["shape"] for t in held_out] == ["pointer", "run", "config"]
+    cells = {t.id: learn.cell_of(t) for t in held_out}
+    trajectories = {
+        "warm_start": [e for t in held_out for e in episodes(t.id, False, False)],
+        "grpo": [e for t in held_out for e in episodes(t.id, t.meta["shape"] == "run", False)],
+    }
+    result = learn.held_out_shape_result(cfg, trajectories, cells)
+    assert result == {
+        "shape": "run",
+        "paired": {"instances": 1, "a": 0.0, "b": 0.5, "diff": 0.5, "ci95": [0.5, 0.5]},
+    }
+    with pytest.raises(
+        configs.ConfigError, match=r"^held_out_shape = 'maze': must be one of shapes"
+    ):
+        learn.parse_args(["--held-out-shape", "maze"])
