@@ -586,9 +586,10 @@ def test_no_shortcut_within_the_presets_caps_resolves_more_than_5_percent_and_th
     # every dump fits a turn; none resolves an instance
     assert set(shortcuts.DUMPS) <= set(admissible)
     assert {name: rate for name, rate in admissible.items() if rate > shortcuts.SHORTCUT_MAX} == {}
-    # the one-command solvers need more than a turn's 48 tokens; even uncapped, the loops resolve none
+    # the one-command solvers need more than a turn's 48 tokens, so the preset's policy cannot issue them;
+    # run all the same, they resolve what a longer turn could (printed above: the mark-aware loop and the
+    # 1-turn shape oracle reach 1-hop instances of their layout)
     assert set(shortcuts.SOLVERS).isdisjoint(admissible)
-    assert {n: rates[n] for n in shortcuts.SOLVERS if n != "shape-oracle-1turn" and rates[n]} == {}
 
 
 @pytest.mark.docker
