@@ -106,7 +106,7 @@ def added_bytes(tag: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=6, help="instances (shapes in turn)")
-    parser.add_argument("--hops", type=int, default=2, help="hops of each instance (1-4)")
+    parser.add_argument("--hops", type=int, default=2, help="hops of each instance (1-8)")
     args = parser.parse_args()
     # Fresh seeds each run: an instance's image tag is its content, so an old run's image would be reused.
     first = 500_000 + os.getpid() % 400_000

@@ -3,6 +3,7 @@
     python -m experiments.learn                              # preset cpu-learn-multiturn, 2 ranks
     python -m experiments.learn --demonstrations 8 -- --steps 4  # settings.py knobs; after `--`: train.py flags
     python -m experiments.learn --no-train                   # evaluate OUT/warm_start/hf and OUT/train/hf again
+    python -m experiments.learn --no-progress                # no progress bars (tqdm, stderr)
     python -m experiments.learn_single                       # the one-turn experiment (`make learn-single`)
 
 1. generate (tasks/family.py): train instances, seeds 0..train_instances-1 of the train split, into OUT/tasks/train;
@@ -29,6 +30,7 @@ import asyncio
 import copy
 import dataclasses
 import json
+import random
 import re
 import sys
 import textwrap
@@ -80,41 +82,71 @@ def _commands(message: dict) -> str:
     )
 
 
-def carries_flow(messages: list[dict], patterns: list[str]) -> bool:
-    """Whether an episode's conversation carried a revealed value forward: some value that a capture regex
-    (group 1) finds in an observation, and that the conversation had not shown before the first assistant turn
-    (the system prompt and the instruction), appears in a later assistant turn's bash command.
-    messages: rollout.Trajectory.messages (dicts with role, content, tool_calls)."""
+def carried_values(messages: list[dict], patterns: list[str]) -> set[str]:
+    """The revealed values an episode's conversation carried forward: each a value that a capture regex
+    (group 1) finds in an observation, that the conversation had not shown before the first assistant turn
+    (the system prompt and the instruction), and that a later assistant turn's bash command uses. A command
+    that writes the answer file (family.ANSWER) is left out: writing the code read last is no hop, so only
+    the values that led to another read count. messages: rollout.Trajectory.messages (dicts with role,
+    content, tool_calls)."""
     first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
     given = "\n".join(str(m.get("content", "")) for m in messages[:first])
     revealed: set[str] = set()
+    carried: set[str] = set()
     for message in messages[first:]:
         if message["role"] == "assistant":
-            commands = _commands(message)
-            if any(value in commands for value in revealed):
-                return True
+            commands = "\n".join(
+                line for line in _commands(message).splitlines() if family.ANSWER not in line
+            )
+            carried |= {value for value in revealed if value in commands}
             continue
         for rx in patterns:
             for match in re.finditer(rx, str(message.get("content", ""))):
                 if match.group(1) not in given:
                     revealed.add(match.group(1))
-    return False
+    return carried
 
 
-def flow_share(trajectories: list[dict], patterns: dict[str, list[str]]) -> dict:
-    """Over the resolved, scored episodes: how many carried a revealed value into a later command (carries_flow).
-    Returns {"resolved": n, "flowed": m, "share": m / n or None without a resolved episode}.
-    Raises KeyError naming a task id that `patterns` lacks."""
+def carries_flow(messages: list[dict], patterns: list[str]) -> bool:
+    """Whether an episode carried at least one revealed value into a later read (carried_values)."""
+    return bool(carried_values(messages, patterns))
+
+
+def flow_share(
+    trajectories: list[dict], patterns: dict[str, list[str]], hops: dict[str, int]
+) -> dict:
+    """Over the resolved, scored episodes of instances with at least 2 hops (a 1-hop instance has no value
+    to carry but the code, whose write is left out): how many carried a revealed value into a later read
+    (carries_flow), and per hop count h the share of the h - 1 values that lead to a read that the
+    episodes carried (carried_values). Returns {"resolved": n, "flowed": m, "share": m / n or None without
+    such an episode, "by_hops": {h: {"resolved", "flowed", "hop_share"}}}. patterns, hops: task id ->
+    capture regexes (revealed_patterns), hops (task meta). Raises KeyError naming a task id that either
+    lacks."""
     resolved = [t for t in trajectories if t["reward"] is not None and t["resolved"]]
     flowed = 0
+    counted = 0
+    by_hops: dict[int, dict] = {}
     for t in resolved:
-        if t["task_id"] not in patterns:
-            raise KeyError(f"flow_share: no capture regexes for task {t['task_id']}")
-        flowed += carries_flow(t["messages"], patterns[t["task_id"]])
+        if t["task_id"] not in patterns or t["task_id"] not in hops:
+            raise KeyError(f"flow_share: no capture regexes or hops for task {t['task_id']}")
+        h = hops[t["task_id"]]
+        if h < 2:
+            continue
+        carried = carried_values(t["messages"], patterns[t["task_id"]])
+        counted += 1
+        flowed += bool(carried)
+        cell = by_hops.setdefault(h, {"resolved": 0, "flowed": 0, "values": 0})
+        cell["resolved"] += 1
+        cell["flowed"] += bool(carried)
+        # the code is among the values only if a read used it; cap at the h - 1 values that lead on
+        cell["values"] += min(len(carried), h - 1)
+    for h, cell in by_hops.items():
+        cell["hop_share"] = cell.pop("values") / (cell["resolved"] * (h - 1))
     return {
-        "resolved": len(resolved),
+        "resolved": counted,
         "flowed": flowed,
-        "share": flowed / len(resolved) if resolved else None,
+        "share": flowed / counted if counted else None,
+        "by_hops": dict(sorted(by_hops.items())),
     }
 
 
@@ -125,6 +157,106 @@ def episode_shape(trajectories: list[dict]) -> dict:
         "turns_mean": sum(t["num_turns"] for t in trajectories) / n if n else 0.0,
         "stop_reasons": dict(sorted(Counter(t["stop_reason"] for t in trajectories).items())),
     }
+
+
+# -----------------------------------------------------------------------------
+# the instance-level paired bootstrap (pure)
+
+
+def instance_means(trajectories: list[dict]) -> dict[str, float]:
+    """task id -> resolved share of its scored episodes (the k episodes of one instance count as one
+    observation: they share the instance, so they are not independent). Errored episodes (reward None) are
+    left out; an instance without a scored episode is absent."""
+    runs: dict[str, list[bool]] = {}
+    for t in trajectories:
+        if t["reward"] is not None:
+            runs.setdefault(t["task_id"], []).append(bool(t["resolved"]))
+    return {task: sum(v) / len(v) for task, v in sorted(runs.items())}
+
+
+def paired_bootstrap(
+    a: dict[str, float], b: dict[str, float], resamples: int = 10_000, seed: int = 0
+) -> dict:
+    """The percentile bootstrap of the paired difference b - a over instances (Efron & Tibshirani 1993, An
+    Introduction to the Bootstrap, ch. 13; paired: the instances are resampled with replacement and each
+    keeps both its values, so what the instances share cancels). a, b: instance -> per-instance mean over
+    its episodes (instance_means) for two policies on the same instances. Returns {"instances": n,
+    "a": mean of a, "b": mean of b, "diff": mean of b - a, "ci95": [2.5th, 97.5th percentile of the
+    resampled mean differences]}. Raises ValueError naming the instances only one policy has, or when there
+    is none."""
+    if set(a) != set(b):
+        only = sorted(set(a) ^ set(b))
+        raise ValueError(f"paired_bootstrap: instances scored for one policy only: {only[:5]}")
+    if not a:
+        raise ValueError("paired_bootstrap: no instance scored for either policy")
+    tasks = sorted(a)
+    diffs = [b[t] - a[t] for t in tasks]
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
+    lo = means[int(0.025 * (resamples - 1))]
+    hi = means[int(round(0.975 * (resamples - 1)))]
+    return {
+        "instances": n,
+        "a": sum(a[t] for t in tasks) / n,
+        "b": sum(b[t] for t in tasks) / n,
+        "diff": sum(diffs) / n,
+        "ci95": [lo, hi],
+    }
+
+
+def cell_of(task) -> str:
+    """A generated instance's (shape, hops) cell as a key: `pointer-h3`."""
+    return f"{task.meta['shape']}-h{task.meta['hops']}"
+
+
+def by_cell(trajectories: list[dict], cells: dict[str, str]) -> dict[str, dict]:
+    """Per (shape, hops) cell: {"instances", "resolved_rate"} with the rate the mean of the per-instance
+    means (instance_means). cells: task id -> cell_of. Raises KeyError naming a task id cells lacks."""
+    out: dict[str, list[float]] = {}
+    for task, mean in instance_means(trajectories).items():
+        if task not in cells:
+            raise KeyError(f"by_cell: no (shape, hops) cell for task {task}")
+        out.setdefault(cells[task], []).append(mean)
+    return {
+        c: {"instances": len(v), "resolved_rate": sum(v) / len(v)} for c, v in sorted(out.items())
+    }
+
+
+def paired_by_cell(
+    a: list[dict], b: list[dict], cells: dict[str, str], resamples: int, seed: int = 0
+) -> dict[str, dict]:
+    """paired_bootstrap of policy b over policy a (trajectories) overall ("all", which also lists the
+    "unpaired" instances scored for one policy only, left out) and within each (shape, hops) cell."""
+    ma, mb = instance_means(a), instance_means(b)
+    common = set(ma) & set(mb)
+    out = {"all": paired_bootstrap(*_keep(ma, mb, common), resamples, seed)}
+    # an instance scored for one policy only (its episodes errored) has no pair: counted, not hidden
+    out["all"]["unpaired"] = sorted(set(ma) ^ set(mb))
+    for cell in sorted({cells[t] for t in common}):
+        keep = {t for t in common if cells[t] == cell}
+        out[cell] = paired_bootstrap(*_keep(ma, mb, keep), resamples, seed)
+    return out
+
+
+def _keep(a: dict, b: dict, tasks: set) -> tuple[dict, dict]:
+    return {t: a[t] for t in tasks}, {t: b[t] for t in tasks}
+
+
+def held_out_shape_result(
+    cfg, trajectories: dict[str, list[dict]], cells: dict[str, str]
+) -> dict | None:
+    """Leave-one-shape-out: GRPO over the warm start (paired_bootstrap) on the instances of the shape
+    training never saw, apart from the rest; None without a held-out shape."""
+    if not cfg.held_out_shape:
+        return None
+    ours = {t for t, c in cells.items() if c.startswith(f"{cfg.held_out_shape}-h")}
+    warm, grpo = instance_means(trajectories["warm_start"]), instance_means(trajectories["grpo"])
+    common = ours & set(warm) & set(grpo)
+    if not common:
+        return {"shape": cfg.held_out_shape, "paired": None}
+    paired = paired_bootstrap(*_keep(warm, grpo, common), cfg.bootstrap_resamples)
+    return {"shape": cfg.held_out_shape, "paired": paired}
 
 
 # -----------------------------------------------------------------------------
@@ -266,6 +398,11 @@ def parse_args(argv: list[str]) -> tuple[settings.MultiTurnLearnConfig, list[str
     cfg = settings.parse_multiturn_learn_cli(argv[:cut], description=__doc__)
     family.check_shapes(tuple(cfg.shapes))
     family.parse_hops(cfg.hops)
+    if cfg.held_out_shape and (cfg.held_out_shape not in cfg.shapes or len(cfg.shapes) < 2):
+        raise configs.ConfigError(
+            f"held_out_shape = {cfg.held_out_shape!r}: must be one of shapes "
+            f"({' '.join(cfg.shapes)}), which must keep another shape to train on"
+        )
     return cfg, argv[cut + 1 :]
 
 
@@ -274,10 +411,16 @@ def generate(cfg: settings.MultiTurnLearnConfig, out: Path) -> tuple[list, list]
     returns (train tasks, held-out tasks). Raises ValueError (family.check_disjoint) when they share a
     generator seed, FileExistsError when a folder holds another instance."""
     hops = family.parse_hops(cfg.hops)
-    for split, n in (("train", cfg.train_instances), ("eval", cfg.eval_instances)):
-        family.generate_family(out / "tasks" / split, split, range(n), cfg.shapes, hops)
+    # leave-one-shape-out: training never sees the held-out shape; evaluation sees every shape
+    train_shapes = tuple(s for s in cfg.shapes if s != cfg.held_out_shape)
+    family.generate_family(
+        out / "tasks" / "train", "train", range(cfg.train_instances), train_shapes, hops
+    )
+    family.generate_family(
+        out / "tasks" / "eval", "eval", range(cfg.eval_instances), cfg.shapes, hops
+    )
     train_ids = [
-        family.instance_for_seed("train", s, cfg.shapes, hops).id
+        family.instance_for_seed("train", s, train_shapes, hops).id
         for s in range(cfg.train_instances)
     ]
     eval_ids = [
@@ -316,7 +459,7 @@ def warm_start_config(
             eval_tasks=str(out / "tasks" / "eval"),
             out_dir=str(out / "warm_start"),
             run_id=sandbox.RUN_ID,
-            progress=False,
+            progress=cfg.progress,
         )
     )
 
@@ -329,17 +472,20 @@ def evaluate_policy(
     k: int,
     max_turns: int,
     out: Path,
+    task_ids: tuple[str, ...] = (),
 ) -> list[dict]:
-    """evaluate.evaluate of one policy on every held-out instance (k episodes each, rollout.max_turns =
-    max_turns) with the preset's sections and cfg.seed; returns its trajectories (out/trajectories.jsonl)."""
+    """evaluate.evaluate of one policy on the held-out instances task_ids of eval_dir (k episodes each,
+    rollout.max_turns = max_turns) with the preset's sections and cfg.seed; returns its trajectories
+    (out/trajectories.jsonl)."""
     ecfg = configs.EvalConfig(
         policy=dataclasses.replace(train_cfg.policy, path=policy_path),
         tasks=str(eval_dir),
+        task_ids=task_ids,
         k=k,
         out_dir=str(out),
         seed=cfg.seed,
         run_id=sandbox.RUN_ID,
-        progress=False,
+        progress=cfg.progress,
         rollout=dataclasses.replace(train_cfg.rollout, max_turns=max_turns),
         sandbox=copy.deepcopy(train_cfg.sandbox),
         reward=train_cfg.reward,
@@ -391,13 +537,25 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     policies = {"warm_start": str(out / "warm_start" / "hf"), "grpo": str(out / "train" / "hf")}
     if cfg.base_k:
         policies = {"base": base_path, **policies}
+    # the capture regexes and cells before any evaluation: a task without them fails here, not after it
+    patterns = revealed_patterns(eval_tasks)
+    hops = {t.id: int(t.meta["hops"]) for t in eval_tasks}
+    cells = {t.id: cell_of(t) for t in eval_tasks}
+    eval_ids = tuple(t.id for t in eval_tasks)
     t0 = time.perf_counter()
     trajectories: dict[str, list[dict]] = {}
     results, shapes, control = {}, {}, {}
     for name, path in policies.items():
         k = cfg.base_k if name == "base" else cfg.k
         trajs = evaluate_policy(
-            cfg, train_cfg, path, eval_dir, k, train_cfg.rollout.max_turns, out / "eval" / name
+            cfg,
+            train_cfg,
+            path,
+            eval_dir,
+            k,
+            train_cfg.rollout.max_turns,
+            out / "eval" / name,
+            eval_ids,
         )
         trajectories[name] = trajs
         results[name] = policy_stats(trajs, cfg.bootstrap_resamples)
@@ -411,13 +569,17 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             cfg.control_k,
             1,
             out / "eval" / f"control_{name}",
+            eval_ids,
         )
         control[name] = policy_stats(trajs, cfg.bootstrap_resamples)
     seconds["evaluate"] = time.perf_counter() - t0
-    patterns = revealed_patterns(eval_tasks)
-    flow = flow_share(trajectories["grpo"], patterns)
-    flow_warm = flow_share(trajectories["warm_start"], patterns)
+    flow = flow_share(trajectories["grpo"], patterns, hops)
+    flow_warm = flow_share(trajectories["warm_start"], patterns, hops)
     shown, criteria, line = verdict(results, flow, control)
+    cell_results = {name: by_cell(trajs, cells) for name, trajs in trajectories.items()}
+    paired = paired_by_cell(
+        trajectories["warm_start"], trajectories["grpo"], cells, cfg.bootstrap_resamples
+    )
     metrics = out / "train" / "metrics.jsonl"
     seconds["total"] = time.perf_counter() - t_start
     learning = {
@@ -440,6 +602,9 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         "policies": policies,
         "warm_start": warm_record,
         "results": results,
+        "cells": cell_results,
+        "paired_grpo_minus_warm_start": paired,
+        "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},
         "control": control,
@@ -450,6 +615,12 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     (out / "learning.json").write_text(json.dumps(learning, indent=2))
     plot(learning, out / "learning.png")
     print(f"[learn] wrote {out / 'learning.json'} and {out / 'learning.png'}", flush=True)
+    both = paired["all"]
+    print(
+        f"[learn] paired over {both['instances']} held-out instances (instance-level bootstrap): GRPO - "
+        f"warm start = {both['diff']:+.3f} [{both['ci95'][0]:+.3f},{both['ci95'][1]:+.3f}]",
+        flush=True,
+    )
     print(line, flush=True)
     return learning
 

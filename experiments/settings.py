@@ -66,8 +66,11 @@ class MultiTurnLearnConfig:
     eval_instances: int = 64
     # the family's shapes (tasks/family.py SHAPES)
     shapes: tuple[str, ...] = ("pointer", "run", "config")
-    # hops per instance, LO-HI or N (1-4; an instance takes hops + 2 turns with the write and DONE)
+    # hops per instance, LO-HI or N (1-8; an instance takes hops + 2 turns with the write and DONE)
     hops: str = "1-2"
+    # leave-one-shape-out: this shape (one of shapes) is held out of training and the demonstrations; the
+    # held-out instances keep every shape, and learning.json reports this one apart ('' = none)
+    held_out_shape: str = ""
     # train instances the oracle acts out for the warm start (the first ones; <= train_instances)
     demonstrations: int = 24
     # warm start: passes over the demonstrations (light on purpose: it leaves GRPO room to improve)
@@ -89,6 +92,8 @@ class MultiTurnLearnConfig:
     seed: int = 777
     # percentile bootstrap of the mean reward's 95% interval
     bootstrap_resamples: int = 10_000
+    # progress bars on stderr (tqdm) during the warm start's demonstrations and SFT, and the evaluations
+    progress: bool = True
 
 
 MULTITURN_LEARN_RULES: list[Rule] = [

@@ -5,6 +5,7 @@ import asyncio
 import base64
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -15,24 +16,37 @@ import pytest
 import sandbox
 from agent.actions import ToolCall
 from agent.tools import run_tool
+from configs import PRESETS, ConfigError
 from reward import verify
 from sandboxing import images
-from tasks import TaskError, load_tasks
+from tasks import TaskError, load_tasks, shortcuts
 from tasks.__main__ import family as family_cli
 from tasks.__main__ import main as tasks_main
 from tasks.checks import read_oracle_turns
 from tasks.family import (
     ANSWER,
+    DECOYS,
+    LAYOUTS,
+    MARKS,
+    SHAPES,
+    SPLIT_SEEDS,
+    SPLITS,
+    STALE,
+    VALID,
+    WORDINGS,
     check_disjoint,
     generate_family,
     instance_for_seed,
     make_instance,
+    parse_hops,
+    record_regex,
     render,
     write_instance,
 )
 from tasks.validate import validate_tasks
 
 ROOT = Path(__file__).resolve().parent.parent
+PRESET = PRESETS["cpu-learn-multiturn"]
 
 
 def revealed_code(inst) -> str:
@@ -40,8 +54,8 @@ def revealed_code(inst) -> str:
     for text, _ in inst.files.values():
         if inst.code in text:
             return inst.code
-        match = re.search(r'echo "code: \$\(echo (\S+) \| base64 -d\)"', text)
-        if match and base64.b64decode(match.group(1)).decode() == inst.code:
+        match = re.search(r"echo (\S+) \| base64 -d", text)
+        if match and inst.code in base64.b64decode(match.group(1)).decode():
             return inst.code
     return ""
 
@@ -62,8 +76,8 @@ def test_the_same_seed_gives_the_same_instance_byte_for_byte(tmp_path):
     first = make_instance("train", 9, "pointer", 4)
     assert (first.id, first.code, first.steps[0]["command"]) == (
         "mt-train-9-pointer-h4",
-        "copper-4049",
-        "cat /app/olive/grape/amber.txt",
+        "puffin-1670",
+        "cat /app/satin/brook/kernel/lizard-dahlia.txt",
     )
     assert render(make_instance("train", 9, "pointer", 4)) == render(first)
     generate_family(tmp_path / "a", "train", range(0, 12))
@@ -147,6 +161,98 @@ def test_train_and_eval_instances_come_from_disjoint_generator_seeds(tmp_path):
     )
 
 
+def test_train_validation_and_eval_draw_from_disjoint_generator_seeds():
+    seeds = {
+        split: {make_instance(split, s, "pointer", 1).rng_seed for s in (0, 1, SPLIT_SEEDS - 1)}
+        for split in SPLITS
+    }
+    assert seeds == {
+        "train": {0, 1, 999_999},
+        "eval": {1_000_000, 1_000_001, 1_999_999},
+        "validation": {2_000_000, 2_000_001, 2_999_999},
+    }
+    assert seeds["train"].isdisjoint(seeds["eval"] | seeds["validation"])
+    assert seeds["eval"].isdisjoint(seeds["validation"])
+    with pytest.raises(ConfigError, match=r"^seed = 1000000: must be in 0\.\.999999$"):
+        make_instance("validation", SPLIT_SEEDS, "pointer", 1)
+
+
+@pytest.mark.parametrize(
+    "first, again, line",
+    [
+        ((range(0, 6), "1-8"), (range(0, 8), "1-8"), "seeds = [0, 6], asked [0, 8]"),
+        ((range(0, 6), "1-2"), (range(0, 6), "1-4"), "hops = [1, 2], asked [1, 4]"),
+    ],
+)
+def test_a_folder_written_for_another_experiment_is_refused(tmp_path, first, again, line):
+    generate_family(tmp_path, "train", first[0], hops=parse_hops(first[1]))
+    before = folder_files(tmp_path)
+    with pytest.raises(FileExistsError) as info:
+        generate_family(tmp_path, "train", again[0], hops=parse_hops(again[1]))
+    assert str(info.value) == (
+        f"{tmp_path} was written for another experiment ({line}); remove it or write into another "
+        "folder"
+    )
+    assert folder_files(tmp_path) == before
+    # the same settings again: a rerun, nothing changes
+    generate_family(tmp_path, "train", first[0], hops=parse_hops(first[1]))
+    assert folder_files(tmp_path) == before
+
+
+def test_a_folder_of_files_without_a_manifest_is_refused(tmp_path):
+    (tmp_path / "mt-train-0-pointer-h1").mkdir()
+    with pytest.raises(FileExistsError) as info:
+        generate_family(tmp_path, "train", range(0, 2))
+    assert str(info.value) == (
+        f"{tmp_path} holds files but no family.json: it was not written for this experiment; remove "
+        "it or write into another folder"
+    )
+
+
+@pytest.mark.parametrize("layout", range(len(LAYOUTS)))
+def test_a_record_regex_finds_the_record_in_force_and_never_the_command_line(layout):
+    rx = record_regex(layout, "next", "in use", r"(/app/\S+\.txt)")
+    line = LAYOUTS[layout].format(label="next", value="/app/a/b.txt", mark="in use")
+    stale = LAYOUTS[layout].format(label="next", value="/app/a/c.txt", mark="revoked")
+    observation = f"$ grep '{line}' /app/a/x.txt\n{stale}\n{line}\n"
+    assert [m.group(1) for m in re.finditer(rx, observation)] == ["/app/a/b.txt"]
+
+
+def test_every_read_shows_one_record_in_force_among_stale_decoys():
+    for seed in range(0, 24, 3):  # the pointer instances of hops 1-8
+        inst = instance_for_seed("eval", seed)
+        target = inst.steps[0]["command"].removeprefix("cat ")
+        for step in inst.steps[:-1]:
+            ((rx,),) = [tuple(step["capture"].values())]
+            assert sum(re.escape(mark) in rx for mark in VALID) == 1, rx
+            text = inst.files[target][0]
+            assert len(re.findall(rx, text)) == 1
+            assert sum(mark in text for mark in STALE) == DECOYS
+            target = re.search(rx, text).group(1)
+        assert target == inst.code
+
+
+def test_each_shape_is_worded_several_ways_and_every_wording_names_the_start():
+    instances = [instance_for_seed("eval", s) for s in range(48)]
+    for shape in SHAPES:
+        of_shape = [inst for inst in instances if inst.shape == shape]
+        used = {
+            WORDINGS[shape].index(w)
+            for inst in of_shape
+            for w in WORDINGS[shape]
+            if w.format(**_fields(inst), marks=MARKS, answer=ANSWER) == inst.instruction
+        }
+        assert used == {0, 1, 2}, shape
+        for inst in of_shape:
+            assert _fields(inst)["start"] in inst.instruction and ANSWER in inst.instruction
+
+
+def _fields(inst) -> dict:
+    first = inst.steps[0]["command"]
+    start = first.split(" ")[2] if inst.shape == "config" else first.split(" ", 1)[1]
+    return {"start": start, "area": "/app/" + first.split("/app/")[1].split("/")[0].split(" ")[0]}
+
+
 def test_the_loader_reads_an_instance_with_its_oracle_turns(tmp_path):
     inst = make_instance("train", 10, "run", 4)
     write_instance(inst, tmp_path)
@@ -160,17 +266,17 @@ def test_the_loader_reads_an_instance_with_its_oracle_turns(tmp_path):
     )
     assert task.oracle_turns == tmp_path / inst.id / "oracle_turns.json"
     steps = read_oracle_turns(task.id, task.oracle_turns)
+    # layout 2 (`LABEL = VALUE  # MARK`), each read's record in force marked by its own word
+    next_rx = r"(?m)^next\ =\ (/app/\S+\.sh [0-9]{4})\ \ \#\ "
+    code_rx = r"(?m)^code\ =\ ([a-z]+-[0-9]{4})\ \ \#\ "
     assert steps == [
-        {"command": "ls /app/raven/osprey", "capture": {"program1": r"(?m)^(\w+\.sh)$"}},
         {
-            "command": "bash /app/raven/osprey/{program1}",
-            "capture": {"folder2": r"(?m)^next: (\S+)$"},
+            "command": "bash /app/banjo/apple/hazel_storm.sh 3625",
+            "capture": {"program2": next_rx + "valid$"},
         },
-        {"command": "ls {folder2}", "capture": {"program2": r"(?m)^(\w+\.sh)$"}},
-        {
-            "command": "bash {folder2}/{program2}",
-            "capture": {"code": r"(?m)^code: ([a-z]+-[0-9]{4})$"},
-        },
+        {"command": "bash {program2}", "capture": {"program3": next_rx + "valid$"}},
+        {"command": "bash {program3}", "capture": {"program4": next_rx + "current$"}},
+        {"command": "bash {program4}", "capture": {"code": code_rx + "current$"}},
         {"command": f"echo {{code}} > {ANSWER}", "capture": {}},
     ]
     # a folder without the file loads as before
@@ -232,13 +338,16 @@ def test_a_malformed_oracle_turns_file_is_refused_naming_the_step(tmp_path, step
         ),
         (
             {"seeds": "0:4", "hops": "0-5"},
-            "error: hops = '0-5': must be LO-HI or one number N, with 1 <= LO <= HI <= 4",
+            "error: hops = '0-5': must be LO-HI or one number N, with 1 <= LO <= HI <= 8",
         ),
         (
             {"seeds": "0:4", "shapes": ("pointer", "maze")},
             "error: shapes = 'pointer maze': must be distinct names among pointer, run, config",
         ),
-        ({"seeds": "0:4", "split": "test"}, "error: split = 'test': must be one of train, eval"),
+        (
+            {"seeds": "0:4", "split": "test"},
+            "error: split = 'test': must be one of train, validation, eval",
+        ),
         (
             {"seeds": "0:10001"},
             "error: seeds = '0:10001': 10001 instances, more than 10000 in one call (each is a task "
@@ -264,6 +373,7 @@ def test_the_family_command_writes_instances_and_refuses_to_overwrite_another(
         f"6 train instance(s) (seeds 0:6) in {tmp_path}: 2 config h2, 1 config h3, 2 run h2, 1 run h3\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "family.json",
         "mt-train-0-run-h2",
         "mt-train-1-config-h2",
         "mt-train-2-run-h3",
@@ -368,16 +478,23 @@ def test_generated_instances_validate_with_their_solution_sh(built):
 
 
 def test_a_hand_edited_later_folder_is_refused_before_any_folder_is_written(tmp_path, capsys):
-    assert family_cli(out=str(tmp_path), seeds="3") == 0
-    later = next(tmp_path.iterdir())
+    assert family_cli(out=str(tmp_path), seeds="0:6") == 0
+    later = tmp_path / "mt-train-3-pointer-h2"
     (later / "task.toml").write_text("changed\n")
+    for seed, name in enumerate(("pointer", "run", "config")):
+        shutil.rmtree(tmp_path / f"mt-train-{seed}-{name}-h1")
     capsys.readouterr()
     assert family_cli(out=str(tmp_path), seeds="0:6") == 2
     assert capsys.readouterr().out == (
         f"error: {later} exists and differs from instance {later.name}; remove it to generate it again\n"
     )
-    # seeds 0, 1 and 2 come before it: none of them was written
-    assert [p.name for p in tmp_path.iterdir()] == [later.name]
+    # seeds 0, 1 and 2 come before it: none of them was written again
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "family.json",
+        "mt-train-3-pointer-h2",
+        "mt-train-4-run-h2",
+        "mt-train-5-config-h2",
+    ]
 
 
 def test_an_out_that_is_a_file_or_unwritable_gets_one_line_naming_out(tmp_path, capsys):
@@ -391,3 +508,97 @@ def test_an_out_that_is_a_file_or_unwritable_gets_one_line_naming_out(tmp_path, 
     out = capsys.readouterr().out
     assert out.startswith(f"error: --out {tmp_path / 'file' / 'sub'}: cannot write ")
     assert out.endswith(": Not a directory\n") and out.count("\n") == 1
+
+
+# ---------------------------------------------------------------- the shortcut suite in real containers
+
+# Eval instances spread over the cells: each shape at four hop counts, hops 1-8 each once or twice.
+SUITE_SEEDS = range(0, 24, 2)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from hf.weights import resolve_model_dir
+
+    return AutoTokenizer.from_pretrained(resolve_model_dir(PRESET.policy.path))
+
+
+def suite(instances: list, root: Path, tokenizer) -> list[shortcuts.SuiteResult]:
+    """shortcuts.run_suite on each instance (two at a time), its image built and removed, the oracle
+    scored by the hidden tests."""
+
+    async def one(inst):
+        write_instance(inst, root)
+        (task,) = load_tasks(root / inst.id)
+        tag = await asyncio.to_thread(images.build_image, task)
+        try:
+            async with await sandbox.start_sandbox(
+                task, tag, sandbox.Limits().for_task(task)
+            ) as sb:
+                result = await shortcuts.run_suite(
+                    task, sb, tokenizer, inst.code, PRESET.sandbox.output_limit_bytes
+                )
+                report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+                result.oracle_score = verify(report, task.weights).score
+        finally:
+            subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+        return result
+
+    async def all_of():
+        gate = asyncio.Semaphore(2)
+
+        async def gated(inst):
+            async with gate:
+                return await one(inst)
+
+        return await asyncio.gather(*(gated(inst) for inst in instances))
+
+    return asyncio.run(all_of())
+
+
+def admissible_rates(results: list) -> dict[str, float]:
+    """Shortcut -> share resolved, for the shortcuts that fit one turn of the preset on every instance."""
+    cap = PRESET.rollout.max_tokens_per_turn
+    rates = shortcuts.rates(results)
+    return {
+        name: rates[name]
+        for name in results[0].resolved
+        if max(r.tokens[name] for r in results) <= cap
+    }
+
+
+@pytest.mark.docker
+def test_no_shortcut_within_the_presets_caps_resolves_more_than_5_percent_and_the_oracle_all(
+    tmp_path, tokenizer
+):
+    start = time.monotonic()
+    instances = [instance_for_seed("eval", s) for s in SUITE_SEEDS]
+    results = suite(instances, tmp_path, tokenizer)
+    rates = shortcuts.rates(results)
+    admissible = admissible_rates(results)
+    print(f"shortcut suite on {len(results)} eval instances in {time.monotonic() - start:.0f} s")
+    for name in results[0].resolved:
+        tokens = max(r.tokens[name] for r in results)
+        print(f"  {name}: {rates[name]:.1%} resolved, up to {tokens} tokens")
+    assert [r.oracle_score for r in results] == [1.0] * len(instances)
+    # every dump fits a turn; none resolves an instance
+    assert set(shortcuts.DUMPS) <= set(admissible)
+    assert {name: rate for name, rate in admissible.items() if rate > shortcuts.SHORTCUT_MAX} == {}
+    # the one-command solvers need more than a turn's 48 tokens, so the preset's policy cannot issue them;
+    # run all the same, they resolve what a longer turn could (printed above: the mark-aware loop and the
+    # 1-turn shape oracle reach 1-hop instances of their layout)
+    assert set(shortcuts.SOLVERS).isdisjoint(admissible)
+
+
+@pytest.mark.docker
+def test_the_suite_catches_a_tree_small_enough_to_dump(tmp_path, tokenizer):
+    # the check made to fail: three 2-hop instances with 3 other files or keys each instead of hundreds
+    instances = [make_instance("eval", s, shape, 2, fillers=3) for s, shape in enumerate(SHAPES)]
+    results = suite(instances, tmp_path, tokenizer)
+    assert [r.oracle_score for r in results] == [1.0, 1.0, 1.0]
+    # pointer and config print their records in a dump; run's programs keep theirs in base64
+    assert [r.resolved["grep-r"] for r in results] == [True, False, True]
+    assert admissible_rates(results)["grep-r"] == pytest.approx(2 / 3)
+    assert admissible_rates(results)["grep-r"] > shortcuts.SHORTCUT_MAX

@@ -15,8 +15,9 @@ from experiments.learn_single import policy_stats
 from tasks import family
 
 ROOT = Path(__file__).resolve().parent.parent
-NEXT = family.NEXT_RX
-CODE = family.CODE_RX
+# capture regexes of the shape oracle_turns.json uses (tasks/family.record_regex), in their simplest layout
+NEXT = r"(?m)^next: (\S+)$"
+CODE = rf"(?m)^code: ({family.CODE})$"
 
 
 def conversation(*turns: tuple[str, str]) -> list[dict]:
@@ -51,8 +52,19 @@ def test_a_value_an_observation_revealed_and_a_later_command_used_is_flow():
         ("echo lynx-4821 > /app/answer.txt", "exit code: 0"),
     )
     assert learn.carries_flow(messages, [NEXT, CODE]) is True
+    assert learn.carried_values(messages, [NEXT, CODE]) == {"/app/a/c/second.txt"}
     # only the first hop carried forward: still flow
     assert learn.carries_flow(messages[:5], [NEXT, CODE]) is True
+
+
+def test_writing_the_code_read_last_is_no_flow():
+    # a 1-hop episode: the code read, then written; the final write carries no hop
+    messages = conversation(
+        ("cat /app/a/b/first.txt", "$ cat /app/a/b/first.txt\nexit code: 0\ncode: lynx-4821\n"),
+        ("echo lynx-4821 > /app/answer.txt", "exit code: 0"),
+    )
+    assert learn.carried_values(messages, [NEXT, CODE]) == set()
+    assert learn.carries_flow(messages, [NEXT, CODE]) is False
 
 
 def test_a_guessed_value_or_one_the_instruction_gave_is_no_flow():
@@ -76,7 +88,8 @@ def test_a_guessed_value_or_one_the_instruction_gave_is_no_flow():
 
 def test_flow_share_counts_resolved_scored_episodes_only():
     flowed = conversation(
-        ("cat /app/a/b/first.txt", "exit code: 0\ncode: lynx-4821\n"),
+        ("cat /app/a/b/first.txt", "exit code: 0\nnext: /app/a/c/second.txt\n"),
+        ("cat /app/a/c/second.txt", "exit code: 0\ncode: lynx-4821\n"),
         ("echo lynx-4821 > /app/answer.txt", "exit code: 0"),
     )
     guessed = conversation(("echo lynx-4821 > /app/answer.txt", "exit code: 0"))
@@ -87,18 +100,82 @@ def test_flow_share_counts_resolved_scored_episodes_only():
         {"task_id": "t", "reward": 0.0, "resolved": False, "messages": flowed},
         {"task_id": "t", "reward": None, "resolved": False, "messages": flowed},
     ]
-    assert learn.flow_share(trajectories, {"t": [CODE]}) == {
+    patterns = {"t": [NEXT, CODE]}
+    assert learn.flow_share(trajectories, patterns, {"t": 2}) == {
         "resolved": 3,
         "flowed": 2,
         "share": 2 / 3,
+        "by_hops": {2: {"resolved": 3, "flowed": 2, "hop_share": 2 / 3}},
     }
-    assert learn.flow_share(trajectories[3:], {"t": [CODE]}) == {
+    assert learn.flow_share(trajectories[3:], patterns, {"t": 2}) == {
         "resolved": 0,
         "flowed": 0,
         "share": None,
+        "by_hops": {},
     }
-    with pytest.raises(KeyError, match="no capture regexes for task t"):
-        learn.flow_share(trajectories, {})
+    # 1-hop instances have no value to carry but the code: left out
+    assert learn.flow_share(trajectories, patterns, {"t": 1})["resolved"] == 0
+    with pytest.raises(KeyError, match="no capture regexes or hops for task t"):
+        learn.flow_share(trajectories, {}, {"t": 2})
+    with pytest.raises(KeyError, match="no capture regexes or hops for task t"):
+        learn.flow_share(trajectories, patterns, {})
+
+
+# -----------------------------------------------------------------------------
+# the instance-level paired bootstrap
+
+
+def episodes(task: str, *resolved: bool) -> list[dict]:
+    return [{"task_id": task, "reward": float(r), "resolved": r} for r in resolved]
+
+
+def test_instance_means_average_each_instances_scored_episodes():
+    trajs = episodes("a", True, False, True, True) + episodes("b", False, False)
+    trajs.append({"task_id": "b", "reward": None, "resolved": False})  # errored: left out
+    assert learn.instance_means(trajs) == {"a": 0.75, "b": 0.0}
+
+
+def test_a_constant_paired_difference_has_a_zero_width_interval():
+    a = {"x": 0.25, "y": 0.5, "z": 0.0}
+    b = {"x": 0.75, "y": 1.0, "z": 0.5}
+    out = learn.paired_bootstrap(a, b, resamples=500)
+    assert out == {"instances": 3, "a": 0.25, "b": 0.75, "diff": 0.5, "ci95": [0.5, 0.5]}
+
+
+def test_two_instances_differing_by_0_and_1_give_the_interval_0_to_1():
+    # resampled means are 0, 1/2, 1 with chances 1/4, 1/2, 1/4: the 2.5th and 97.5th percentiles are 0 and 1
+    out = learn.paired_bootstrap({"x": 0.0, "y": 0.0}, {"x": 0.0, "y": 1.0}, resamples=4000)
+    assert (out["diff"], out["ci95"]) == (0.5, [0.0, 1.0])
+
+
+def test_the_pairing_cancels_what_instances_share():
+    # instance difficulty varies widely, the gain is 0.25 on every instance: paired, the interval is exact
+    a = {f"t{i}": i / 10 for i in range(8)}
+    b = {t: v + 0.25 for t, v in a.items()}
+    assert learn.paired_bootstrap(a, b, resamples=1000)["ci95"] == [0.25, 0.25]
+
+
+def test_instances_scored_for_one_policy_only_are_refused():
+    with pytest.raises(ValueError, match=r"instances scored for one policy only: \['y'\]"):
+        learn.paired_bootstrap({"x": 0.0, "y": 1.0}, {"x": 1.0}, resamples=10)
+    with pytest.raises(ValueError, match="no instance scored"):
+        learn.paired_bootstrap({}, {}, resamples=10)
+
+
+def test_results_per_cell_and_paired_per_cell():
+    cells = {"p1": "pointer-h1", "p2": "pointer-h1", "r3": "run-h3"}
+    warm = episodes("p1", False, False) + episodes("p2", True, False) + episodes("r3", False, False)
+    grpo = episodes("p1", True, True) + episodes("p2", True, True) + episodes("r3", False, True)
+    assert learn.by_cell(grpo, cells) == {
+        "pointer-h1": {"instances": 2, "resolved_rate": 1.0},
+        "run-h3": {"instances": 1, "resolved_rate": 0.5},
+    }
+    paired = learn.paired_by_cell(warm, grpo, cells, resamples=200)
+    assert paired["run-h3"] == {"instances": 1, "a": 0.0, "b": 0.5, "diff": 0.5, "ci95": [0.5, 0.5]}
+    assert paired["pointer-h1"]["diff"] == 0.75
+    assert (paired["all"]["instances"], paired["all"]["unpaired"]) == (3, [])
+    with pytest.raises(KeyError, match="no \\(shape, hops\\) cell for task r3"):
+        learn.by_cell(grpo, {"p1": "pointer-h1", "p2": "pointer-h1"})
 
 
 # -----------------------------------------------------------------------------
@@ -198,7 +275,17 @@ def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_the
     with pytest.raises(ValueError, match="held_out shares 1 generator seed"):
         family.check_disjoint(train, [*held_out, train[0]])
     patterns = learn.revealed_patterns(train[:1])
-    assert patterns == {"mt-train-0-pointer-h1": [CODE]}
+    ((code_rx,),) = [
+        tuple(s["capture"].values())
+        for s in family.make_instance("train", 0, "pointer", 1).steps[:1]
+    ]
+    assert patterns == {"mt-train-0-pointer-h1": [code_rx]}
+    # a rerun asking for other counts is refused: the folder was written for another experiment
+    bigger, _ = learn.parse_args(
+        ["--train-instances", "8", "--eval-instances", "4", "--demonstrations", "2"]
+    )
+    with pytest.raises(FileExistsError, match="seeds = \\[0, 6\\], asked \\[0, 8\\]"):
+        learn.generate(bigger, tmp_path)
 
 
 def test_step_timings_average_the_metrics_records(tmp_path):
@@ -328,3 +415,42 @@ def test_the_figure_draws_a_policy_that_resolved_nothing(tmp_path):
     }
     png = learn.plot(learning, tmp_path / "learning.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("flags, shown", [([], True), (["--no-progress"], False)])
+def test_the_warm_start_shows_its_progress_unless_asked_not_to(tmp_path, flags, shown):
+    cfg, _ = learn.parse_args(["--out-dir", str(tmp_path), *flags])
+    train_cfg = configs.parse_cli(["--preset", cfg.preset], check_paths=False)
+    for split in ("train", "eval"):
+        (tmp_path / "tasks" / split).mkdir(parents=True)
+    warm = learn.warm_start_config(cfg, train_cfg, ["mt-train-0-pointer-h1"], tmp_path)
+    assert warm.progress is shown
+
+
+def test_leave_one_shape_out_trains_without_the_shape_and_evaluates_it(tmp_path):
+    cfg, _ = learn.parse_args(
+        ["--train-instances", "4", "--eval-instances", "3", "--demonstrations", "2"]
+        + ["--held-out-shape", "run"]
+    )
+    train, held_out = learn.generate(cfg, tmp_path)
+    assert [t.id for t in train] == [
+        "mt-train-0-pointer-h1",
+        "mt-train-1-config-h1",
+        "mt-train-2-pointer-h2",
+        "mt-train-3-config-h2",
+    ]
+    assert [t.meta["shape"] for t in held_out] == ["pointer", "run", "config"]
+    cells = {t.id: learn.cell_of(t) for t in held_out}
+    trajectories = {
+        "warm_start": [e for t in held_out for e in episodes(t.id, False, False)],
+        "grpo": [e for t in held_out for e in episodes(t.id, t.meta["shape"] == "run", False)],
+    }
+    result = learn.held_out_shape_result(cfg, trajectories, cells)
+    assert result == {
+        "shape": "run",
+        "paired": {"instances": 1, "a": 0.0, "b": 0.5, "diff": 0.5, "ci95": [0.5, 0.5]},
+    }
+    with pytest.raises(
+        configs.ConfigError, match=r"^held_out_shape = 'maze': must be one of shapes"
+    ):
+        learn.parse_args(["--held-out-shape", "maze"])
