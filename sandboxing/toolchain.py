@@ -468,7 +468,7 @@ def _probe_and_fill(api, image: str, config: dict, limits, labels: dict[str, str
     if found is None:
         name = _fill(api, image, config["Id"], p, limits, labels)
     else:
-        _check(api, config["Id"], name, found)
+        _check(api, config["Id"], name, found, labels)
     _touch(engine, name, image=config["Id"])
     cfg = config.get("Config") or {}
     return Toolchain(
@@ -514,13 +514,13 @@ def _fill(api, image: str, image_id: str, p: dict, limits, labels: dict[str, str
         LEDGER.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=LEDGER.parent, prefix="toolchain-") as spool:
             digest, size = _read_copy(
-                api, image_id, staging, spool, f"image {image!r}, its copy in volume {staging}"
+                api, image_id, staging, spool, f"image {image!r}, its copy in volume {staging}", own
             )
             name = _named(digest)
             with _fill_lock, _lock_file("fill"):
                 found = _present(api, name)
                 if found is not None:  # another image's copy, the same files: shared
-                    _check(api, image_id, name, found)
+                    _check(api, image_id, name, found, own)
                     return name
                 evict(api, size, keep=name)
                 api.create_volume(
@@ -539,6 +539,7 @@ def _fill(api, image: str, image_id: str, p: dict, limits, labels: dict[str, str
                         name,
                         False,
                         lambda cid: api.put_archive(cid, TOOLCHAIN, spool),
+                        own,
                     )
                 except BaseException:
                     with contextlib.suppress(docker.errors.APIError):
@@ -552,14 +553,16 @@ def _fill(api, image: str, image_id: str, p: dict, limits, labels: dict[str, str
             api.remove_volume(staging, force=True)
 
 
-def _with_volume(api, image_id: str, volume: str, read_only: bool, call):
+def _with_volume(api, image_id: str, volume: str, read_only: bool, call, labels: dict[str, str]):
     """call(container id) on a created, never started container of the image with `volume` at
-    TOOLCHAIN: the engine's archive calls reach the volume while no program runs."""
+    TOOLCHAIN: the engine's archive calls reach the volume while no program runs. The container carries
+    `labels` (the run's, with its owner): a process killed mid-call leaves it for reap, which would
+    otherwise find the staging volume held by a container it cannot attribute."""
     cid = api.create_container(
         image_id,
         entrypoint=[],
         command=["true"],
-        labels={"termrl": "1"},
+        labels={**labels, "termrl": "1"},
         host_config=api.create_host_config(
             network_mode="none",
             mounts=[
@@ -575,7 +578,7 @@ def _with_volume(api, image_id: str, volume: str, read_only: bool, call):
         api.remove_container(cid, force=True)
 
 
-def _check(api, image_id: str, name: str, found: dict) -> None:
+def _check(api, image_id: str, name: str, found: dict, labels: dict[str, str]) -> None:
     """Check the volume's contents against the digest its label and name carry (once per process and
     volume; `_intact` after). A mismatch is a poisoned copy: the volume is removed and never used.
 
@@ -587,7 +590,7 @@ def _check(api, image_id: str, name: str, found: dict) -> None:
         return
     want = found["Labels"]["termrl.toolchain"]
     try:
-        got, _ = _read_copy(api, image_id, name, None, f"toolchain volume {name}")
+        got, _ = _read_copy(api, image_id, name, None, f"toolchain volume {name}", labels)
     except VerifyError:
         got = None
     if got != want or _named(want) != name:
@@ -624,7 +627,9 @@ class _Chunks(io.RawIOBase):
         return n
 
 
-def _read_copy(api, image_id: str, volume: str, spool, what: str) -> tuple[str, int]:
+def _read_copy(
+    api, image_id: str, volume: str, spool, what: str, labels: dict[str, str]
+) -> tuple[str, int]:
     """(sha256 hex, bytes of regular files) of the copy at ROOT in `volume`, read through the engine's
     archive call (no program of the image runs), the tar written to `spool` when given. The digest covers
     every entry's path, type, permission bits, size, link target and content (never mtimes or owners).
@@ -689,7 +694,7 @@ def _read_copy(api, image_id: str, volume: str, spool, what: str) -> tuple[str, 
                     f"{m.name}\0{m.type.decode()}\0{m.mode & 0o7777:o}\0{m.size}\0{m.linkname}\0{digest}\n"
                 )
 
-    _with_volume(api, image_id, volume, True, read)
+    _with_volume(api, image_id, volume, True, read, labels)
     if f"{top}/etc/nsswitch.conf" not in files:
         refuse("etc/nsswitch.conf is not a regular file")
     h = hashlib.sha256(_DIGEST_VERSION)

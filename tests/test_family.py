@@ -3,6 +3,7 @@ train/eval split, the CLI; and (real Docker) each shape's oracle acted out step 
 
 import asyncio
 import base64
+import importlib.util
 import json
 import re
 import shutil
@@ -512,8 +513,10 @@ def test_an_out_that_is_a_file_or_unwritable_gets_one_line_naming_out(tmp_path, 
 
 # ---------------------------------------------------------------- the shortcut suite in real containers
 
-# Eval instances spread over the cells: each shape at four hop counts, hops 1-8 each once or twice.
-SUITE_SEEDS = range(0, 24, 2)
+# Eval instances spread over the cells: each shape at two hop counts (pointer 1 and 5, run 2 and 6,
+# config 3 and 7); one resolve among six is 17%, over the 5% bar. The whole eval split's figures come
+# from bench/bench_family.py (BENCHMARKS.md), which a test here would take minutes to repeat.
+SUITE_SEEDS = range(0, 24, 4)
 
 
 @pytest.fixture(scope="module")
@@ -525,48 +528,18 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(resolve_model_dir(PRESET.policy.path))
 
 
-def suite(instances: list, root: Path, tokenizer) -> list[shortcuts.SuiteResult]:
-    """shortcuts.run_suite on each instance (two at a time), its image built and removed, the oracle
-    scored by the hidden tests."""
-
-    async def one(inst):
-        write_instance(inst, root)
-        (task,) = load_tasks(root / inst.id)
-        tag = await asyncio.to_thread(images.build_image, task)
-        try:
-            async with await sandbox.start_sandbox(
-                task, tag, sandbox.Limits().for_task(task)
-            ) as sb:
-                result = await shortcuts.run_suite(
-                    task, sb, tokenizer, inst.code, PRESET.sandbox.output_limit_bytes
-                )
-                report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
-                result.oracle_score = verify(report, task.weights).score
-        finally:
-            subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
-        return result
-
-    async def all_of():
-        gate = asyncio.Semaphore(2)
-
-        async def gated(inst):
-            async with gate:
-                return await one(inst)
-
-        return await asyncio.gather(*(gated(inst) for inst in instances))
-
-    return asyncio.run(all_of())
+def _suite_script():
+    """scripts/shortcut_suite.py, imported (scripts/ is no package): its `suite` and `admissible_rates`."""
+    spec = importlib.util.spec_from_file_location(
+        "shortcut_suite", Path(__file__).resolve().parent.parent / "scripts" / "shortcut_suite.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def admissible_rates(results: list) -> dict[str, float]:
-    """Shortcut -> share resolved, for the shortcuts that fit one turn of the preset on every instance."""
-    cap = PRESET.rollout.max_tokens_per_turn
-    rates = shortcuts.rates(results)
-    return {
-        name: rates[name]
-        for name in results[0].resolved
-        if max(r.tokens[name] for r in results) <= cap
-    }
+SUITE = _suite_script()
+suite, admissible_rates = SUITE.suite, SUITE.admissible_rates
 
 
 @pytest.mark.docker

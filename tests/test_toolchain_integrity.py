@@ -243,3 +243,47 @@ def test_the_size_a_task_image_reports_is_not_what_the_cache_counts(
         str(ledger[toolchain._engine(client)][tc.volume]["bytes"])
         == labels["termrl.toolchain.bytes"]
     )
+
+
+# A process killed (kill -9) while it reads a copy back: what it held must be reap's to remove. The
+# read container once carried only termrl=1, so reap could not tell whose it was: it stayed, and the
+# staging volume it held made every later reap warn that it could not remove it.
+KILLED_READER = """
+import sys, time
+import docker
+from sandboxing import reaping, toolchain
+api = docker.APIClient()
+labels = reaping.labels(reaping.RUN_ID)
+api.create_volume(sys.argv[2], labels=labels)
+def hold(cid):
+    print(cid, flush=True)
+    time.sleep(600)
+toolchain._with_volume(api, sys.argv[1], sys.argv[2], True, hold, labels)
+"""
+
+
+@pytest.mark.docker
+def test_what_a_reader_killed_mid_read_leaves_is_removed_by_reap(docker_client):
+    import secrets
+    import subprocess
+    import sys
+
+    volume = f"termrl-toolchain-staging-{secrets.token_hex(8)}"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_READER, images.BASE_IMAGE, volume],
+        cwd=Path(__file__).resolve().parent.parent,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        cid = proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+    api = docker_client.api
+    assert cid, "the reader printed its container id"
+    assert api.inspect_container(cid)["Config"]["Labels"]["termrl.owner"].endswith(f":{proc.pid}")
+    # unfiltered reap: what an owner process on this host that is gone left
+    sandbox.reap()
+    assert api.containers(all=True, filters={"id": cid}) == []
+    assert api.volumes(filters={"name": volume}).get("Volumes") in (None, [])
