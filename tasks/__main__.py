@@ -7,8 +7,8 @@
   python -m tasks export-harbor OUT_DIR [--tasks data/tasks]   termrl's tasks as Harbor task folders
   python -m tasks generate --seed-tasks data/tasks --n 20 --model M [--backend anthropic|openai]
                            [--base-url URL] --staging DIR --out DIR [--jobs 4] [--dedup-threshold 0.8]
-  python -m tasks family --out DIR --seeds 0:64 [--split train|eval] [--shapes pointer run config]
-                         [--hops 1-4]      multi-turn instances, procedurally generated (tasks/family.py)
+  python -m tasks family --out DIR --seeds 0:64 [--split train|validation|eval] [--shapes pointer run config]
+                         [--hops 1-8]      multi-turn instances, procedurally generated (tasks/family.py)
 A refused task (bad field, unbuildable image, failed validation) is reported in one line (id, field,
 reason) and the rest go on. Exit status: 0 when some task could be used (imported; valid or "fails
 before; no oracle"); 1 no task validated (validate) or nothing was accepted (generate); 2 bad input or
@@ -334,7 +334,7 @@ def family(
             instance.
         shapes: shapes to cycle through (pointer: notes naming the next note; run: folders and the
             programs in them; config: a key set in one of several files, its value naming the next key).
-        hops: LO-HI or N, within 1-4: commands whose output the next command needs.
+        hops: LO-HI or N, within 1-8: commands whose output the next command needs.
     """
     try:
         seed_range = parse_seeds(seeds)
