@@ -488,8 +488,8 @@ PRESETS["cpu-learn-multiturn"] = _replace(
     difficulties=(),
     tasks="runs/learn/tasks/train",
     # 16 steps at a constant 1e-5 (twice run 1's 5e-6): from the warm start's 0.30 held-out to 0.65
-    # (BENCHMARKS.md, "`make learn`: multi-turn learning", full run 2; measured on the family before its
-    # reads showed records in force among decoys: not yet measured on the present one)
+    # on the earlier family of small trees (BENCHMARKS.md, "`make learn`: multi-turn learning", full
+    # run 2); the present family, with decoys and large trees, has no such figure yet
     steps=16,
     tasks_per_step=4,
     lr=1e-5,

@@ -523,7 +523,7 @@ async def put_solution(sb: Sandbox, task, path: str) -> str:
                 await sb.write_file(f"{SOLUTION_DIR}/{name}", real.read_bytes(), 0o755)
         # Harbor [solution.env]: the oracle's own variables
         env = "".join(
-            f"{k}={shlex.quote(v)} " for k, v in getattr(task, "solution_env", {}).items()
+            f"{k}={shlex.quote(v)} " for k, v in task.solution_env.items()
         )
         return f"{env}bash {SOLUTION_DIR}/{Path(task.solution).relative_to(folder).as_posix()}"
     if task.solution is None:

@@ -227,9 +227,20 @@ def paired_by_cell(
     a: list[dict], b: list[dict], cells: dict[str, str], resamples: int, seed: int = 0
 ) -> dict[str, dict]:
     """paired_bootstrap of policy b over policy a (trajectories) overall ("all", which also lists the
-    "unpaired" instances scored for one policy only, left out) and within each (shape, hops) cell."""
+    "unpaired" instances scored for one policy only, left out) and within each (shape, hops) cell. With no
+    instance scored for both, "all" is {"instances": 0, "diff": None, "ci95": None, "unpaired": [...]}:
+    said in learning.json, not raised after the whole evaluation ran."""
     ma, mb = instance_means(a), instance_means(b)
     common = set(ma) & set(mb)
+    if not common:
+        return {
+            "all": {
+                "instances": 0,
+                "diff": None,
+                "ci95": None,
+                "unpaired": sorted(set(ma) ^ set(mb)),
+            }
+        }
     out = {"all": paired_bootstrap(*_keep(ma, mb, common), resamples, seed)}
     # an instance scored for one policy only (its episodes errored) has no pair: counted, not hidden
     out["all"]["unpaired"] = sorted(set(ma) ^ set(mb))
@@ -616,11 +627,18 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     plot(learning, out / "learning.png")
     print(f"[learn] wrote {out / 'learning.json'} and {out / 'learning.png'}", flush=True)
     both = paired["all"]
-    print(
-        f"[learn] paired over {both['instances']} held-out instances (instance-level bootstrap): GRPO - "
-        f"warm start = {both['diff']:+.3f} [{both['ci95'][0]:+.3f},{both['ci95'][1]:+.3f}]",
-        flush=True,
-    )
+    if both["instances"]:
+        print(
+            f"[learn] paired over {both['instances']} held-out instances (instance-level bootstrap): "
+            f"GRPO - warm start = {both['diff']:+.3f} [{both['ci95'][0]:+.3f},{both['ci95'][1]:+.3f}]",
+            flush=True,
+        )
+    else:
+        print(
+            "[learn] paired: no held-out instance has a scored episode of both the warm start and GRPO "
+            f"(scored for one only: {len(both['unpaired'])})",
+            flush=True,
+        )
     print(line, flush=True)
     return learning
 

@@ -236,8 +236,10 @@ def save_hf(
         if writer:
             save_file(state, str(path / fname), metadata={"format": "pt"})
         del state
-    # the adapters alone too, as PEFT's LoRA folder (gathered on every rank, written by rank 0)
-    lora.save_peft_adapter(model, path / "adapter")
+    # the adapters alone too, as PEFT's LoRA folder (gathered on every rank, written by rank 0); a model
+    # without adapters leaves no adapter folder of an earlier LoRA export in the same path
+    if lora.save_peft_adapter(model, path / "adapter") is None and writer:
+        shutil.rmtree(path / "adapter", ignore_errors=True)
     if not writer:
         return path
     if len(shards) > 1:

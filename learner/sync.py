@@ -37,7 +37,7 @@ def sync_weights(model: torch.nn.Module, engine, dtype: torch.dtype | None = Non
     t0 = time.perf_counter()
     adapted_only = (
         bool(lora.adapted_modules(model))
-        and getattr(engine, "partial_load", False)
+        and engine.partial_load
         and not engine.weights_dropped
     )
     weights = iter_full_weights(model, dtype, adapted_only)

@@ -246,9 +246,10 @@ def staleness(
     Raises RuntimeError when a sample is older than max_off_policy_steps (a pipeline bug, never
     silently trained on)."""
     ages = [version - s.policy_version for s in samples]
-    if any(a < 0 or a > max_off_policy_steps for a in ages):
+    bad = [a for a in ages if a < 0 or a > max_off_policy_steps]
+    if bad:
         raise RuntimeError(
-            f"sample staleness {max(ages)} (policy version {version}): outside "
+            f"sample staleness {bad[0]} (policy version {version}): outside "
             f"[0, max_off_policy_steps = {max_off_policy_steps}]"
         )
     sums = torch.tensor([float(sum(ages)), float(len(ages))], dtype=torch.float64, device=device)

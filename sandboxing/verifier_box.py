@@ -622,6 +622,14 @@ def start_entrypoint(api, box: Box, deadline: float) -> None:
     while time.monotonic() < until:
         info = api.exec_inspect(eid)
         if not info.get("Running") and info.get("ExitCode") is not None:
+            if info["ExitCode"] != 0:
+                # said, not silent: the tests run without what it failed to set up
+                log.warning(
+                    "verification: the ENTRYPOINT %s ended with exit %d before exec'ing its "
+                    "arguments; testing without what it would have set up",
+                    list(box.entrypoint),
+                    info["ExitCode"],
+                )
             break
         # a generous limit: a probe past it kills the container (_exec)
         rc, _ = _exec(api, box.id, probe, _env(tc), "/", 30.0, "root")

@@ -19,11 +19,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sandbox  # noqa: E402
-from configs import PRESETS  # noqa: E402
+from configs import PRESETS, ConfigError  # noqa: E402
 from reward import verify  # noqa: E402
 from sandboxing import images  # noqa: E402
 from tasks import load_tasks, shortcuts  # noqa: E402
-from tasks.family import SPLITS, instance_for_seed, write_instance  # noqa: E402
+from tasks.family import SPLITS, instance_for_seed, parse_seeds, write_instance  # noqa: E402
 
 PRESET = PRESETS["cpu-learn-multiturn"]
 
@@ -78,15 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="0:24", help="START:STOP of the split's generator seeds")
     args = ap.parse_args(argv)
     try:
-        start, stop = (int(x) for x in args.seeds.split(":"))
-    except ValueError:
-        ap.error(f"--seeds {args.seeds!r}: expected START:STOP, two integers")
+        seeds = parse_seeds(args.seeds)
+    except ConfigError as e:
+        ap.error(f"--seeds: {e}")
     from transformers import AutoTokenizer
 
     from hf.weights import resolve_model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model_dir(PRESET.policy.path))
-    instances = [instance_for_seed(args.split, s) for s in range(start, stop)]
+    instances = [instance_for_seed(args.split, s) for s in seeds]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="termrl-suite-") as root:
         results = suite(instances, Path(root), tokenizer)
@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in results[0].resolved:
         tokens = max(r.tokens[name] for r in results)
         fits = "fits a turn" if name in admissible else "over a turn"
-        print(f"  {name:24s} {rates[name]:6.1%} resolved, up to {tokens} tokens ({fits})")
+        cut = sum(name in r.timed_out for r in results)
+        cut_note = f"; cut at {shortcuts.COMMAND_TIMEOUT_S:.0f} s on {cut}" if cut else ""
+        print(f"  {name:24s} {rates[name]:6.1%} resolved, up to {tokens} tokens ({fits}{cut_note})")
     oracle = sum(r.oracle_score == 1.0 for r in results) / len(results)
     worst = max(admissible.values(), default=0.0)
     print(f"  oracle, turn by turn     {oracle:6.1%} resolved")

@@ -32,7 +32,8 @@ oracle_turns.json (hops + 1 steps: the hops' reads, then the write; tasks/checks
 
 Seeds: instance `seed` of a split draws from random.Random(SPLIT_OFFSETS[split] + seed); seeds are below
 SPLIT_SEEDS, so the splits never share a generator seed (check_disjoint refuses task lists that do). The
-eval split is the test split: evaluated once, after training; choices are made on validation. Seed s gets
+eval split is the test split; the validation split is there for choices made before it (experiments/learn.py
+does not yet generate or use it). Seed s gets
 the (hops, shape) pair combos[s % len(combos)], so any len(combos) consecutive seeds cover each pair once.
 """
 

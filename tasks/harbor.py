@@ -530,15 +530,19 @@ def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -
 
 
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# the only variables of termrl's environment a task's `${VAR}` may read (env_table)
+HOST_ENV_PREFIX = "TERMRL_TASK_"
 _ENV_TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")  # harbor's utils.env._TEMPLATE_PATTERN
 _WORKDIR = re.compile(r"^/[A-Za-z0-9_.@+/-]*$")
 
 
 def env_table(task_id: str, table: dict, name: str, path: Path) -> dict[str, str]:
     """`[<name>.env]` -> {variable: value}: a value that is entirely `${VAR}` or `${VAR:-default}`
-    takes VAR from termrl's own environment (harbor's resolve_env_vars), other values are literal.
+    takes VAR from termrl's own environment (harbor's resolve_env_vars) only when VAR starts with
+    HOST_ENV_PREFIX, else the default: a downloaded task must not copy the host's variables (keys,
+    tokens) into an image the agent reads or a trajectory logs; other values are literal.
     Raises TaskError naming the field: not a table of strings, a bad variable name, a control
-    character in a value, a `${VAR}` unset here without a default."""
+    character in a value, a `${VAR}` without a default that is not a HOST_ENV_PREFIX variable set here."""
     value = table.get("env", {})
     if not isinstance(value, dict):
         raise TaskError(task_id, f"{name}.env", f"must be a table, got {json.dumps(value)}", path)
@@ -552,14 +556,21 @@ def env_table(task_id: str, table: dict, name: str, path: Path) -> dict[str, str
                 path,
             )
         if m := _ENV_TEMPLATE.fullmatch(v):
-            if m.group(1) not in os.environ and m.group(2) is None:
+            var, default = m.group(1), m.group(2)
+            host = os.environ.get(var) if var.startswith(HOST_ENV_PREFIX) else None
+            if host is None and default is None:
+                why = (
+                    "which is not set here"
+                    if var.startswith(HOST_ENV_PREFIX)
+                    else f"and termrl passes a task only {HOST_ENV_PREFIX}* variables of its own"
+                )
                 raise TaskError(
                     task_id,
                     f"{name}.env.{key}",
-                    f"{v} names {m.group(1)}, which is not set here and has no default",
+                    f"{v} names {var}, {why}, and has no default",
                     path,
                 )
-            v = os.environ.get(m.group(1), m.group(2))
+            v = host if host is not None else default
         if any(ord(c) < 32 or ord(c) == 127 for c in v):
             raise TaskError(task_id, f"{name}.env.{key}", "a control character in the value", path)
         out[key] = v

@@ -103,6 +103,15 @@ def solution_turns(task: Task, max_turns: int) -> list[dict]:
         raise TaskError(
             task.id, "solution", "no solution script and no oracle_turns.json", task.path
         )
+    if task.solution_env:
+        # solution.sh's turns run as the agent's commands, which never carry the oracle's variables
+        raise TaskError(
+            task.id,
+            "solution.env",
+            f"{sorted(task.solution_env)}: a solution with its own variables cannot be acted out as "
+            "turns (the agent's commands carry none)",
+            task.path,
+        )
     source = Path(task.solution).read_text()
     body = "\n".join(line for line in source.splitlines() if not line.startswith("#!")).strip()
     try:

@@ -35,8 +35,11 @@ SHORTCUT_MAX = 0.05
 # tokens an observation keeps at most: the preset's context (2048) less one turn (48), halved, the
 # rollout's cut of a long observation (rollout.py: cut_to = budget // 2) before the prompt takes its share
 OBSERVATION_TOKENS = (2048 - 48) // 2
-# seconds one shortcut command may run (a loop that follows a cycle of decoys is cut here)
+# seconds a one-command solver may run (a loop that follows a cycle of decoys is cut here): one cut
+# short is listed in SuiteResult.timed_out, so its "not resolved" is never read as a measurement
 COMMAND_TIMEOUT_S = 3.0
+# seconds a dump or an oracle read may run: one cut short raises (the suite's figure would be a guess)
+READ_TIMEOUT_S = 60.0
 
 # {arg}: the argument of the instance's first command (note path, `program number`, key); {area}
 DUMPS = {
@@ -83,6 +86,7 @@ class SuiteResult:
     tokens: dict[str, int] = field(default_factory=dict)
     oracle_score: float = 0.0
     seconds: float = 0.0
+    timed_out: list[str] = field(default_factory=list)  # solvers cut at COMMAND_TIMEOUT_S
 
 
 def fields(task) -> dict[str, str]:
@@ -105,27 +109,51 @@ def answer_resolves(text: str, code: str) -> bool:
     return text in (code, code + "\n")
 
 
-def read_records(steps: list[dict], outputs: list[str]) -> list[str]:
-    """The lines the oracle's captures matched, one per read: what an ideal reader of a dump must see."""
+def _match(regex: str, text: str, what: str) -> re.Match:
+    """re.search(regex, text), or ValueError naming `what` (the instance and step) when it finds nothing."""
+    m = re.search(regex, text)
+    if m is None:
+        raise ValueError(
+            f"{what}: the capture {regex!r} matches nothing in the output {text[-300:]!r}"
+        )
+    return m
+
+
+def read_records(steps: list[dict], outputs: list[str], task_id: str = "") -> list[str]:
+    """The lines the oracle's captures matched, one per read: what an ideal reader of a dump must see.
+    Raises ValueError naming the task and step when a capture matches nothing."""
     lines = []
-    for step, text in zip(steps, outputs):
+    for i, (step, text) in enumerate(zip(steps, outputs)):
         for regex in step["capture"].values():
-            lines.append(re.search(regex, text).group(0))
+            lines.append(_match(regex, text, f"{task_id} oracle step {i}").group(0))
     return lines
 
 
-async def _exec(sb, command: str, limit_bytes: int) -> str:
+async def _exec(sb, command: str, limit_bytes: int, timeout_s: float) -> tuple[str, bool]:
+    """(the bash tool's text, whether the command was cut at timeout_s)."""
     call = ToolCall("bash", {"command": command})
-    deadline = time.monotonic() + COMMAND_TIMEOUT_S + 10
-    text, _ = await run_tool(sb, call, deadline, COMMAND_TIMEOUT_S, limit_bytes)
+    deadline = time.monotonic() + timeout_s + 10
+    text, meta = await run_tool(sb, call, deadline, timeout_s, limit_bytes)
+    return text, bool(meta["timed_out"])
+
+
+async def _read(sb, command: str, limit_bytes: int, what: str) -> str:
+    """A dump or an oracle read: its text; RuntimeError naming `what` when it ran past READ_TIMEOUT_S."""
+    text, timed_out = await _exec(sb, command, limit_bytes, READ_TIMEOUT_S)
+    if timed_out:
+        raise RuntimeError(
+            f"{what}: `{command}` ran past {READ_TIMEOUT_S:.0f} s; no figure from it"
+        )
     return text
 
 
 async def run_suite(task, sb, tokenizer, code: str, limit_bytes: int) -> SuiteResult:
     """Every shortcut, then the oracle turn by turn, in the open sandbox `sb` of `task` (tasks/family.py
     instance with secret `code`); the answer file is removed before each one-command solver and before
-    the oracle. The oracle is scored by the task's hidden tests. tokenizer: the policy's (HF); limit_bytes:
-    the sandbox's output cap (configs.SandboxConfig.output_limit_bytes)."""
+    the oracle; the caller scores the oracle with the task's hidden tests (oracle_score). tokenizer: the
+    policy's (HF); limit_bytes: the sandbox's output cap (configs.SandboxConfig.output_limit_bytes).
+    Raises RuntimeError when a dump or an oracle read runs past READ_TIMEOUT_S, ValueError when an oracle
+    capture matches nothing; a solver cut at COMMAND_TIMEOUT_S is listed in timed_out."""
     start = time.monotonic()
     out = SuiteResult(task.id)
     values = fields(task)
@@ -133,27 +161,30 @@ async def run_suite(task, sb, tokenizer, code: str, limit_bytes: int) -> SuiteRe
     # the oracle first, read-only: its reads give the records a dump must show
     captured: dict[str, str] = {}
     outputs = []
-    for step in steps[:-1]:
-        text = await _exec(sb, step["command"].format(**captured), limit_bytes)
+    for i, step in enumerate(steps[:-1]):
+        what = f"{task.id} oracle step {i}"
+        text = await _read(sb, step["command"].format(**captured), limit_bytes, what)
         outputs.append(text)
         for var, regex in step["capture"].items():
-            captured[var] = re.search(regex, text).group(1)
-    needed = read_records(steps, outputs)
+            captured[var] = _match(regex, text, what).group(1)
+    needed = read_records(steps, outputs, task.id)
     for name, template in DUMPS.items():
         command = template.format(**values)
         out.tokens[name] = len(tokenizer.encode(command, add_special_tokens=False))
-        text = await _exec(sb, command, limit_bytes)
+        text = await _read(sb, command, limit_bytes, f"{task.id} dump {name}")
         seen, _, _ = cut_middle(tokenizer, f"$ {command}\n{text}", OBSERVATION_TOKENS)
         out.resolved[name] = all(line in seen for line in needed)
     for name, template in SOLVERS.items():
         command = template.format(**values)
         out.tokens[name] = len(tokenizer.encode(command, add_special_tokens=False))
         await sb.exec(f"rm -f {ANSWER}", timeout=30)
-        await _exec(sb, command, limit_bytes)
+        _, timed_out = await _exec(sb, command, limit_bytes, COMMAND_TIMEOUT_S)
+        if timed_out:
+            out.timed_out.append(name)
         answer = await sb.exec(f"cat {ANSWER} 2>/dev/null", timeout=30)
         out.resolved[name] = answer_resolves(answer.output, code)
     await sb.exec(f"rm -f {ANSWER}", timeout=30)
-    await _exec(sb, steps[-1]["command"].format(**captured), limit_bytes)
+    await _read(sb, steps[-1]["command"].format(**captured), limit_bytes, f"{task.id} oracle write")
     out.seconds = time.monotonic() - start
     return out
 

@@ -174,9 +174,15 @@ def test_terminal_bench_venv_activation_goes_with_the_dropped_uv_venv(tmp_path):
             "field 'verifier.environment': a separate verifier environment is not supported",
         ),
         (
-            '\n[environment.env]\nTOKEN = "${TERMRL_UNSET_FOR_TEST}"\n',
-            "field 'environment.env.TOKEN': ${TERMRL_UNSET_FOR_TEST} names TERMRL_UNSET_FOR_TEST, "
-            "which is not set here and has no default",
+            '\n[environment.env]\nTOKEN = "${TERMRL_TASK_UNSET_FOR_TEST}"\n',
+            "field 'environment.env.TOKEN': ${TERMRL_TASK_UNSET_FOR_TEST} names "
+            "TERMRL_TASK_UNSET_FOR_TEST, which is not set here, and has no default",
+        ),
+        (
+            # set on every host, and never a task's to read
+            '\n[environment.env]\nWHERE = "${HOME}"\n',
+            "field 'environment.env.WHERE': ${HOME} names HOME, and termrl passes a task only "
+            "TERMRL_TASK_* variables of its own, and has no default",
         ),
         (
             '\n[environment]\nworkdir = "app"\n',
@@ -321,7 +327,7 @@ def test_fields_harbor_accepts_and_termrl_does_not_take_are_each_said_in_one_lin
     (d / "task.toml").write_text(
         'artifacts = ["/app/out.log"]\n'
         + text
-        + '\n[agent]\nuser = "agent"\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n'
+        + '\n[agent]\nuser = "agent"\nnetwork_mode = "allowlist"\nallowed_hosts = ["example.invalid"]\n'
         + '\n[environment.healthcheck]\ncommand = "true"\n'
         + "\n[environment.extras]\nsome = 1\n"
     )
@@ -359,12 +365,14 @@ def test_environment_env_and_workdir_become_the_images_and_verifier_env_the_scri
     tmp_path, monkeypatch
 ):
     d = copy_fixture(tmp_path, "hb-parts")
-    monkeypatch.setenv("TERMRL_TEST_TOKEN", "from-host")
+    monkeypatch.setenv("TERMRL_TASK_TOKEN", "from-host")
+    monkeypatch.setenv("TERMRL_TEST_SECRET", "never-read")
     (d / "task.toml").write_text(
         (d / "task.toml").read_text()
         + 'workdir = "/srv/work"\n'
         + '\n[environment.env]\nGREETING = "say \\"$HOME\\" \\\\ hi"\n'
-        + 'TOKEN = "${TERMRL_TEST_TOKEN}"\nLEVEL = "${TERMRL_UNSET_FOR_TEST:-3}"\n'
+        + 'TOKEN = "${TERMRL_TASK_TOKEN}"\nLEVEL = "${TERMRL_UNSET_FOR_TEST:-3}"\n'
+        + 'OTHER = "${TERMRL_TEST_SECRET:-default}"\n'
         + '\n[solution.env]\nANSWER = "42"\n'
         + '\n[verifier.env]\nSTRICT = "it\'s on"\n'
     )
@@ -372,7 +380,8 @@ def test_environment_env_and_workdir_become_the_images_and_verifier_env_the_scri
     original = (FIXTURES / "hb-parts" / "environment" / "Dockerfile").read_text()
     assert task.dockerfile.read_text() == original + (
         'ENV GREETING="say \\"\\$HOME\\" \\\\ hi"\nENV TOKEN="from-host"\nENV LEVEL="3"\n'
-        "WORKDIR /srv/work\n"
+        # a variable of the host outside TERMRL_TASK_*: its default, never the host's value
+        'ENV OTHER="default"\nWORKDIR /srv/work\n'
     )
     assert task.solution_env == {"ANSWER": "42"}
     assert task.verifier_script.splitlines()[:2] == ["#!/bin/bash", "export STRICT='it'\"'\"'s on'"]
@@ -841,3 +850,20 @@ def test_a_hostile_reward_file_is_an_error_read_without_its_body(docker_client, 
         asyncio.run(_scripted(task, [plant]))
     # KiB: the 256 MiB is never read into this process
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 64 << 10
+
+
+def test_a_solution_with_its_own_variables_is_refused_as_demonstration_turns(tmp_path):
+    from tasks.oracle import solution_turns
+
+    d = copy_fixture(tmp_path, "hb-parts")
+    (d / "task.toml").write_text((d / "task.toml").read_text() + '\n[solution.env]\nANSWER = "42"\n')
+    (task,) = load_tasks(d)
+    with pytest.raises(
+        TaskError,
+        match=r"field 'solution.env': \['ANSWER'\]: a solution with its own variables cannot be "
+        r"acted out as turns",
+    ):
+        solution_turns(task, max_turns=8)
+    # without [solution.env] the same solution splits into turns
+    (task,) = load_tasks(FIXTURES / "hb-parts")
+    assert solution_turns(task, max_turns=8)[0]["capture"] == {}

@@ -118,9 +118,9 @@ def test_harbor_reads_each_task_toml_as_termrl_does(tmp_path):
     assert ours["hb-env"].verifier_script.splitlines()[1] == "export STRICT=1"
 
 
-def test_the_old_exporter_line_is_what_harbor_runs_only_with_an_egress_image(tmp_path):
-    # the case the exporter no longer writes: harbor reads it as no-network, which its Docker
-    # environment enforces with the egress-control sidecar image
+def test_an_allow_internet_false_line_needs_harbors_egress_image(tmp_path):
+    # why the exporter writes no allow_internet line: harbor reads `false` as no-network, which its
+    # Docker environment enforces with the egress-control sidecar image (from a registry)
     d = Path(shutil.copytree(FIXTURES / "harbor" / "hb-parts", tmp_path / "hb-closed"))
     (d / "task.toml").write_text((d / "task.toml").read_text() + "allow_internet = false\n")
     read = _harbor_reads([d])

@@ -174,6 +174,11 @@ def test_results_per_cell_and_paired_per_cell():
     assert paired["run-h3"] == {"instances": 1, "a": 0.0, "b": 0.5, "diff": 0.5, "ci95": [0.5, 0.5]}
     assert paired["pointer-h1"]["diff"] == 0.75
     assert (paired["all"]["instances"], paired["all"]["unpaired"]) == (3, [])
+    # every episode of one policy errored: no pair, said rather than raised after the evaluation
+    errored = [{**t, "reward": None} for t in warm]
+    assert learn.paired_by_cell(errored, grpo, cells, resamples=200) == {
+        "all": {"instances": 0, "diff": None, "ci95": None, "unpaired": ["p1", "p2", "r3"]}
+    }
     with pytest.raises(KeyError, match="no \\(shape, hops\\) cell for task r3"):
         learn.by_cell(grpo, {"p1": "pointer-h1", "p2": "pointer-h1"})
 

@@ -246,8 +246,8 @@ def test_the_size_a_task_image_reports_is_not_what_the_cache_counts(
 
 
 # A process killed (kill -9) while it reads a copy back: what it held must be reap's to remove. The
-# read container once carried only termrl=1, so reap could not tell whose it was: it stayed, and the
-# staging volume it held made every later reap warn that it could not remove it.
+# read container carries the run's labels and its owner: without them reap cannot tell whose it is, and
+# the staging volume it holds makes every later reap warn that it cannot remove it.
 KILLED_READER = """
 import sys, time
 import docker
