@@ -80,6 +80,7 @@ def test_csv_import_round_trip(tmp_path, caplog):
         sidecars=(),
         service_names=(),
         oracle_turns=None,
+        solution_env={},
     )
     assert (
         upper.instruction
