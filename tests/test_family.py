@@ -567,11 +567,13 @@ def test_no_shortcut_within_the_presets_caps_resolves_more_than_5_percent_and_th
 
 @pytest.mark.docker
 def test_the_suite_catches_a_tree_small_enough_to_dump(tmp_path, tokenizer):
-    # the check made to fail: three 2-hop instances with 3 other files or keys each instead of hundreds
-    instances = [make_instance("eval", s, shape, 2, fillers=3) for s, shape in enumerate(SHAPES)]
+    # the check made to fail: two 2-hop instances with 3 other files each instead of hundreds (config's
+    # keys print in a dump as pointer's notes do; one of the two is enough to show the catch)
+    instances = [make_instance("eval", s, shape, 2, fillers=3) for s, shape in enumerate(SHAPES[:2])]
+    assert [i.shape for i in instances] == ["pointer", "run"]
     results = suite(instances, tmp_path, tokenizer)
-    assert [r.oracle_score for r in results] == [1.0, 1.0, 1.0]
-    # pointer and config print their records in a dump; run's programs keep theirs in base64
-    assert [r.resolved["grep-r"] for r in results] == [True, False, True]
-    assert admissible_rates(results)["grep-r"] == pytest.approx(2 / 3)
+    assert [r.oracle_score for r in results] == [1.0, 1.0]
+    # pointer prints its records in a dump; run's programs keep theirs in base64
+    assert [r.resolved["grep-r"] for r in results] == [True, False]
+    assert admissible_rates(results)["grep-r"] == pytest.approx(1 / 2)
     assert admissible_rates(results)["grep-r"] > shortcuts.SHORTCUT_MAX

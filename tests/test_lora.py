@@ -3,7 +3,6 @@ the same base and adapter weights give the same log-probs and adapter gradients;
 PEFT adapter PEFT loads; only the adapters train, sync, checkpoint and shard (FSDP2 over 2 ranks)."""
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -329,18 +328,15 @@ def test_fsdp2_two_cpu_ranks_shard_and_train_the_adapters(tmp_path, tiny_dir):
     """2 gloo ranks: the adapters are DTensor shards, one step trains them, and the export equals
     that of the same step in one process over both ranks' batches (each loss halved: FSDP2 averages)."""
     (tmp_path / "worker.py").write_text(FSDP_WORKER)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1"}
     cmd = [
         sys.executable,
         "-m",
         "torch.distributed.run",
-        "--nnodes=1",
+        # torchrun binds its own free loopback port: a port picked here and freed before torchrun binds
+        # it may be taken meanwhile by another test's server, and a rank then talks to that server
+        "--standalone",
         "--nproc_per_node=2",
-        "--master_addr=127.0.0.1",
-        f"--master_port={port}",
         str(tmp_path / "worker.py"),
         ROOT,
         str(tiny_dir),
