@@ -48,7 +48,7 @@ import configs
 from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights, find_tests
 from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
-from tasks.paths import check_task_paths, files_inside, inside
+from tasks.paths import check_task_paths, files_inside, inside, write_once
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -606,13 +606,7 @@ def _overlay(task_id: str, dockerfile: Path, env: dict[str, str], workdir: str |
     text += "".join(f"ENV {k}={_docker_quote(v)}\n" for k, v in env.items())
     text += f"WORKDIR {workdir}\n" if workdir else ""
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    out = overlay_dir() / f"{task_id}-{digest}" / "Dockerfile"
-    if not out.is_file():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
-    return out
+    return write_once(overlay_dir() / f"{task_id}-{digest}" / "Dockerfile", text)
 
 
 def overlay_dir() -> Path:

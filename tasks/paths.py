@@ -12,7 +12,9 @@ context and the verifier's copy keep them as links, resolved inside the containe
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path, PurePosixPath
 
 from tasks.task import Task, TaskError
@@ -109,3 +111,18 @@ def check_task_paths(task: Task, cache_dirs: tuple[Path, ...] = ()) -> Task:
         # put_solution copies solution/ whole and follows no link out of it
         files_inside(task.id, "solution", task.solution_dir, task.solution_dir, "solution/")
     return task
+
+
+def write_once(out: Path, text: str) -> Path:
+    """Write `text` to `out` unless it exists, and return `out`. For files under configs.cache_dir()
+    named by a digest of their content, so an existing file already holds `text`: written to a unique
+    temporary file beside it and renamed, so a concurrent reader (another rank, another loader) never
+    sees a partial file. Raises OSError when the folder cannot be written."""
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would differ from a plain write's mode
+        os.replace(tmp, out)
+    return out

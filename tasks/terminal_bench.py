@@ -36,7 +36,7 @@ from tasks.fields import (
     tags_field,
     text_field,
 )
-from tasks.paths import IMAGE_REF, inside
+from tasks.paths import IMAGE_REF, inside, write_once
 from tasks.task import Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
@@ -179,17 +179,8 @@ def solution_from_yaml(task_id: str, path: Path) -> Path:
         lines.append(f"sleep {max(float(wait), 0.3):g}")
     lines += ["sleep 1", "tmux kill-session -t oracle"]
     text = "\n".join(lines) + "\n"
-    out = (
-        configs.cache_dir()
-        / "solutions"
-        / f"{task_id}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.sh"
-    )
-    if not out.is_file():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(f".tmp{id(text)}")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
-    return out
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return write_once(configs.cache_dir() / "solutions" / f"{task_id}-{digest}.sh", text)
 
 
 def compose_build(task_id: str, task_dir: Path) -> tuple[Path, Path]:
