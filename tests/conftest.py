@@ -155,6 +155,18 @@ class _TierPopen(subprocess.Popen):
         super().__init__(args, *a, **kw)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one thread for a module's in-process model tests: on 2 shared cores a second OpenMP
+    thread spins whenever the other core is busy (10x slower). Restored after the module."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _enforce_tier():
     """Under TERMRL_TEST_TIER=fast: no Docker client (in this process or, through DOCKER_HOST, in a

@@ -23,13 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LORA = configs.LoRAConfig(rank=4, alpha=8.0, targets=("q_proj", "v_proj", "down_proj"))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """2 shared cores: a second OpenMP thread spins whenever the other core is busy."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def adapted(tiny_dir, cfg: configs.LoRAConfig = LORA, seed: int = 1) -> torch.nn.Module:

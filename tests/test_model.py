@@ -21,13 +21,7 @@ from hf import weights
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """2 shared cores: a second OpenMP thread spins whenever the other core is busy (10x slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
