@@ -9,7 +9,7 @@ NPROC ?= 2
 PRESET ?= cpu-smollm2
 ARGS ?=
 
-.PHONY: setup train learn learn-single lint test test-fast validate-tasks bench gpu-smoke clean-containers clean-toolchains check-gpu-install
+.PHONY: setup train learn learn-single lint test test-fast validate-tasks bench gpu-smoke clean-containers clean-toolchains check-gpu-install harbor-venv
 
 setup:
 	@bash scripts/setup.sh
@@ -41,8 +41,13 @@ lint:
 check-gpu-install:
 	@CACHED=1 bash scripts/check_gpu_install.sh
 
+# Harbor's own harness in a venv of its own, for the parity test (tests/test_harbor_parity.py); never a
+# dependency of termrl; a machine without Python >= 3.12 skips that test, saying so
+harbor-venv:
+	@bash scripts/harbor_venv.sh
+
 # the lint runs first and fails the target, but the suite runs either way
-test: setup check-gpu-install
+test: setup check-gpu-install harbor-venv
 	@status=0; $(PYTHON) -m ruff check . || status=1; \
 	$(PYTHON) -m pytest tests -q -ra --timeout=900 $(ARGS) || status=1; exit $$status
 
