@@ -25,11 +25,15 @@ harbor's TaskConfig:
   and scored from its reward files, as harbor scores it. Opt-in per_test_credit: one pytest run
   whose exit status is written to reward.txt becomes termrl's weighted pytest (equal weights per
   test, JUnit), partial credit harbor does not give.
+- `[[steps]]` (multi-step tasks, `_steps`): Task.steps, each with steps/<name>/instruction.md, its test.sh
+  (split as above; /tests = the task's tests/ with the step's over it), `[steps.verifier.env]` over
+  `[verifier.env]`, its timeouts, oracle, workdir/ and min_reward; `multi_step_reward_strategy` ->
+  Task.step_reward. rollout.py runs the steps, reward.roll_up_steps rolls their rewards up.
 - environment/docker-compose.yaml: `main` is the agent's container, the other services are sidecars
   (tasks/compose.py parses them; sandboxing/compose.py runs them in main's network namespace).
 
 Every other field harbor accepts is refused or warned in one line naming it (`_refusals`,
-`_field_lines`): refused `[[steps]]`, `[[environment.mcp_servers]]`, `os = "windows"`,
+`_field_lines`): refused `[[environment.mcp_servers]]`, `os = "windows"`,
 accelerators, a separate verifier environment, and compose fields termrl does not support
 (tasks/compose.py); warned network policy (sandboxes have no network), users, healthchecks,
 artifacts, skills, and keys harbor does not know.
