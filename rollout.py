@@ -16,12 +16,10 @@ evaluate.py.
 import asyncio
 import dataclasses
 import logging
-import shlex
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -36,6 +34,7 @@ from engines import Completion, Engine, SamplingParams
 from judging.prompt import describe_outcome
 from sandboxing import hosts
 from sandboxing.images import build_error, build_images
+from tasks.harbor import prepare_step
 
 # ----------------------------------------------------------------------------- the trajectory
 
@@ -524,7 +523,7 @@ async def _act_steps(traj: Trajectory, ep: _Episode, engine, seed, oracle: bool)
     reports, acting = [], True
     sampling = SamplingParams(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed)
     for i, step in enumerate(task.steps):
-        await _prepare_step(ep.sandbox, task, step, ep.exec_timeout_s)
+        await prepare_step(ep.sandbox, task.id, step, ep.exec_timeout_s)
         timeout_s = min(cfg.episode_timeout_s, step.agent_timeout_s or cfg.episode_timeout_s)
         step_ep = dataclasses.replace(ep, deadline=time.monotonic() + timeout_s)
         turns = traj.num_turns
@@ -600,31 +599,6 @@ def _next_instruction(traj: Trajectory, chat: ChatFormat, cfg: RolloutConfig, st
     traj.append(ids, 0)
     traj.messages.append(msg)
     return True
-
-
-async def _prepare_step(sb, task, step, timeout_s: float) -> None:
-    """A step's workdir/ files copied into the container's working directory, then its setup.sh
-    run there (harbor MultiStepTrial._upload_step_workdir, _run_step_setup). Raises RuntimeError
-    naming the task and step when setup.sh exits non-zero."""
-    if step.workdir_dir is None:
-        return
-    workdir = (await sb.exec("pwd", timeout=timeout_s)).output.strip() or "/"
-    root = Path(step.workdir_dir)
-    for f in sorted(root.rglob("*")):
-        if f.is_file():
-            rel = f.relative_to(root).as_posix()
-            await sb.write_file(
-                f"{workdir.rstrip('/')}/{rel}", f.read_bytes(), f.stat().st_mode & 0o777
-            )
-    if (root / "setup.sh").is_file():
-        r = await sb.exec(
-            f"bash {shlex.quote(workdir.rstrip('/') + '/setup.sh')}", timeout=timeout_s
-        )
-        if r.exit_code != 0 or r.timed_out:
-            raise RuntimeError(
-                f"task {task.id} step {step.name}: workdir/setup.sh exited {r.exit_code}"
-                f"{' (timed out)' if r.timed_out else ''}: {r.output[-500:]}"
-            )
 
 
 async def _verify(traj: Trajectory, task, sb):

@@ -989,6 +989,33 @@ def _steps(
     return tuple(steps), build, strategy
 
 
+async def prepare_step(sb, task_id: str, step: Step, timeout_s: float) -> None:
+    """Before a step's turns (rollout.py) or its oracle (tasks validate): its workdir/ files copied
+    into the working directory of `sb` (a sandbox.Sandbox), then its setup.sh run there, each
+    command within timeout_s seconds (harbor MultiStepTrial._upload_step_workdir, _run_step_setup).
+    Raises RuntimeError naming the task and step when setup.sh fails or times out (harbor aborts
+    the trial there)."""
+    if step.workdir_dir is None:
+        return
+    workdir = (await sb.exec("pwd", timeout=timeout_s)).output.strip() or "/"
+    root = Path(step.workdir_dir)
+    for f in sorted(root.rglob("*")):
+        if f.is_file():
+            rel = f.relative_to(root).as_posix()
+            await sb.write_file(
+                f"{workdir.rstrip('/')}/{rel}", f.read_bytes(), f.stat().st_mode & 0o777
+            )
+    if (root / "setup.sh").is_file():
+        r = await sb.exec(
+            f"bash {shlex.quote(workdir.rstrip('/') + '/setup.sh')}", timeout=timeout_s
+        )
+        if r.exit_code != 0 or r.timed_out:
+            raise RuntimeError(
+                f"task {task_id} step {step.name}: workdir/setup.sh exited {r.exit_code}"
+                f"{' (timed out)' if r.timed_out else ''}: {r.output[-500:]}"
+            )
+
+
 def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool = False) -> Task:
     """A Harbor task folder -> Task (see the module docstring for what is taken from where).
 
