@@ -17,6 +17,7 @@ from agent.chat import ChatFormat
 from configs import SandboxConfig
 from sandboxing.verifier import TestReport
 from tasks import TaskError, load_tasks
+from tasks.validate import validate_task
 
 HELPERS = (
     "pass() { echo 1 > /logs/verifier/reward.txt; exit 0; }\n"
@@ -270,3 +271,22 @@ def test_oracle_acts_every_step_and_scores_1_and_a_policy_skipping_step_2_scores
     generated = [t for t, m in zip(traj.token_ids, traj.loss_mask) if m == 1]
     assert generated == [t for c in eng.completions for t in c.token_ids]
     assert json.dumps(traj.to_json(), default=str)
+
+
+@pytest.mark.docker
+def test_tasks_validate_runs_every_steps_oracle_and_fails_a_task_whose_later_step_fails(
+    tmp_path, docker_client
+):
+    (good,) = load_tasks(write_task(tmp_path / "hb-steps"))
+    broken_root = write_task(tmp_path / "broken" / "hb-steps")
+    (broken_root / "steps/grow/solution/solve.sh").write_text("#!/bin/bash\ntrue\n")
+    (broken,) = load_tasks(broken_root)
+
+    async def main():
+        return await asyncio.gather(validate_task(good), validate_task(broken))
+
+    ok, bad = asyncio.run(main())
+    assert (ok.verdict, ok.reasons, ok.after.parts) == ("valid", [], {"reward": 1.0})
+    # step 1's oracle passes its tests; step 2's does nothing, and its tests say so
+    assert (bad.verdict, bad.after.parts) == ("invalid", {"reward": 0.0})
+    assert bad.reasons == ["tests fail after the solution: reward"]
