@@ -5,7 +5,9 @@ An episode: the policy sees a system prompt (tools + action format) and the task
 it generates tokens, the tool calls in them run in the task's sandbox, and the results come back as an
 observation message (`agent_loop`). When it stops, the task's hidden tests score the sandbox and a judge
 may score the transcript (`run_episode`). `run_episodes` runs groups of episodes of many tasks
-concurrently and scores each group by one reward rule (`score_group`, a `Group`).
+concurrently and scores each group by one reward rule (`score_group`, a `Group`). A Harbor multi-step
+task's steps run in one episode, each step's instruction a new user turn, each step verified at its end
+(`_act_steps`), their rewards rolled up as harbor does (reward.roll_up_steps).
 
 Beside it: what the agent sees and says in agent/ (action formats and their parsers in actions.py, chat
 rendering in chat.py, the tools run in tools.py), an episode's sandbox from sandbox.start_sandbox

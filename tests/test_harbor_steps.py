@@ -17,6 +17,7 @@ from agent.chat import ChatFormat
 from configs import SandboxConfig
 from sandboxing.verifier import TestReport
 from tasks import TaskError, load_tasks
+from tasks.oracle import oracle_steps
 from tasks.validate import validate_task
 
 HELPERS = (
@@ -188,6 +189,12 @@ def test_step_fields_termrl_does_not_act_on_are_each_said_in_one_line(tmp_path, 
     assert len(lines) == 2
     assert "steps[1].artifacts is not taken: termrl collects no artifacts" in lines[0]
     assert "steps[1].healthcheck is not taken" in lines[1]
+
+
+def test_a_multi_step_task_is_refused_as_demonstration_turns(tmp_path):
+    (task,) = load_tasks(write_task(tmp_path / "hb-steps"))
+    with pytest.raises(TaskError, match="field 'steps': 2 steps: a multi-step task's oracle acts"):
+        oracle_steps(task, 10)
 
 
 # ---------------------------------------------------------------- the roll-up
