@@ -455,7 +455,9 @@ async def run_episode(
                 reports = await _act_steps(traj, ep, engine, seed, oracle)
             finally:
                 acted()
-            traj.timings["agent_s"] = time.monotonic() - t_start
+            # the steps' verifications ran in between: not the agent's time
+            agent_s = time.monotonic() - t_start - traj.timings.get("verify_s", 0.0)
+            traj.timings["agent_s"] = agent_s
             # over the disk limit in a step: the episode is scored as unverified (_score)
             last = reports[-1] if reports and traj.stop_reason != "disk_limit" else None
             await _score(traj, task, sb, last, judge, oracle, reports)
@@ -541,8 +543,9 @@ async def _act_steps(traj: Trajectory, ep: _Episode, engine, seed, oracle: bool)
                 traj.messages, ids = chat.prompt_ids(step.instruction)
                 traj.append(ids, 0)
                 traj.prompt_len = len(ids)
-            # each step its own seeds: turn numbers restart with every step
-            mixed = None if seed is None else hash((seed, "step", i)) & (2**63 - 1)
+            # each step its own seeds: turn numbers restart with every step (ints only: a str's
+            # hash differs between processes)
+            mixed = None if seed is None else hash((seed, -1, i)) & (2**63 - 1)
             step_sampling = dataclasses.replace(sampling, seed=mixed if i else seed)
             stop = await agent_loop(traj, step_ep, engine, step_sampling)
         else:

@@ -279,6 +279,16 @@ def test_oracle_acts_every_step_and_scores_1_and_a_policy_skipping_step_2_scores
     assert generated == [t for c in eng.completions for t in c.token_ids]
     assert json.dumps(traj.to_json(), default=str)
 
+    # step 1 left undone: under its min_reward 1.0, so step 2 never runs (harbor's gate) and the
+    # mean is over step 1 alone
+    (gated,) = run([task], RecordingEngine(tok, ["DONE"]), tok, sandbox_cfg=SandboxConfig())
+    assert gated.error is None, gated.error
+    assert gated.steps == [
+        {"name": "make", "stop_reason": "finish", "turns": 1, "parts": {"reward": 0.0}, "cut": True}
+    ]
+    assert gated.reward == 0.0
+    assert "Copy /app/seed.txt to /app/b.txt." not in [m["content"] for m in gated.messages]
+
 
 @pytest.mark.docker
 def test_tasks_validate_runs_every_steps_oracle_and_fails_a_task_whose_later_step_fails(
