@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rollout_helpers import CFG, RecordingEngine, assert_matches_template, run
+from rollout_helpers import CFG, RecordingEngine, assert_matches_template
 
 import reward
 import rollout as R
@@ -234,17 +234,8 @@ def test_oracle_acts_every_step_and_scores_1_and_a_policy_skipping_step_2_scores
     tmp_path, tok, docker_client
 ):
     (task,) = load_tasks(write_task(tmp_path / "hb-steps"))
-    opts = R.EpisodeOptions(oracle=True)
-    (group,) = asyncio.run(R.run_episodes([task], None, tok, 1, CFG, opts=opts, progress=False))
-    (oracle,) = group.trajectories
-    assert oracle.error is None, oracle.error
-    assert [(s["name"], s["stop_reason"], s["parts"]) for s in oracle.steps] == [
-        ("make", "oracle", {"reward": 1.0}),
-        ("grow", "oracle", {"reward": 1.0}),
-    ]
-    assert oracle.reward == 1.0 and oracle.resolved
-
-    # step 1 solved, step 2 answered DONE at once: harbor's mean of (1.0, 0.0)
+    # step 1 solved, step 2 answered DONE at once (harbor's mean of 1.0 and 0.0); and step 1 left
+    # undone, under its min_reward
     script = [
         "```bash\necho one > /app/a.txt\n```",
         "DONE",
@@ -252,7 +243,27 @@ def test_oracle_acts_every_step_and_scores_1_and_a_policy_skipping_step_2_scores
         "DONE",
     ]
     eng = RecordingEngine(tok, script)
-    (traj,) = run([task], eng, tok, sandbox_cfg=SandboxConfig())
+    oracle_opts = R.EpisodeOptions(oracle=True)
+    opts = R.EpisodeOptions("markdown", SandboxConfig())
+
+    async def main():  # the three episodes at once: each waits on its containers
+        runs = [
+            R.run_episodes([task], None, tok, 1, CFG, opts=oracle_opts, progress=False),
+            R.run_episodes([task], eng, tok, 1, CFG, opts=opts, progress=False),
+            R.run_episodes(
+                [task], RecordingEngine(tok, ["DONE"]), tok, 1, CFG, opts=opts, progress=False
+            ),
+        ]
+        return [g.trajectories[0] for (g,) in await asyncio.gather(*runs)]
+
+    oracle, traj, gated = asyncio.run(main())
+    assert oracle.error is None, oracle.error
+    assert [(s["name"], s["stop_reason"], s["parts"]) for s in oracle.steps] == [
+        ("make", "oracle", {"reward": 1.0}),
+        ("grow", "oracle", {"reward": 1.0}),
+    ]
+    assert oracle.reward == 1.0 and oracle.resolved
+
     assert traj.error is None, traj.error
     assert [(s["name"], s["stop_reason"], s["turns"], s["parts"]) for s in traj.steps] == [
         ("make", "finish", 2, {"reward": 1.0}),
@@ -281,7 +292,6 @@ def test_oracle_acts_every_step_and_scores_1_and_a_policy_skipping_step_2_scores
 
     # step 1 left undone: under its min_reward 1.0, so step 2 never runs (harbor's gate) and the
     # mean is over step 1 alone
-    (gated,) = run([task], RecordingEngine(tok, ["DONE"]), tok, sandbox_cfg=SandboxConfig())
     assert gated.error is None, gated.error
     assert gated.steps == [
         {"name": "make", "stop_reason": "finish", "turns": 1, "parts": {"reward": 0.0}, "cut": True}
