@@ -193,6 +193,33 @@ def _verify_parts(parts: dict[str, float], timed_out: bool, error: str | None) -
     return Verification(score, not failed, passed, failed, [], [], timed_out, error)
 
 
+def roll_up_steps(reports: list, strategy: str = "mean") -> Verification:
+    """The verification of a Harbor multi-step episode from its verified steps' reports, in step
+    order (each a Harbor test.sh's: .parts, .tampered, .timed_out, .error), as harbor 0.25's
+    Trial._select_multi_step_reward rolls them up.
+
+    strategy "mean": per-key mean of the steps' reward parts, a key a step lacks counting 0;
+    "final": the last step's parts. The parts are then scored as one test.sh's (`_verify_parts`:
+    the "reward" key, else the parts' mean). Steps an earlier step's min_reward cut off are not in
+    `reports` and not in the mean, as in harbor. A tampered step: 0, tampered.
+    Raises ValueError: no reports, or an unknown strategy.
+    """
+    if not reports:
+        raise ValueError("roll_up_steps: no verified step")
+    if strategy not in ("mean", "final"):
+        raise ValueError(f"roll_up_steps: strategy {strategy!r}: expected 'mean' or 'final'")
+    timed_out = any(bool(r.timed_out) for r in reports)
+    error = next((r.error for r in reports if r.error), None)
+    tampered = next((r.tampered for r in reports if r.tampered), None)
+    if tampered:
+        return Verification(0.0, False, [], ["reward"], [], [], timed_out, error, tampered=tampered)
+    if strategy == "final":
+        return _verify_parts(dict(reports[-1].parts or {}), timed_out, error)
+    keys = dict.fromkeys(k for r in reports for k in (r.parts or {}))
+    parts = {k: sum((r.parts or {}).get(k, 0.0) for r in reports) / len(reports) for k in keys}
+    return _verify_parts(parts, timed_out, error)
+
+
 # -----------------------------------------------------------------------------
 # combination
 

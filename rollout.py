@@ -5,7 +5,9 @@ An episode: the policy sees a system prompt (tools + action format) and the task
 it generates tokens, the tool calls in them run in the task's sandbox, and the results come back as an
 observation message (`agent_loop`). When it stops, the task's hidden tests score the sandbox and a judge
 may score the transcript (`run_episode`). `run_episodes` runs groups of episodes of many tasks
-concurrently and scores each group by one reward rule (`score_group`, a `Group`).
+concurrently and scores each group by one reward rule (`score_group`, a `Group`). A Harbor multi-step
+task's steps run in one episode, each step's instruction a new user turn, each step verified at its end
+(`_act_steps`), their rewards rolled up as harbor does (reward.roll_up_steps).
 
 Beside it: what the agent sees and says in agent/ (action formats and their parsers in actions.py, chat
 rendering in chat.py, the tools run in tools.py), an episode's sandbox from sandbox.start_sandbox
@@ -34,6 +36,7 @@ from engines import Completion, Engine, SamplingParams
 from judging.prompt import describe_outcome
 from sandboxing import hosts
 from sandboxing.images import build_error, build_images
+from tasks.harbor import prepare_step
 
 # ----------------------------------------------------------------------------- the trajectory
 
@@ -95,6 +98,9 @@ class Trajectory:
     exact: bool = True
     # the Docker engine the episode ran on (sandboxing/hosts.py)
     docker_host: str = ""
+    # a multi-step task's steps as they went ({"name", "stop_reason", "turns", "parts", "cut"}:
+    # `_act_steps`); empty for a single-step task
+    steps: list[dict] = field(default_factory=list)
     # optimizer steps of the policy that generated it (set by train.py)
     policy_version: int = 0
 
@@ -230,7 +236,8 @@ async def agent_loop(
             return "timeout"
         traj.exact &= c.exact
         traj.append(c.token_ids, 1, c.logprobs)
-        traj.num_turns = turn + 1
+        # counted over the episode: a multi-step task's steps each run this loop
+        traj.num_turns += 1
         text = chat.decode(c.token_ids)
         msg = {
             "role": "assistant",
@@ -443,14 +450,26 @@ async def run_episode(
             sandbox_cfg.exec_timeout_s,
             sandbox_cfg.output_limit_bytes,
         )
-        try:
-            await _act(traj, ep, engine, seed, oracle, timeout_s)
-        finally:
-            # acted, failed or cancelled: this episode asks the engine for nothing more
-            acted()
-        traj.timings["agent_s"] = time.monotonic() - t_start
-        report = await _verify(traj, task, sb)
-        await _score(traj, task, sb, report, judge, oracle)
+        if task.steps:
+            try:
+                reports = await _act_steps(traj, ep, engine, seed, oracle)
+            finally:
+                acted()
+            # the steps' verifications ran in between: not the agent's time
+            agent_s = time.monotonic() - t_start - traj.timings.get("verify_s", 0.0)
+            traj.timings["agent_s"] = agent_s
+            # over the disk limit in a step: the episode is scored as unverified (_score)
+            last = reports[-1] if reports and traj.stop_reason != "disk_limit" else None
+            await _score(traj, task, sb, last, judge, oracle, reports)
+        else:
+            try:
+                await _act(traj, ep, engine, seed, oracle, timeout_s)
+            finally:
+                # acted, failed or cancelled: this episode asks the engine for nothing more
+                acted()
+            traj.timings["agent_s"] = time.monotonic() - t_start
+            report = await _verify(traj, task, sb)
+            await _score(traj, task, sb, report, judge, oracle)
     except Exception as e:
         error = e
         traj.error = f"{type(e).__name__}: {e}"
@@ -490,9 +509,107 @@ async def _act(
     traj.truncated = traj.stop_reason in LIMIT_REASONS
 
 
+async def _act_steps(traj: Trajectory, ep: _Episode, engine, seed, oracle: bool) -> list:
+    """A Harbor multi-step episode (Task.steps), as harbor 0.25's MultiStepTrial runs one: per step,
+    its workdir/ is copied into the working directory (its setup.sh run there), the policy acts
+    (or the step's oracle runs), then the step's test.sh verifies a snapshot of the sandbox in a
+    fresh container (Sandbox.run_tests) while the sandbox itself goes on into the next step.
+
+    Step 1's instruction is the prompt; each later one arrives as the next user turn, loss_mask 0
+    (`_next_instruction`). A step ends when its agent loop does (finish, its max_turns, its own
+    agent_timeout_s, format_errors, a turn cut with end_on_turn_cap); when the context has no room
+    left (max_context) the later steps get no turns and are verified on the sandbox as it is. A
+    step under its min_reward ends the episode (harbor: the later steps do not run). disk_limit
+    ends it unverified. Returns the verified steps' reports in order; sets traj.steps,
+    stop_reason (the last step's), truncated (any step cut by a limit).
+    Raises RuntimeError when a step's setup.sh fails (harbor aborts the trial there)."""
+    task, cfg, chat = ep.task, ep.cfg, ep.chat
+    reports, acting = [], True
+    sampling = SamplingParams(cfg.temperature, cfg.top_p, cfg.top_k, cfg.max_tokens_per_turn, seed)
+    for i, step in enumerate(task.steps):
+        await prepare_step(ep.sandbox, task.id, step, ep.exec_timeout_s)
+        timeout_s = min(cfg.episode_timeout_s, step.agent_timeout_s or cfg.episode_timeout_s)
+        step_ep = dataclasses.replace(ep, deadline=time.monotonic() + timeout_s)
+        turns = traj.num_turns
+        if oracle:
+            own = dataclasses.replace(task, solution=step.solution, solution_dir=step.solution_dir)
+            command = await sandbox_lib.put_solution(ep.sandbox, own, "/tmp/solution.sh")
+            r = await ep.sandbox.exec(command, timeout=timeout_s)
+            out = {"role": "oracle", "content": r.output, "exit_code": r.exit_code}
+            traj.messages.append({**out, "timed_out": r.timed_out, "step": step.name})
+            stop = "oracle"
+        elif acting and (i == 0 or _next_instruction(traj, chat, cfg, step)):
+            if i == 0:
+                traj.messages, ids = chat.prompt_ids(step.instruction)
+                traj.append(ids, 0)
+                traj.prompt_len = len(ids)
+            # each step its own seeds: turn numbers restart with every step (ints only: a str's
+            # hash differs between processes)
+            mixed = None if seed is None else hash((seed, -1, i)) & (2**63 - 1)
+            step_sampling = dataclasses.replace(sampling, seed=mixed if i else seed)
+            stop = await agent_loop(traj, step_ep, engine, step_sampling)
+        else:
+            stop = "max_context"
+        acting = acting and stop != "max_context"
+        record = {"name": step.name, "stop_reason": stop, "turns": traj.num_turns - turns}
+        traj.steps.append(record)
+        traj.stop_reason = stop
+        traj.truncated = traj.truncated or stop in LIMIT_REASONS
+        report = None if stop == "disk_limit" else await _verify(traj, step, ep.sandbox)
+        if report is None:  # over the disk limit: not verified (_score)
+            return reports
+        reports.append(report)
+        record["parts"] = report.parts
+        if report.tampered or _below(report.parts, step.min_reward):
+            record["cut"] = True
+            break
+    return reports
+
+
+def _below(parts: dict[str, float] | None, min_reward: dict[str, float] | None) -> bool:
+    """A step's reward parts under any threshold of its min_reward (a missing key: -inf)."""
+    if not min_reward:
+        return False
+    return any((parts or {}).get(k, float("-inf")) < x for k, x in min_reward.items())
+
+
+def _next_instruction(traj: Trajectory, chat: ChatFormat, cfg: RolloutConfig, step) -> bool:
+    """Append a later step's instruction as a user turn (loss_mask 0), rendered as the chat
+    template renders it after the conversation so far. After a generated turn it follows that
+    turn's end of turn; where the step ended with a generation prompt pending (its last turn's
+    observation went in, then the clock ran out), that prompt is taken off and comes again after
+    the instruction. Returns False, appending nothing, when the context has no room for it and one
+    more turn. Raises RuntimeError when the pending prompt is not the template's."""
+    msg = {"role": "user", "content": step.instruction, "step": step.name}
+    base = chat.render(chat.BASE)
+    seg = chat.render(chat.BASE + [msg], add_generation_prompt=True)[len(base) :]
+    pending = []
+    if traj.loss_mask and traj.loss_mask[-1] == 1:
+        ids = chat.observation_ids([msg], closed=traj.token_ids[-1] == chat.eot_id)
+    else:
+        pending = chat.render(chat.BASE, add_generation_prompt=True)[len(base) :]
+        if traj.token_ids[-len(pending) :] != pending:
+            raise RuntimeError(
+                f"task {traj.task_id} step {step.name}: the trajectory does not end with the chat "
+                "template's generation prompt; the next instruction cannot follow it"
+            )
+        ids = seg
+    if len(traj.token_ids) - len(pending) + len(ids) + cfg.max_tokens_per_turn > (
+        cfg.max_context_tokens
+    ):
+        return False
+    if pending:
+        del traj.token_ids[-len(pending) :], traj.loss_mask[-len(pending) :]
+        del traj.logprobs[-len(pending) :]
+    traj.append(ids, 0)
+    traj.messages.append(msg)
+    return True
+
+
 async def _verify(traj: Trajectory, task, sb):
-    """The task's hidden tests on the sandbox (not when it already went over its disk limit):
-    the test report, or None when not verified (traj.stop_reason then "disk_limit")."""
+    """The hidden tests of `task` (a Task, or one of its Steps: tests_dir, test_timeout_s,
+    verifier_script) on the sandbox (not when it already went over its disk limit): the test
+    report, or None when not verified (traj.stop_reason then "disk_limit")."""
     t0 = time.monotonic()
     report = None
     if traj.stop_reason != "disk_limit":
@@ -500,20 +617,24 @@ async def _verify(traj: Trajectory, task, sb):
             report = await sb.run_tests(
                 task.tests_dir,
                 timeout=task.test_timeout_s,
-                test_setup=task.test_setup,
-                agent_modules=task.agent_modules,
+                test_setup=getattr(task, "test_setup", None),
+                agent_modules=getattr(task, "agent_modules", ()),
                 script=task.verifier_script,
             )
         except sandbox_lib.DiskLimitError:
             # over the limit after the last command (a background job)
             traj.stop_reason = "disk_limit"
-    traj.timings["verify_s"] = time.monotonic() - t0
+    traj.timings["verify_s"] = traj.timings.get("verify_s", 0.0) + time.monotonic() - t0
     return report
 
 
-async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> None:
-    """traj's verification from the report (a disk-limit verification when None), then the
-    judge's score unless the episode tampered with its tests (then stop_reason "tampered")."""
+async def _score(
+    traj: Trajectory, task, sb, report, judge, oracle: bool, reports: list | None = None
+) -> None:
+    """traj's verification from the report (a disk-limit verification when None; a multi-step
+    task's from its steps' `reports`, rolled up as harbor does: reward.roll_up_steps), then the
+    judge's score, once for the whole episode with every step's instruction, unless the episode
+    tampered with its tests (then stop_reason "tampered")."""
     log = logging.getLogger("termrl.rollout")
     # not verified: a snapshot would copy a layer already over the limit
     if report is None:
@@ -523,6 +644,11 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
         # judged 0 when a judge is configured, as train.py scores tampering
         traj.judge_score = 0.0 if judge is not None and not oracle else None
         log.warning("task %s episode %d: %s", task.id, traj.group_index, v.error)
+    elif task.steps:
+        v = reward_lib.roll_up_steps(reports, task.step_reward)
+        traj.test_report = report
+        traj.verification = v
+        traj.resolved = v.resolved
     else:
         v = reward_lib.verify(report, task.weights)
         traj.test_report = report
@@ -535,7 +661,7 @@ async def _score(traj: Trajectory, task, sb, report, judge, oracle: bool) -> Non
     elif judge is not None and not oracle and report is not None:
         t0 = time.monotonic()
         jr = await judge.score(
-            task.instruction,
+            "\n\n".join(s.instruction for s in task.steps) if task.steps else task.instruction,
             [{"role": m["role"], "content": m["content"]} for m in traj.messages],
             describe_outcome(v),
         )

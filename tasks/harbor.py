@@ -25,22 +25,29 @@ harbor's TaskConfig:
   and scored from its reward files, as harbor scores it. Opt-in per_test_credit: one pytest run
   whose exit status is written to reward.txt becomes termrl's weighted pytest (equal weights per
   test, JUnit), partial credit harbor does not give.
+- `[[steps]]` (multi-step tasks, `_steps`): Task.steps, each with steps/<name>/instruction.md, its test.sh
+  (split as above; /tests = the task's tests/ with the step's over it), `[steps.verifier.env]` over
+  `[verifier.env]`, its timeouts, oracle, workdir/ and min_reward; `multi_step_reward_strategy` ->
+  Task.step_reward. rollout.py runs the steps, reward.roll_up_steps rolls their rewards up.
 - environment/docker-compose.yaml: `main` is the agent's container, the other services are sidecars
   (tasks/compose.py parses them; sandboxing/compose.py runs them in main's network namespace).
 
 Every other field harbor accepts is refused or warned in one line naming it (`_refusals`,
-`_field_lines`): refused `[[steps]]`, `[[environment.mcp_servers]]`, `os = "windows"`,
+`_field_lines`): refused `[[environment.mcp_servers]]`, `os = "windows"`,
 accelerators, a separate verifier environment, and compose fields termrl does not support
 (tasks/compose.py); warned network policy (sandboxes have no network), users, healthchecks,
 artifacts, skills, and keys harbor does not know.
 """
 
+import dataclasses
 import hashlib
 import json
 import logging
 import os
 import re
 import shlex
+import shutil
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -49,7 +56,7 @@ from tasks.checks import check_allowed_prepass, check_dockerfile, check_weights,
 from tasks.compose import Compose, parse_compose
 from tasks.fields import check_id, difficulty_field, positive_field, tags_field
 from tasks.paths import check_task_paths, files_inside, inside, write_once
-from tasks.task import Task, TaskError
+from tasks.task import Step, Task, TaskError
 
 log = logging.getLogger("termrl.tasks")
 
@@ -494,9 +501,7 @@ def _field_lines(task_id: str, data: dict, path: Path) -> None:
 
 
 def _refusals(task_id: str, data: dict, env: dict, verifier: dict, path: Path) -> None:
-    if data.get("steps"):
-        raise TaskError(task_id, "steps", "multi-step tasks ([[steps]]) are not supported", path)
-    if data.get("multi_step_reward_strategy") is not None:
+    if data.get("multi_step_reward_strategy") is not None and not data.get("steps"):
         raise TaskError(
             task_id, "multi_step_reward_strategy", "applies to multi-step tasks only", path
         )
@@ -640,17 +645,17 @@ def _task_id(task_dir: Path, data: dict | None, toml_path: Path) -> tuple[str, d
     return check_id(task_dir.name, name.rsplit("/", 1)[-1].strip().lower(), toml_path), data
 
 
-def _instruction(task_id: str, task_dir: Path) -> str:
-    path = task_dir / "instruction.md"
+def _instruction(task_id: str, task_dir: Path, rel: str = "instruction.md") -> str:
+    path = task_dir / rel
     if path.is_file():  # the prompt: a symlink to a host file would put that file before the policy
-        inside(task_id, "instruction.md", task_dir, "instruction.md")
+        inside(task_id, rel, task_dir, rel)
     if not path.is_file():
-        raise TaskError(task_id, "instruction.md", "is missing", path)
+        raise TaskError(task_id, rel, "is missing", path)
     text = "\n".join(
         ln for ln in path.read_text(encoding="utf-8").splitlines() if not _CANARY.match(ln)
     ).strip()
     if not text:
-        raise TaskError(task_id, "instruction.md", "is empty", path)
+        raise TaskError(task_id, rel, "is empty", path)
     return text
 
 
@@ -754,6 +759,263 @@ def _meta(task_id: str, meta_in: dict, env: dict, exported: bool) -> dict[str, s
     return meta
 
 
+# ---------------------------------------------------------------- [[steps]]
+
+# harbor.models.task.config.StepConfig: every key harbor accepts in a step, per table
+_STEP_KNOWN = {
+    "": {"name", "agent", "verifier", "min_reward", "healthcheck", "artifacts"},
+    "agent": _KNOWN["agent"],
+    "verifier": _KNOWN["verifier"],
+}
+_STEP_WARNED = {
+    "healthcheck": "termrl does not wait on a step's healthcheck",
+    "artifacts": "termrl collects no artifacts",
+    "agent.user": _WARNED["agent.user"],
+    "verifier.user": _WARNED["verifier.user"],
+    "verifier.collect": _WARNED["verifier.collect"],
+}
+STEP_REWARDS = ("mean", "final")  # harbor MultiStepRewardStrategy
+# harbor.models.task.step_name.validate_step_name: a portable directory name
+_STEP_NAME_BAD = re.compile(r'[\x00-\x1f\x7f<>:"/\\|?*]')
+
+
+def _step_name(task_id: str, i: int, step: dict, seen: set[str], path: Path) -> str:
+    name = step.get("name")
+    field = f"steps[{i}].name"
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or name in (".", "..")
+        or name.endswith((".", " "))
+        or _STEP_NAME_BAD.search(name)
+        or len(name.encode()) > 255
+    ):
+        raise TaskError(
+            task_id,
+            field,
+            f"must be a portable directory name under steps/ (no path separators, control or "
+            f"reserved characters, trailing dot or space), got {json.dumps(name)}",
+            path,
+        )
+    if name.casefold() in seen:
+        raise TaskError(task_id, field, f"{name!r} names a step twice (case-insensitive)", path)
+    seen.add(name.casefold())
+    return name
+
+
+def _min_reward(task_id: str, i: int, value, path: Path) -> dict[str, float] | None:
+    """`min_reward = x` -> {"reward": x}; a table of key -> threshold as is; absent -> None."""
+    if value is None:
+        return None
+    table = {"reward": value} if not isinstance(value, dict) else value
+    for x in table.values():
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise TaskError(
+                task_id,
+                f"steps[{i}].min_reward",
+                f"must be a number or a table of numbers, got {json.dumps(value, default=str)}",
+                path,
+            )
+    return {k: float(x) for k, x in table.items()}
+
+
+def _step_lines(task_id: str, i: int, step: dict, path: Path) -> None:
+    """Refuse a step's separate verifier environment; one warning line per step field termrl does
+    not act on, as `_field_lines` for the task's own tables."""
+    verifier = step.get("verifier") if isinstance(step.get("verifier"), dict) else {}
+    if verifier.get("environment") or verifier.get("environment_mode") == "separate":
+        raise TaskError(
+            task_id,
+            f"steps[{i}].verifier.environment",
+            "a separate verifier environment is not supported",
+            path,
+        )
+    for table, known in _STEP_KNOWN.items():
+        section = step if not table else step.get(table)
+        if not isinstance(section, dict):
+            continue
+        for key in section:
+            name = f"{table}.{key}" if table else key
+            if key not in known:
+                log.warning(
+                    "task %s: steps[%d].%s is no harbor task.toml field; ignored [%s]",
+                    task_id,
+                    i,
+                    name,
+                    path,
+                )
+            elif name in _STEP_WARNED and section[key] not in (None, [], {}):
+                log.warning(
+                    "task %s: steps[%d].%s is not taken: %s [%s]",
+                    task_id,
+                    i,
+                    name,
+                    _STEP_WARNED[name],
+                    path,
+                )
+            elif key in ("network_mode", "allowed_hosts") and section[key] not in (None, []):
+                log.warning(
+                    "task %s: steps[%d].%s: termrl's sandboxes have no network [%s]",
+                    task_id,
+                    i,
+                    name,
+                    path,
+                )
+
+
+def _merged_tests(task_id: str, name: str, shared: Path | None, own: Path | None) -> Path:
+    """The step's /tests: the task's shared tests/ with the step's tests/ copied over it (harbor's
+    Verifier._resolve_tests uploads both to /tests, the step's last). One folder alone is used as
+    is; both are merged once per content under overlay_dir() (a unique temporary folder renamed)."""
+    if shared is None or own is None:
+        return own if own is not None else shared
+    files: dict[str, Path] = {}
+    for folder in (shared, own):
+        for p in files_inside(task_id, "tests", folder.parent, folder):
+            files[p.relative_to(folder).as_posix()] = p
+    digest = hashlib.sha256()
+    for rel, p in sorted(files.items()):
+        digest.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    out = overlay_dir() / f"{task_id}-{name.encode().hex()[:32]}-{digest.hexdigest()[:16]}"
+    if not out.is_dir():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+        for rel, p in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, tmp / rel)
+        try:
+            os.rename(tmp, out)
+        except OSError:  # another loader renamed the same content first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _steps(
+    task_id: str, task_dir: Path, data: dict, verifier_env: dict[str, str], toml_path: Path
+) -> tuple[tuple[Step, ...], str | None, str]:
+    """task.toml [[steps]] -> (the Steps, their tests' build_setup merged, the roll-up strategy).
+
+    Each step reads steps/<name>/instruction.md, its test.sh (steps/<name>/tests/test.sh, else the
+    task's tests/test.sh; its installs move to build time as for one test.sh: split_test_sh, scored
+    as harbor scores it), [steps.verifier.env] over [verifier.env], its timeouts (else the task's),
+    its oracle (steps/<name>/solution/solve.sh, else the task's solution/solve.sh), workdir/ and
+    min_reward. Raises TaskError naming the task and the step's field."""
+    raw = data["steps"]
+    if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
+        raise TaskError(task_id, "steps", "must be an array of tables ([[steps]])", toml_path)
+    strategy = data.get("multi_step_reward_strategy") or "mean"
+    if strategy not in STEP_REWARDS:
+        raise TaskError(
+            task_id,
+            "multi_step_reward_strategy",
+            f"must be one of {', '.join(STEP_REWARDS)}, got {json.dumps(strategy)}",
+            toml_path,
+        )
+    shared = task_dir / "tests"
+    shared = inside(task_id, "tests", task_dir, "tests") if shared.is_dir() else None
+    agent_s = _timeout(task_id, _table(task_id, data, "agent", toml_path), "agent", toml_path, None)
+    test_s = _timeout(
+        task_id,
+        _table(task_id, data, "verifier", toml_path),
+        "verifier",
+        toml_path,
+        HARBOR_TEST_TIMEOUT_S,
+    )
+    top_solve = task_dir / "solution" / "solve.sh"
+    steps, builds, seen = [], [], set()
+    for i, raw_step in enumerate(raw):
+        name = _step_name(task_id, i, raw_step, seen, toml_path)
+        _step_lines(task_id, i, raw_step, toml_path)
+        where = f"steps/{name}"
+        root = inside(task_id, where, task_dir, where)
+        if not root.is_dir():
+            raise TaskError(task_id, where, "is missing (the step's folder)", root)
+        instruction = _instruction(task_id, task_dir, f"{where}/instruction.md")
+        own = root / "tests" if (root / "tests").is_dir() else None
+        if own is not None:
+            inside(task_id, f"{where}/tests", task_dir, f"{where}/tests")
+            files_inside(task_id, f"{where}/tests", task_dir, own)
+        if shared is not None:
+            files_inside(task_id, "tests", task_dir, shared)
+        test_sh = next(
+            (d / "test.sh" for d in (own, shared) if d is not None and (d / "test.sh").is_file()),
+            None,
+        )
+        if test_sh is None:
+            raise TaskError(
+                task_id,
+                f"{where}/tests/test.sh",
+                "is missing, and so is the task's tests/test.sh (harbor's verifier script)",
+                root,
+            )
+        tests = _merged_tests(task_id, name, shared, own)
+        text = test_sh.read_text(encoding="utf-8", errors="replace")
+        build, _, script = split_test_sh(task_id, text, tests)
+        builds.append(build)
+        agent = _table(task_id, raw_step, "agent", toml_path)
+        verifier = _table(task_id, raw_step, "verifier", toml_path)
+        env = {**verifier_env, **env_table(task_id, verifier, f"steps[{i}].verifier", toml_path)}
+        if env:
+            head, _, body = script.partition("\n")
+            script = f"{head}\n{_env_prefix(env)}{body}"
+        solve = root / "solution" / "solve.sh"
+        if (root / "solution").is_dir() and not solve.is_file():
+            raise TaskError(
+                task_id, f"{where}/solution/solve.sh", "is missing from the step's solution/", root
+            )
+        solve = solve if solve.is_file() else top_solve if top_solve.is_file() else None
+        workdir = root / "workdir"
+        if workdir.is_dir():
+            files_inside(task_id, f"{where}/workdir", task_dir, workdir)
+        steps.append(
+            Step(
+                name=name,
+                instruction=instruction,
+                tests_dir=tests,
+                verifier_script=script,
+                test_timeout_s=_timeout(
+                    task_id, verifier, f"steps[{i}].verifier", toml_path, test_s
+                ),
+                agent_timeout_s=_timeout(task_id, agent, f"steps[{i}].agent", toml_path, agent_s),
+                solution=solve,
+                solution_dir=solve.parent if solve is not None else None,
+                workdir_dir=workdir if workdir.is_dir() else None,
+                min_reward=_min_reward(task_id, i, raw_step.get("min_reward"), toml_path),
+            )
+        )
+    if not steps:
+        raise TaskError(task_id, "steps", "is empty", toml_path)
+    build = "".join(dict.fromkeys(b for b in builds if b)) or None
+    return tuple(steps), build, strategy
+
+
+async def prepare_step(sb, task_id: str, step: Step, timeout_s: float) -> None:
+    """Before a step's turns (rollout.py) or its oracle (tasks validate): its workdir/ files copied
+    into the working directory of `sb` (a sandbox.Sandbox), then its setup.sh run there, each
+    command within timeout_s seconds (harbor MultiStepTrial._upload_step_workdir, _run_step_setup).
+    Raises RuntimeError naming the task and step when setup.sh fails or times out (harbor aborts
+    the trial there)."""
+    if step.workdir_dir is None:
+        return
+    workdir = (await sb.exec("pwd", timeout=timeout_s)).output.strip() or "/"
+    root = Path(step.workdir_dir)
+    for f in sorted(root.rglob("*")):
+        if f.is_file():
+            rel = f.relative_to(root).as_posix()
+            await sb.write_file(
+                f"{workdir.rstrip('/')}/{rel}", f.read_bytes(), f.stat().st_mode & 0o777
+            )
+    if (root / "setup.sh").is_file():
+        r = await sb.exec(
+            f"bash {shlex.quote(workdir.rstrip('/') + '/setup.sh')}", timeout=timeout_s
+        )
+        if r.exit_code != 0 or r.timed_out:
+            raise RuntimeError(
+                f"task {task_id} step {step.name}: workdir/setup.sh exited {r.exit_code}"
+                f"{' (timed out)' if r.timed_out else ''}: {r.output[-500:]}"
+            )
+
+
 def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool = False) -> Task:
     """A Harbor task folder -> Task (see the module docstring for what is taken from where).
 
@@ -776,10 +1038,27 @@ def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool 
     solution = _table(task_id, data, "solution", toml_path)
     _refusals(task_id, data, env, verifier, toml_path)
     _field_lines(task_id, data, toml_path)
-    instruction = _instruction(task_id, task_dir)
     credit = _per_test_credit(task_id, meta_in, per_test_credit, toml_path)
     verifier_env = env_table(task_id, verifier, "verifier", toml_path)
-    fields = _verification(task_id, task_dir, meta_in, toml_path, credit, verifier_env)
+    steps, step_reward = (), "mean"
+    if data.get("steps") is not None:
+        if credit:
+            log.warning(
+                "task %s: per_test_credit is not taken: each step's test.sh is scored as harbor "
+                "scores it",
+                task_id,
+            )
+        steps, build, step_reward = _steps(task_id, task_dir, data, verifier_env, toml_path)
+        instruction = steps[0].instruction
+        fields = dict(
+            weights=dict(SCRIPT_WEIGHTS),
+            build_setup=build,
+            test_setup=None,
+            verifier_script=steps[0].verifier_script,
+        )
+    else:
+        instruction = _instruction(task_id, task_dir)
+        fields = _verification(task_id, task_dir, meta_in, toml_path, credit, verifier_env)
     dockerfile, context, compose = _dockerfile(task_id, task_dir, env, toml_path)
     hidden = task_dir.resolve() / "tests"
     inside = Path(context).resolve() in (hidden.parent, *hidden.parent.parents)  # not harbor's
@@ -788,6 +1067,7 @@ def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool 
         if side.dockerfile is not None:
             check_dockerfile(task_id, side.dockerfile, side.context_dir, None)
     solve = task_dir / "solution" / "solve.sh"
+    solve = steps[0].solution if steps else solve if solve.is_file() else None
     overlay = _overlay(
         task_id,
         dockerfile,
@@ -805,20 +1085,27 @@ def load_harbor(task_dir: Path, data: dict | None = None, per_test_credit: bool 
         path=task_dir,
         dockerfile=overlay,
         context_dir=context,
-        tests_dir=task_dir / "tests",
-        solution=solve if solve.is_file() else None,
+        tests_dir=steps[0].tests_dir if steps else task_dir / "tests",
+        solution=solve,
         solution_env=env_table(task_id, solution, "solution", toml_path),
         agent_timeout_s=_timeout(task_id, agent, "agent", toml_path, None),
         test_timeout_s=_timeout(task_id, verifier, "verifier", toml_path, HARBOR_TEST_TIMEOUT_S),
         meta=_meta(task_id, meta_in, env, "allowed_prepass" in fields),  # exported
-        solution_dir=solve.parent if solve.is_file() else None,
+        solution_dir=solve.parent if solve is not None else None,
         cpus=_resource(task_id, env, "cpus", None, toml_path),
         memory_mb=_resource(task_id, env, "memory_mb", "memory", toml_path),
         storage_mb=_resource(task_id, env, "storage_mb", "storage", toml_path),
         sidecars=compose.sidecars if compose else (),
         service_names=compose.names if compose else (),
+        steps=steps,
+        step_reward=step_reward,
         **fields,
     )
+    for step in steps:  # every step's oracle folder is checked as the first one's
+        check_task_paths(
+            dataclasses.replace(task, solution=step.solution, solution_dir=step.solution_dir),
+            (overlay_dir(),),
+        )
     return check_task_paths(task, (overlay_dir(),))
 
 

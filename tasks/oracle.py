@@ -133,7 +133,17 @@ def oracle_steps(task: Task, max_turns: int) -> list[dict]:
     one (Task.oracle_turns, read by tasks/checks.read_oracle_turns, the validator the loader ran), else
     its solution script (solution_turns). max_turns: the episode's turn limit (the task's max_turns or
     the rollout's). Raises TaskError naming the task and field when neither exists, the file is
-    malformed, or the steps and DONE do not fit in max_turns."""
+    malformed, the steps and DONE do not fit in max_turns, or the task is multi-step (Task.steps)."""
+    if task.steps:
+        # the reactive oracle replays one instruction's turns; a later step's instruction arrives
+        # mid-episode, which its turn-indexed replies do not follow
+        raise TaskError(
+            task.id,
+            "steps",
+            f"{len(task.steps)} steps: a multi-step task's oracle acts its steps' solutions "
+            "(evaluate --oracle), not as demonstration turns",
+            task.path,
+        )
     if task.oracle_turns is None:
         return solution_turns(task, max_turns)
     steps = read_oracle_turns(task.id, Path(task.oracle_turns))

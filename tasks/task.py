@@ -68,6 +68,11 @@ class Task:
         tasks/checks.read_oracle_turns): the oracle acted out turn by turn, each command formatted from the
         values that earlier observations revealed (DESIGN.md, "Task format").
     solution_env: variables the oracle's run gets on top of the container's (Harbor [solution.env]).
+    steps: a Harbor multi-step task's steps (`Step`, in order; tasks/harbor.py), else (). The episode
+        acts them in one sandbox, each step's instruction a new user turn, each verified at its end
+        (rollout.py); instruction, tests_dir, verifier_script and solution are then the first step's.
+    step_reward: how the steps' rewards roll up into the episode's (Harbor multi_step_reward_strategy):
+        "mean" (per-key mean over the verified steps) or "final" (the last verified step's).
     """
 
     id: str
@@ -98,3 +103,33 @@ class Task:
     service_names: tuple[str, ...] = ()
     oracle_turns: Path | None = None
     solution_env: dict[str, str] = field(default_factory=dict)
+    steps: tuple["Step", ...] = ()
+    step_reward: str = "mean"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a Harbor multi-step task (task.toml `[[steps]]`, steps/<name>/).
+
+    instruction: steps/<name>/instruction.md, the user turn that opens the step.
+    tests_dir: the step's /tests (the task's shared tests/ with the step's own tests/ over it, as
+        Harbor uploads them); verifier_script: its test.sh as Task.verifier_script, scored from the
+        reward files it writes. test_timeout_s / agent_timeout_s: seconds (the step's own, else the
+        task's; agent None = the episode's limit).
+    solution / solution_dir: the step's oracle (steps/<name>/solution/solve.sh), else the task's.
+    workdir_dir: steps/<name>/workdir/, copied into the container's working directory before the
+        step's turns (its setup.sh then run there and removed by itself, as Harbor does), or None.
+    min_reward: reward key -> threshold (Harbor's `min_reward`, a float meaning {"reward": x}): a
+        verified step below any threshold (a missing key counts as -inf) ends the episode.
+    """
+
+    name: str
+    instruction: str
+    tests_dir: Path
+    verifier_script: str
+    test_timeout_s: float
+    agent_timeout_s: float | None = None
+    solution: Path | None = None
+    solution_dir: Path | None = None
+    workdir_dir: Path | None = None
+    min_reward: dict[str, float] | None = None

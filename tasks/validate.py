@@ -13,13 +13,14 @@ destructive attempt).
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.table import Table
 
 import sandbox
 from reward import verify  # the same weighted-test rule the training reward uses
 from sandboxing import images
+from tasks.harbor import prepare_step
 from tasks.task import Task
 
 SOLUTION_PATH = "/oracle/solution.sh"  # outside /app, removed before the tests run
@@ -123,6 +124,8 @@ async def _tests(sb, task: Task):
 
 
 async def _run_solution(image: str, task: Task, limits):
+    if task.steps:
+        return await _run_step_solutions(image, task, limits)
     async with await sandbox.start_sandbox(task, image, limits) as sb:
         command = await sandbox.put_solution(sb, task, SOLUTION_PATH)
         result = await sb.exec(command, timeout=task.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S)
@@ -132,6 +135,31 @@ async def _run_solution(image: str, task: Task, limits):
             f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]} {sandbox.SOLUTION_DIR}", timeout=30
         )
         return result, await _tests(sb, task)
+
+
+async def _run_step_solutions(image: str, task: Task, limits):
+    """A multi-step task's oracle: in one sandbox, each step's workdir/ and solution, then its tests
+    (from a snapshot, the sandbox going on); stops at the first step whose solution fails or whose
+    tests do not all pass. Returns (the last solution's exec result, that step's report or None)."""
+    async with await sandbox.start_sandbox(task, image, limits) as sb:
+        for step in task.steps:
+            timeout = step.agent_timeout_s or DEFAULT_SOLUTION_TIMEOUT_S
+            await prepare_step(sb, task.id, step, timeout)
+            own = replace(task, solution=step.solution, solution_dir=step.solution_dir)
+            result = await sb.exec(
+                await sandbox.put_solution(sb, own, SOLUTION_PATH), timeout=timeout
+            )
+            if result.timed_out or result.exit_code != 0:
+                return result, None
+            await sb.exec(
+                f"rm -rf {SOLUTION_PATH.rsplit('/', 1)[0]} {sandbox.SOLUTION_DIR}", timeout=30
+            )
+            report = await sb.run_tests(
+                step.tests_dir, timeout=step.test_timeout_s, script=step.verifier_script
+            )
+            if not verify(report, task.weights).resolved:
+                break
+        return result, report
 
 
 async def validate_task(task: Task, base_image: str | None = None, limits=None) -> ValidationResult:

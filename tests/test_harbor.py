@@ -150,7 +150,7 @@ def test_terminal_bench_venv_activation_goes_with_the_dropped_uv_venv(tmp_path):
     [
         (
             '\n[[steps]]\nname = "one"\n',
-            "field 'steps': multi-step tasks ([[steps]]) are not supported",
+            "field 'steps/one': is missing (the step's folder)",
         ),
         (
             '\n[[environment.mcp_servers]]\nname = "tools"\nurl = "http://tools:8000/mcp"\n',

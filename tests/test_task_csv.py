@@ -81,6 +81,8 @@ def test_csv_import_round_trip(tmp_path, caplog):
         service_names=(),
         oracle_turns=None,
         solution_env={},
+        steps=(),
+        step_reward="mean",
     )
     assert (
         upper.instruction
