@@ -247,6 +247,29 @@ def _parity_tasks(root: Path) -> dict[str, float]:
         "#!/bin/bash\ntrue\n",
         {"environment/start.sh": '#!/bin/bash\ntouch /tmp/started\nexec "$@"\n'},
     )
+    # a multi-step task: step "make" solved, step "grow" not; harbor's default roll-up is the mean
+    step_test = (
+        '#!/bin/bash\nif [ "$(cat /app/{f})" = {v} ]; then echo 1 > /logs/verifier/reward.txt\n'
+        "else echo 0 > /logs/verifier/reward.txt; fi\n"
+    )
+    _task(
+        root,
+        "steps-half",
+        '[[steps]]\nname = "make"\n[[steps]]\nname = "grow"\n',
+        plain,
+        "",
+        "",
+        {
+            "steps/make/instruction.md": "Write one to /app/a.txt.\n",
+            "steps/make/tests/test.sh": step_test.format(f="a.txt", v="one"),
+            "steps/make/solution/solve.sh": "#!/bin/bash\necho one > /app/a.txt\n",
+            "steps/grow/instruction.md": "Write two to /app/b.txt.\n",
+            "steps/grow/tests/test.sh": step_test.format(f="b.txt", v="two"),
+            "steps/grow/solution/solve.sh": "#!/bin/bash\ntrue\n",
+        },
+    )
+    for top in ("tests/test.sh", "solution/solve.sh", "instruction.md"):
+        (root / "steps-half" / top).unlink()
     # termrl's own tasks exported: per-test weights written by the exported test.sh, a partial solution
     exported = export_harbor(load_tasks(FIXTURES / "tasks" / "fx-greeting"), root)[0]
     half = Path(shutil.copytree(exported, root / "fx-greeting-half"))
@@ -260,6 +283,7 @@ def _parity_tasks(root: Path) -> dict[str, float]:
         "tb-whole": 1.0,
         "env-workdir-no-network": 1.0,
         "entrypoint-state": 1.0,
+        "steps-half": 0.5,
         "fx-greeting": 1.0,
         # exists 0.3 + name untouched 0.1 of 1.0: the content fails, and test_contains (0.2) needs both its
         # cases, of which [Ada] fails (termrl's rule, reward.verify, which the exported test.sh carries)
