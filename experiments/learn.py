@@ -363,8 +363,10 @@ def control_judgement(control: dict) -> tuple[bool | None, str]:
     """(control_ok, its clause) from the shortcut suite's summary (shortcut_control): ok when every
     shortcut that fits one turn of the run (at most turn_tokens tokens on every instance) resolves at most
     shortcuts.SHORTCUT_MAX of the instances and the oracle acted out turn by turn resolves all of them;
-    None without an instance. A shortcut over the turn cap cannot be issued in the rollout: its rate is
-    reported (learning.json) and its name listed, not judged."""
+    None without an instance, and None when a shortcut that fits a turn was cut at
+    shortcuts.COMMAND_TIMEOUT_S on an instance (control["timed_out"]): its "not resolved" there is no
+    measurement. A shortcut over the turn cap cannot be issued in the rollout: its rate is reported
+    (learning.json) and its name listed, not judged."""
     n = control["instances"]
     if not n:
         return None, "control: no instance in the shortcut suite"
@@ -373,6 +375,12 @@ def control_judgement(control: dict) -> tuple[bool | None, str]:
     over = sorted(set(control["rates"]) - set(fits))
     worst = max(fits, key=fits.get) if fits else None
     oracle = control["oracle_rate"]
+    cut = sorted(name for name in fits if control.get("timed_out", {}).get(name))
+    if cut:
+        return None, (
+            f"control: shortcut suite on {n} {control['split']} instances not judged: "
+            f"{' '.join(cut)} cut at {shortcuts.COMMAND_TIMEOUT_S:.0f} s"
+        )
     ok = (worst is None or fits[worst] <= shortcuts.SHORTCUT_MAX) and oracle == 1.0
     worst_text = "no shortcut fits a turn" if worst is None else f"worst {worst} {fits[worst]:.0%}"
     return ok, (

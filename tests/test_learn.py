@@ -310,6 +310,15 @@ def test_the_control_fails_on_a_shortcut_within_a_turn_or_an_oracle_below_100_pe
         None,
         "control: no instance in the shortcut suite",
     )
+    # a shortcut within a turn cut at its time limit measured nothing: no judgement either way
+    timed_out = {"grep-r": 0, "glob-run": 2, "shape-oracle-1turn": 5}
+    assert learn.control_judgement(suite_summary(timed_out=timed_out)) == (
+        None,
+        "control: shortcut suite on 12 validation instances not judged: glob-run cut at 3 s",
+    )
+    # one over the turn cap cut short changes nothing: it is not judged
+    ok, _ = learn.control_judgement(suite_summary(timed_out={"shape-oracle-1turn": 5}))
+    assert ok is True
 
 
 # -----------------------------------------------------------------------------
