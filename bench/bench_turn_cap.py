@@ -5,7 +5,7 @@ max_format_errors).
 
     python bench/bench_turn_cap.py --out-dir runs/learn [--policy default] [--k 1]
 
-Needs the held-out instances of a `make learn` run (<out-dir>/tasks/eval; any run's, or
+Needs the held-out instances of a `make learn` run (<out-dir>/tasks/validation; any run's, or
 `python -m experiments.learn --no-train` makes them). Runs experiments.learn.evaluate_policy with the
 preset's policy, rollout and sandbox sections, k episodes per instance, once per setting, and prints per
 setting: resolved rate with its 95% Wilson interval, mean turns per episode, stop reasons and the count of
@@ -26,14 +26,18 @@ from experiments import learn  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out-dir", default="runs/learn", help="a make learn run's folder (tasks/eval)")
+    ap.add_argument(
+        "--out-dir", default="runs/learn", help="a make learn run's folder (tasks/validation)"
+    )
     ap.add_argument("--policy", default="", help="HF folder ('' = the preset's base policy)")
     ap.add_argument("--k", type=int, default=1, help="episodes per held-out instance and setting")
     args = ap.parse_args()
     out = Path(args.out_dir)
-    eval_dir = out / "tasks" / "eval"
+    eval_dir = out / "tasks" / "validation"
     if not eval_dir.is_dir():
-        sys.exit(f"bench_turn_cap: {eval_dir} is not a folder: run make learn (or --no-train) first")
+        sys.exit(
+            f"bench_turn_cap: {eval_dir} is not a folder: run make learn (or --no-train) first"
+        )
     cfg, _ = learn.parse_args(["--out-dir", str(out)])
     for end_on_turn_cap in (True, False):
         train_cfg = configs.parse_cli(

@@ -3,32 +3,41 @@
     python -m experiments.learn                              # preset cpu-learn-multiturn, 2 ranks
     python -m experiments.learn --demonstrations 8 -- --steps 4  # settings.py knobs; after `--`: train.py flags
     python -m experiments.learn --no-train                   # evaluate OUT/warm_start/hf and OUT/train/hf again
+    python -m experiments.learn --no-train --evaluate-on test  # the test split: once per trained run
     python -m experiments.learn --no-progress                # no progress bars (tqdm, stderr)
     python -m experiments.learn_single                       # the one-turn experiment (`make learn-single`)
 
-1. generate (tasks/family.py): train instances, seeds 0..train_instances-1 of the train split, into OUT/tasks/train;
-   held-out instances, seeds 0..eval_instances-1 of the eval split, into OUT/tasks/eval; family.check_disjoint
-   refuses the two sets if they share a generator seed;
-2. warm start (experiments/warm_start.py) on the first `demonstrations` train instances only (the eval folder is
-   named as eval_tasks, so a demonstration of an eval instance is refused): the oracle acted out through the agent
-   loop, sft_epochs of masked cross-entropy at sft_lr, exported to OUT/warm_start/hf. Light on purpose: a warm
-   start that already solves everything leaves GRPO nothing to show;
+1. generate (tasks/family.py): seeds 0..train_instances-1 of the train split into OUT/tasks/train, seeds
+   0..eval_instances-1 of the validation split into OUT/tasks/validation and of the family's eval split into
+   OUT/tasks/test; family.check_disjoint refuses two splits that share a generator seed, and each folder's
+   family.json refuses a folder written for another experiment;
+2. warm start (experiments/warm_start.py) on the first `demonstrations` train instances only (the evaluated
+   folder is named as eval_tasks, so a demonstration of an evaluated instance is refused): the oracle acted out
+   through the agent loop, sft_epochs of masked cross-entropy at sft_lr, exported to OUT/warm_start/hf;
 3. GRPO: torchrun train.py --preset PRESET --tasks OUT/tasks/train --policy.path OUT/warm_start/hf
    --out-dir OUT/train [train.py flags], under bookkeeping/launch.py (Ctrl-C: a clean stop, nothing evaluated);
-4. evaluate (evaluate.evaluate) on the held-out instances, with the preset's policy, rollout, sandbox and reward
-   sections and a seed training never used: the warm start and warm start + GRPO, k episodes per instance each
-   (and the base, base_k each); the control: both policies at rollout.max_turns = 1, control_k each;
-5. per policy: mean reward with a 95% percentile-bootstrap interval, resolved rate with a 95% Wilson interval,
-   turns per episode and stop reasons; the flow share of GRPO's resolved episodes (flow_share); training's seconds
-   per step from OUT/train/metrics.jsonl (step_timings);
-6. OUT/learning.json, OUT/learning.png and one verdict line: learning is shown when GRPO's resolved-rate
-   interval lies wholly above the warm start's; the line also says whether the flow is real (>= 90% of resolved
-   episodes carry a revealed value into a later command) and whether the control stays at or below 2%.
+4. evaluate (evaluate.evaluate) on the split evaluate_on (validation, where every choice of knobs is made; test
+   once per trained run, recorded in OUT/test_evaluated.json with the training config's hash, a second look
+   refused unless --reevaluate-test), with the preset's policy, rollout, sandbox and reward sections and a seed
+   training never used: the warm start and warm start + GRPO, k episodes per instance each (and the base,
+   base_k each); the control: the shortcut suite (tasks/shortcuts.py) on the first shortcut_instances
+   instances of that split, with the oracle acted out turn by turn;
+5. per policy: resolved share per instance (the mean of its k episodes) per (shape, hops) cell, GRPO - warm
+   start as an instance-level paired bootstrap overall and per cell; mean reward and resolved rate over episodes
+   (Wilson; descriptive only); the flow share of resolved episodes (flow_share) and per hop, the final write
+   excluded (flow_per_hop); per training step entropy, clip fractions, zero-variance share and turns from
+   OUT/train/metrics.jsonl (training_curves) and its seconds per step (step_timings);
+6. OUT/learning.json and OUT/learning.png (learning_test.* for the test split; the episodes under
+   OUT/eval/<split>/<policy>) and one verdict line: learning is shown when the paired 95% interval of
+   GRPO - warm start lies wholly above 0; the line names the split and its instance count, and says whether the
+   flow is real (>= 90% of resolved episodes carry a revealed value into a later read) and whether the control
+   holds (every shortcut within a turn resolves at most 5%, the oracle 100%).
 """
 
 import asyncio
 import copy
 import dataclasses
+import hashlib
 import json
 import random
 import re
@@ -45,15 +54,14 @@ from bookkeeping.sanitise import install_log_sanitiser
 from experiments import settings
 from experiments import warm_start as warm_start_lib
 from experiments.learn_single import TrainFailed, TrainStopped, policy_stats, run_train
+from reward import verify
 from sandboxing import hosts
-from tasks import family, select_tasks
+from tasks import family, select_tasks, shortcuts
 from tasks.checks import read_oracle_turns
 
 ROOT = Path(__file__).resolve().parent.parent
 # the flow is real when at least this share of the resolved episodes carried a revealed value forward
 FLOW_REAL = 0.90
-# the control (one turn) may resolve at most this share: the tasks need their turns
-CONTROL_MAX = 0.02
 
 # -----------------------------------------------------------------------------
 # the flow share (pure)
@@ -147,6 +155,83 @@ def flow_share(
         "flowed": flowed,
         "share": flowed / counted if counted else None,
         "by_hops": dict(sorted(by_hops.items())),
+    }
+
+
+def hop_patterns(tasks: list) -> dict[str, list[list[str]]]:
+    """task id -> the capture regexes of each read of its oracle_turns.json in order: entry h - 1 finds the
+    value hop h reveals (the next note, program or key; the code at the last hop). Raises ConfigError for a
+    task without oracle_turns.json."""
+    out = {}
+    for task in tasks:
+        if task.oracle_turns is None:
+            raise configs.ConfigError(
+                f"tasks: {task.id} has no oracle_turns.json, so its revealed values are unknown"
+            )
+        steps = read_oracle_turns(task.id, Path(task.oracle_turns))
+        out[task.id] = [list(step["capture"].values()) for step in steps if step.get("capture")]
+    return out
+
+
+def carried_hops(messages: list[dict], hops_rx: list[list[str]]) -> list[bool]:
+    """For each hop h of 1..H-1 (H = len(hops_rx)): whether a value revealed at hop h (one that hop h's
+    capture regexes find, group 1, in an observation, and that the prompt before the first assistant turn
+    did not hold) appears in a later bash command, every line that writes the answer file (family.ANSWER)
+    left out. The last hop reveals the code, which only the final write needs, so it is not listed. Where
+    two hops share one regex (the same record mark), a value counts for both. messages: as carried_values."""
+    first = next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+    given = "\n".join(str(m.get("content", "")) for m in messages[:first])
+    leading = hops_rx[:-1]
+    revealed: list[set[str]] = [set() for _ in leading]
+    carried = [False] * len(leading)
+    for message in messages[first:]:
+        if message["role"] == "assistant":
+            commands = "\n".join(
+                line for line in _commands(message).splitlines() if family.ANSWER not in line
+            )
+            for h, values in enumerate(revealed):
+                carried[h] = carried[h] or any(v in commands for v in values)
+            continue
+        text = str(message.get("content", ""))
+        for h, regexes in enumerate(leading):
+            for rx in regexes:
+                revealed[h] |= {
+                    m.group(1) for m in re.finditer(rx, text) if m.group(1) not in given
+                }
+    return carried
+
+
+def flow_per_hop(
+    trajectories: list[dict],
+    patterns: dict[str, list[list[str]]],
+    cells: dict[str, str],
+    resolved_only: bool,
+) -> dict:
+    """The share of episodes that carried the value of hop h into a later command, the final write
+    excluded (carried_hops), per hop and per (shape, hops) cell, over the scored episodes (resolved_only:
+    the resolved ones). Returns {"episodes": n, "by_hop": {h: {"episodes", "carried", "share"}},
+    "by_cell": {cell: {h: {...}}}}; an episode of an H-hop instance counts at hops 1..H-1. patterns:
+    hop_patterns; cells: task id -> cell_of. Raises KeyError naming a task id either lacks."""
+    kept = [
+        t for t in trajectories if t["reward"] is not None and (t["resolved"] or not resolved_only)
+    ]
+    by_hop: dict[int, dict] = {}
+    by_cell: dict[str, dict[int, dict]] = {}
+    for t in kept:
+        if t["task_id"] not in patterns or t["task_id"] not in cells:
+            raise KeyError(f"flow_per_hop: no capture regexes or cell for task {t['task_id']}")
+        for h, carried in enumerate(carried_hops(t["messages"], patterns[t["task_id"]]), 1):
+            for table in (by_hop, by_cell.setdefault(cells[t["task_id"]], {})):
+                row = table.setdefault(h, {"episodes": 0, "carried": 0})
+                row["episodes"] += 1
+                row["carried"] += carried
+    for table in (by_hop, *by_cell.values()):
+        for row in table.values():
+            row["share"] = row["carried"] / row["episodes"]
+    return {
+        "episodes": len(kept),
+        "by_hop": dict(sorted(by_hop.items())),
+        "by_cell": {c: dict(sorted(t.items())) for c, t in sorted(by_cell.items())},
     }
 
 
@@ -274,28 +359,56 @@ def held_out_shape_result(
 # the verdict (pure)
 
 
-def _rate(s: dict) -> str:
-    lo, hi = s["resolved_rate_ci95"]
-    return f"{s['resolved_rate']:.3f} [{lo:.3f},{hi:.3f}]"
-
-
-def verdict(results: dict, flow: dict, control: dict) -> tuple[bool, dict, str]:
-    """(shown, criteria, one line) from results {"warm_start": stats, "grpo": stats} (policy_stats on the held-out
-    instances), flow (flow_share of GRPO's resolved episodes) and control {"warm_start": stats, "grpo": stats}
-    at max_turns = 1. Shown: GRPO's resolved-rate 95% Wilson interval lies wholly above the warm start's.
-    criteria: {"interval_above": bool, "flow_real": share >= FLOW_REAL, "control_ok": both control resolved
-    rates <= CONTROL_MAX} (None where there is nothing to judge); the line says each."""
-    warm, grpo = results["warm_start"], results["grpo"]
-    if not warm["scored"] or not grpo["scored"]:
-        which = " and ".join(
-            n for n, s in (("warm start", warm), ("GRPO", grpo)) if not s["scored"]
+def control_judgement(control: dict) -> tuple[bool | None, str]:
+    """(control_ok, its clause) from the shortcut suite's summary (shortcut_control): ok when every
+    shortcut that fits one turn of the run (at most turn_tokens tokens on every instance) resolves at most
+    shortcuts.SHORTCUT_MAX of the instances and the oracle acted out turn by turn resolves all of them;
+    None without an instance, and None when a shortcut that fits a turn was cut at
+    shortcuts.COMMAND_TIMEOUT_S on an instance (control["timed_out"]): its "not resolved" there is no
+    measurement. A shortcut over the turn cap cannot be issued in the rollout: its rate is reported
+    (learning.json) and its name listed, not judged."""
+    n = control["instances"]
+    if not n:
+        return None, "control: no instance in the shortcut suite"
+    cap = control["turn_tokens"]
+    fits = {name: r for name, r in control["rates"].items() if control["tokens"][name] <= cap}
+    over = sorted(set(control["rates"]) - set(fits))
+    worst = max(fits, key=fits.get) if fits else None
+    oracle = control["oracle_rate"]
+    cut = sorted(name for name in fits if control.get("timed_out", {}).get(name))
+    if cut:
+        return None, (
+            f"control: shortcut suite on {n} {control['split']} instances not judged: "
+            f"{' '.join(cut)} cut at {shortcuts.COMMAND_TIMEOUT_S:.0f} s"
         )
-        line = f"not shown: no scored held-out episode of the {which} policy"
+    ok = (worst is None or fits[worst] <= shortcuts.SHORTCUT_MAX) and oracle == 1.0
+    worst_text = "no shortcut fits a turn" if worst is None else f"worst {worst} {fits[worst]:.0%}"
+    return ok, (
+        f"control: shortcut suite on {n} {control['split']} instances, within a {cap}-token turn "
+        f"{worst_text} (<= {shortcuts.SHORTCUT_MAX:.0%} needed), oracle turn by turn {oracle:.0%} "
+        f"(100% needed): {'ok' if ok else 'FAILS'}"
+        + (f"; over a turn, not judged: {' '.join(over)}" if over else "")
+    )
+
+
+def verdict(paired: dict, flow: dict, control: dict, split: str, k: int) -> tuple[bool, dict, str]:
+    """(shown, criteria, one line). The headline is the instance-level paired bootstrap of GRPO over the warm
+    start (paired: paired_by_cell(...)["all"], on the `split` instances, k episodes each): learning is shown
+    only when the 95% interval of the mean per-instance difference lies wholly above 0. flow: flow_share of
+    GRPO's resolved episodes; control: the shortcut suite's summary (control_judgement). criteria:
+    {"interval_above": lower bound > 0, "flow_real": share >= FLOW_REAL, "control_ok"} (None where there is
+    nothing to judge); the line names the instance count and says each."""
+    n = paired["instances"]
+    if not n:
+        line = (
+            f"not shown: no {split} instance has a scored episode of both the warm start and GRPO "
+            f"(scored for one only: {len(paired.get('unpaired', []))})"
+        )
         return False, {"interval_above": None, "flow_real": None, "control_ok": None}, line
-    above = grpo["resolved_rate_ci95"][0] > warm["resolved_rate_ci95"][1]
-    below = grpo["resolved_rate_ci95"][1] < warm["resolved_rate_ci95"][0]
+    lo, hi = paired["ci95"]
+    above, below = lo > 0, hi < 0
     head = "learning" if above else "not shown"
-    relation = "non-overlapping 95% CIs" if above or below else "95% CIs overlap"
+    relation = "above 0" if above else "below 0: GRPO is worse" if below else "contains 0"
     share = flow["share"]
     flow_real = None if share is None else share >= FLOW_REAL
     flow_text = (
@@ -304,19 +417,14 @@ def verdict(results: dict, flow: dict, control: dict) -> tuple[bool, dict, str]:
         else f"flow {flow['flowed']}/{flow['resolved']} = {share:.0%} of resolved episodes "
         f"({'real' if flow_real else 'not real'}: >= {FLOW_REAL:.0%} needed)"
     )
-    rates = [control[p]["resolved_rate"] for p in ("warm_start", "grpo")]
-    control_ok = None if None in rates else max(rates) <= CONTROL_MAX
-    control_text = (
-        "control: no scored episode"
-        if control_ok is None
-        else f"control at 1 turn: warm {rates[0]:.1%}, GRPO {rates[1]:.1%} "
-        f"({'ok' if control_ok else 'too high'}: <= {CONTROL_MAX:.0%})"
-    )
-    worse = "; GRPO is worse" if below else ""
+    control_ok, control_text = control_judgement(control)
+    unpaired = len(paired.get("unpaired", []))
+    unpaired_text = f", {unpaired} scored for one policy only left out" if unpaired else ""
     line = (
-        f"{head}: warm start + GRPO vs warm start, resolved rate on held-out instances: "
-        f"{_rate(grpo)} vs {_rate(warm)} ({relation}; {grpo['scored']} vs {warm['scored']} episodes{worse}); "
-        f"{flow_text}; {control_text}"
+        f"{head}: GRPO - warm start, resolved share per instance on {n} {split} instances "
+        f"(k = {k} episodes each{unpaired_text}; paired bootstrap over instances): "
+        f"{paired['diff']:+.3f} [{lo:+.3f},{hi:+.3f}], 95% interval {relation} "
+        f"(warm start {paired['a']:.3f}, GRPO {paired['b']:.3f}); {flow_text}; {control_text}"
     )
     return above, {"interval_above": above, "flow_real": flow_real, "control_ok": control_ok}, line
 
@@ -366,22 +474,46 @@ def step_timings(metrics_path: Path) -> dict:
     }
 
 
+# what training logged per step that says whether it stayed healthy (RAGEN's echo trap: entropy, reward
+# variance and turns collapse together); metrics.jsonl keys (bookkeeping/logs.step_record, grpo.py)
+CURVES = ("entropy", "clip_frac_low", "clip_frac_high", "zero_variance_share", "turns_mean")
+
+
+def training_curves(metrics_path: Path) -> dict[str, list]:
+    """Per training step of OUT/train/metrics.jsonl: {"step": [...], and per key of CURVES its values}: the
+    policy's mean token entropy (nats) over the loss tokens, the clip fractions below 1 - clip_low (A < 0)
+    and above 1 + clip_high (A > 0), the share of groups whose rewards were all equal, and assistant turns
+    per episode; None at a step that did not log the key. Raises FileNotFoundError when there is no file."""
+    rows = [
+        json.loads(line) for line in Path(metrics_path).read_text().splitlines() if line.strip()
+    ]
+    out: dict[str, list] = {"step": [r["step"] for r in rows]}
+    for key in CURVES:
+        out[key] = [r.get(key) for r in rows]
+    return out
+
+
 # -----------------------------------------------------------------------------
 # the figure
 
 
 def plot(learning: dict, png: Path) -> Path:
-    """learning.png: resolved rate and mean reward with their 95% intervals per policy on the held-out instances."""
+    """learning.png: resolved rate and mean reward with their 95% intervals per policy on the evaluated
+    split (top), and, when learning["curves"] holds training's steps, entropy, clip fractions, zero-variance
+    share and turns per episode per step (bottom)."""
     import matplotlib  # optional at import time: only this figure needs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     results = learning["results"]
+    split = learning.get("split", "held-out")
+    curves = learning.get("curves")
     names = [p for p in ("base", "warm_start", "grpo") if p in results and results[p]["scored"]]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    rows = 2 if curves and curves["step"] else 1
+    fig, axes = plt.subplots(rows, 2, figsize=(9, 4 * rows), squeeze=False)
     for ax, (key, title) in zip(
-        axes, (("resolved_rate", "resolved rate"), ("mean_reward", "mean reward"))
+        axes[0], (("resolved_rate", "resolved rate"), ("mean_reward", "mean reward"))
     ):
         ys = [results[p][key] for p in names]
         # clamped at 0: an interval end may sit a rounding error inside its estimate (Wilson at 0 of n)
@@ -390,7 +522,19 @@ def plot(learning: dict, png: Path) -> Path:
         ax.bar(range(len(names)), ys, yerr=[lows, highs], capsize=4)
         ax.set_xticks(range(len(names)), names)
         ax.set_ylim(0, 1)
-        ax.set_title(f"{title}, held-out instances (95% CI)")
+        ax.set_title(f"{title}, {split} episodes (95% CI)")
+    if rows == 2:
+        steps = curves["step"]
+        shares, scale = axes[1]
+        for key in ("clip_frac_low", "clip_frac_high", "zero_variance_share"):
+            shares.plot(steps, [float("nan") if v is None else v for v in curves[key]], label=key)
+        shares.set_ylim(0, 1)
+        shares.set_xlabel("training step")
+        shares.legend(fontsize=7)
+        for key in ("entropy", "turns_mean"):
+            scale.plot(steps, [float("nan") if v is None else v for v in curves[key]], label=key)
+        scale.set_xlabel("training step")
+        scale.legend(fontsize=7)
     fig.suptitle(textwrap.fill(learning["verdict"]["line"], 130), fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
@@ -414,38 +558,199 @@ def parse_args(argv: list[str]) -> tuple[settings.MultiTurnLearnConfig, list[str
             f"held_out_shape = {cfg.held_out_shape!r}: must be one of shapes "
             f"({' '.join(cfg.shapes)}), which must keep another shape to train on"
         )
+    if cfg.train_seeds and "--seed" in argv[cut + 1 :]:
+        raise configs.ConfigError(
+            "train_seeds: a --seed after `--` sets the training seed too; "
+            "give the seeds in one place"
+        )
     return cfg, argv[cut + 1 :]
 
 
+def seed_runs(train_argv: list[str], seeds: tuple[int, ...], out: Path) -> dict[str, list[str]]:
+    """policy name -> train.py argv of each GRPO run: without seeds {"grpo": train_argv}; with seeds the first
+    is "grpo" into out/train, each other s "grpo_seed<s>" into out/train-seed<s>, every run with --seed s
+    appended (train_argv's --out-dir value replaced)."""
+    if not seeds:
+        return {"grpo": train_argv}
+    at = train_argv.index("--out-dir") + 1
+    runs = {}
+    for i, seed in enumerate(seeds):
+        name, folder = ("grpo", "train") if i == 0 else (f"grpo_seed{seed}", f"train-seed{seed}")
+        argv = [*train_argv[:at], str(out / folder), *train_argv[at + 1 :], "--seed", str(seed)]
+        runs[name] = argv
+    return runs
+
+
+def over_seeds(paired: dict[str, dict], seeds: tuple[int, ...]) -> dict | None:
+    """The headline over training seeds: paired: policy name (seed_runs) -> paired_by_cell(...)["all"] of
+    that GRPO run over the warm start. Returns {"seeds", "diffs", "mean", "std" (sample, n - 1; 0.0 for one
+    seed), "min", "max", "shown": seeds whose 95% interval lies above 0}, or None without seeds or when a
+    seed's run has no paired instance (its diff is None)."""
+    diffs = [p["diff"] for p in paired.values()]
+    if not seeds or None in diffs:
+        return None
+    n = len(diffs)
+    mean = sum(diffs) / n
+    std = (sum((d - mean) ** 2 for d in diffs) / (n - 1)) ** 0.5 if n > 1 else 0.0
+    return {
+        "seeds": list(seeds),
+        "diffs": diffs,
+        "mean": mean,
+        "std": std,
+        "min": min(diffs),
+        "max": max(diffs),
+        "shown": sum(p["ci95"][0] > 0 for p in paired.values()),
+    }
+
+
+# folder under OUT/tasks -> the family's split its instances come from (tasks/family.py SPLITS)
+SPLIT_FOLDERS = {"train": "train", "validation": "validation", "test": "eval"}
+
+
 def generate(cfg: settings.MultiTurnLearnConfig, out: Path) -> tuple[list, list]:
-    """Write the train and held-out instances (tasks/family.py) under out/tasks/{train,eval} and load them;
-    returns (train tasks, held-out tasks). Raises ValueError (family.check_disjoint) when they share a
-    generator seed, FileExistsError when a folder holds another instance."""
+    """Write the train, validation and test instances (tasks/family.py) under out/tasks/{train,validation,
+    test} (SPLIT_FOLDERS: test holds the family's eval split) and load them; returns (train tasks, tasks of
+    the evaluated split cfg.evaluate_on). Raises ValueError (family.check_disjoint) when two splits share a
+    generator seed, FileExistsError when a folder was written for another experiment (family.json) or holds
+    another instance."""
     hops = family.parse_hops(cfg.hops)
     # leave-one-shape-out: training never sees the held-out shape; evaluation sees every shape
     train_shapes = tuple(s for s in cfg.shapes if s != cfg.held_out_shape)
-    family.generate_family(
-        out / "tasks" / "train", "train", range(cfg.train_instances), train_shapes, hops
-    )
-    family.generate_family(
-        out / "tasks" / "eval", "eval", range(cfg.eval_instances), cfg.shapes, hops
-    )
-    train_ids = [
-        family.instance_for_seed("train", s, train_shapes, hops).id
-        for s in range(cfg.train_instances)
-    ]
-    eval_ids = [
-        family.instance_for_seed("eval", s, cfg.shapes, hops).id for s in range(cfg.eval_instances)
-    ]
-    train_tasks = select_tasks(str(out / "tasks" / "train"), tuple(train_ids))
-    eval_tasks = select_tasks(str(out / "tasks" / "eval"), tuple(eval_ids))
-    family.check_disjoint(train_tasks, eval_tasks)
+    counts = {
+        "train": cfg.train_instances,
+        "validation": cfg.eval_instances,
+        "test": cfg.eval_instances,
+    }
+    loaded = {}
+    for folder, split in SPLIT_FOLDERS.items():
+        shapes = train_shapes if folder == "train" else cfg.shapes
+        seeds = range(counts[folder])
+        family.generate_family(out / "tasks" / folder, split, seeds, shapes, hops)
+        ids = [family.instance_for_seed(split, s, shapes, hops).id for s in seeds]
+        loaded[folder] = select_tasks(str(out / "tasks" / folder), tuple(ids))
+    family.check_disjoint(loaded["train"], loaded["validation"] + loaded["test"])
+    family.check_disjoint(loaded["validation"], loaded["test"])
     print(
-        f"[learn] {len(train_tasks)} train and {len(eval_tasks)} held-out instances (hops {cfg.hops}, "
-        f"shapes {' '.join(cfg.shapes)}; disjoint generator seeds)",
+        f"[learn] {len(loaded['train'])} train, {len(loaded['validation'])} validation and "
+        f"{len(loaded['test'])} test instances (hops {cfg.hops}, shapes {' '.join(cfg.shapes)}; "
+        f"disjoint generator seeds); evaluating on {cfg.evaluate_on}",
         flush=True,
     )
-    return train_tasks, eval_tasks
+    return loaded["train"], loaded[cfg.evaluate_on]
+
+
+# -----------------------------------------------------------------------------
+# the test split: once per trained run
+
+TEST_RECORD = "test_evaluated.json"
+TRAINED_RUN = "trained_run.json"
+# knobs that change what is evaluated or how it is shown, never the trained policies
+EVALUATION_KNOBS = {
+    "out_dir",
+    "eval_instances",
+    "evaluate_on",
+    "reevaluate_test",
+    "k",
+    "shortcut_instances",
+    "base_k",
+    "train",
+    "seed",
+    "bootstrap_resamples",
+    "progress",
+}
+
+
+def training_hash(cfg: settings.MultiTurnLearnConfig, train_argv: list[str]) -> str:
+    """16 hex digits of sha256 over the knobs that make the trained policies: every MultiTurnLearnConfig
+    field but EVALUATION_KNOBS, and train.py's argv less --overwrite / --resume."""
+    knobs = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in EVALUATION_KNOBS}
+    argv = [a for a in train_argv if a not in ("--overwrite", "--resume")]
+    text = json.dumps({"learn": knobs, "train_argv": argv}, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def check_test_evaluation(out: Path, config_hash: str, again: bool) -> list[dict]:
+    """The test evaluations recorded in out/TEST_RECORD (a JSON list of {"config_hash", "utc"}; [] without
+    the file). Raises ValueError in one line when one is of this trained run (config_hash) and `again`
+    (--reevaluate-test) is not given: every choice is made on validation, the test split is looked at once."""
+    path = Path(out) / TEST_RECORD
+    held = json.loads(path.read_text()) if path.is_file() else []
+    same = [e for e in held if e["config_hash"] == config_hash]
+    if same and not again:
+        raise ValueError(
+            f"{path}: the test split was already evaluated for this trained run "
+            f"(config {config_hash}, {same[0]['utc']}); make choices with --evaluate-on validation, "
+            "or look again with --reevaluate-test"
+        )
+    return held
+
+
+def record_test_evaluation(out: Path, config_hash: str, held: list[dict]) -> list[dict]:
+    """Append this test evaluation to out/TEST_RECORD (written before the evaluation starts: one that
+    stops half-way has still looked); returns the list written."""
+    entry = {"config_hash": config_hash, "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    records = [*held, entry]
+    (Path(out) / TEST_RECORD).write_text(json.dumps(records, indent=2) + "\n")
+    return records
+
+
+# -----------------------------------------------------------------------------
+# the control: the shortcut suite on the evaluated split
+
+
+def shortcut_control(tasks: list, train_cfg: configs.TrainConfig, split: str) -> dict:
+    """tasks/shortcuts.run_suite on each of `tasks` (generated instances; two at a time) in a sandbox of the
+    run's sandbox section, the oracle scored by the task's hidden tests. Returns {"split", "instances",
+    "task_ids", "rates": shortcut -> share resolved, "any_rate", "tokens": shortcut -> most tokens (the
+    policy's tokenizer) on any instance, "turn_tokens": the rollout's max_tokens_per_turn, "oracle_rate",
+    "timed_out": shortcut -> instances cut at shortcuts.COMMAND_TIMEOUT_S, "seconds"}. Raises what the
+    build, the sandbox or run_suite raises (a failure is never a 0)."""
+    from transformers import AutoTokenizer
+
+    from hf.weights import resolve_model_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_dir(train_cfg.policy.path))
+    t0 = time.perf_counter()
+
+    async def one(task) -> shortcuts.SuiteResult:
+        m = task.meta
+        # the secret code, from the generator itself: the instance is a function of these four
+        code = family.make_instance(m["split"], int(m["seed"]), m["shape"], int(m["hops"])).code
+        async with await sandbox.start_sandbox(
+            task, run_id=sandbox.RUN_ID, cfg=train_cfg.sandbox
+        ) as sb:
+            result = await shortcuts.run_suite(
+                task, sb, tokenizer, code, train_cfg.sandbox.output_limit_bytes
+            )
+            report = await sb.run_tests(task.tests_dir, timeout=task.test_timeout_s)
+            result.oracle_score = verify(report, task.weights).score
+        return result
+
+    async def all_of() -> list[shortcuts.SuiteResult]:
+        gate = asyncio.Semaphore(2)
+
+        async def gated(task):
+            async with gate:
+                return await one(task)
+
+        return await asyncio.gather(*(gated(t) for t in tasks))
+
+    results = asyncio.run(all_of()) if tasks else []
+    rates = shortcuts.rates(results) if results else {"any": 0.0}
+    any_rate = rates.pop("any")
+    n = len(results)
+    return {
+        "split": split,
+        "instances": n,
+        "task_ids": [r.task_id for r in results],
+        "rates": rates,
+        "any_rate": any_rate,
+        "tokens": {name: max(r.tokens[name] for r in results) for name in rates},
+        "turn_tokens": train_cfg.rollout.max_tokens_per_turn,
+        "oracle_rate": sum(r.oracle_score == 1.0 for r in results) / n if n else 0.0,
+        "timed_out": {name: sum(name in r.timed_out for r in results) for name in rates},
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def warm_start_config(
@@ -455,8 +760,8 @@ def warm_start_config(
     out: Path,
 ) -> settings.WarmStartConfig:
     """The warm start's config: the preset's policy (its base model), rollout and sandbox sections, the
-    demonstration instances, the held-out folder as eval_tasks (refused if they overlap), SFT at sft_epochs,
-    sft_lr and sft_batch_size."""
+    demonstration instances, the evaluated split's folder as eval_tasks (refused if they overlap), SFT at
+    sft_epochs, sft_lr and sft_batch_size."""
     return settings.validate_warm_start(
         settings.WarmStartConfig(
             policy=copy.deepcopy(train_cfg.policy),
@@ -467,7 +772,7 @@ def warm_start_config(
             ),
             tasks=str(out / "tasks" / "train"),
             task_ids=tuple(demo_ids),
-            eval_tasks=str(out / "tasks" / "eval"),
+            eval_tasks=str(out / "tasks" / cfg.evaluate_on),
             out_dir=str(out / "warm_start"),
             run_id=sandbox.RUN_ID,
             progress=cfg.progress,
@@ -514,7 +819,7 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     t0 = time.perf_counter()
     train_tasks, eval_tasks = generate(cfg, out)
     seconds["generate"] = time.perf_counter() - t0
-    train_dir, eval_dir = out / "tasks" / "train", out / "tasks" / "eval"
+    train_dir, eval_dir = out / "tasks" / "train", out / "tasks" / cfg.evaluate_on
     train_argv = [
         "--preset",
         cfg.preset,
@@ -534,28 +839,46 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     if "--policy.path" in rest:
         base_path = rest[rest.index("--policy.path") + 1]
     train_cfg.policy.path = base_path
+    # the trained run's identity: this config when it trains, else the one that trained OUT's policies
+    config_hash = training_hash(cfg, train_argv)
+    if not cfg.train and (out / TRAINED_RUN).is_file():
+        config_hash = json.loads((out / TRAINED_RUN).read_text())["config_hash"]
+    # refused before an hour of training, not after it
+    tests_before = (
+        check_test_evaluation(out, config_hash, cfg.reevaluate_test)
+        if cfg.evaluate_on == "test"
+        else None
+    )
 
     demo_ids = [t.id for t in train_tasks[: cfg.demonstrations]]
+    runs = seed_runs(train_argv, cfg.train_seeds, out)
     warm_record = None
     if cfg.train:
         t0 = time.perf_counter()
         warm_record = warm_start_lib.warm_start(warm_start_config(cfg, train_cfg, demo_ids, out))
         seconds["warm_start"] = time.perf_counter() - t0
-        seconds["grpo"] = run_train(cfg.nproc, train_argv)
+        for name, argv in runs.items():
+            seconds[name] = run_train(cfg.nproc, argv)
+        (out / TRAINED_RUN).write_text(json.dumps({"config_hash": config_hash}) + "\n")
     elif (out / "warm_start" / "warm_start.json").is_file():
         warm_record = json.loads((out / "warm_start" / "warm_start.json").read_text())
 
-    policies = {"warm_start": str(out / "warm_start" / "hf"), "grpo": str(out / "train" / "hf")}
+    policies = {"warm_start": str(out / "warm_start" / "hf")}
+    for name, argv in runs.items():
+        policies[name] = str(Path(argv[argv.index("--out-dir") + 1]) / "hf")
     if cfg.base_k:
         policies = {"base": base_path, **policies}
     # the capture regexes and cells before any evaluation: a task without them fails here, not after it
     patterns = revealed_patterns(eval_tasks)
+    per_hop = hop_patterns(eval_tasks)
     hops = {t.id: int(t.meta["hops"]) for t in eval_tasks}
     cells = {t.id: cell_of(t) for t in eval_tasks}
     eval_ids = tuple(t.id for t in eval_tasks)
+    if tests_before is not None:
+        record_test_evaluation(out, config_hash, tests_before)
     t0 = time.perf_counter()
     trajectories: dict[str, list[dict]] = {}
-    results, shapes, control = {}, {}, {}
+    results, shapes = {}, {}
     for name, path in policies.items():
         k = cfg.base_k if name == "base" else cfg.k
         trajs = evaluate_policy(
@@ -565,32 +888,31 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             eval_dir,
             k,
             train_cfg.rollout.max_turns,
-            out / "eval" / name,
+            out / "eval" / cfg.evaluate_on / name,
             eval_ids,
         )
         trajectories[name] = trajs
         results[name] = policy_stats(trajs, cfg.bootstrap_resamples)
         shapes[name] = episode_shape(trajs)
-    for name in ("warm_start", "grpo"):
-        trajs = evaluate_policy(
-            cfg,
-            train_cfg,
-            policies[name],
-            eval_dir,
-            cfg.control_k,
-            1,
-            out / "eval" / f"control_{name}",
-            eval_ids,
-        )
-        control[name] = policy_stats(trajs, cfg.bootstrap_resamples)
     seconds["evaluate"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sample = eval_tasks[: cfg.shortcut_instances] if cfg.shortcut_instances else eval_tasks
+    control = shortcut_control(sample, train_cfg, cfg.evaluate_on)
+    seconds["control"] = time.perf_counter() - t0
     flow = flow_share(trajectories["grpo"], patterns, hops)
     flow_warm = flow_share(trajectories["warm_start"], patterns, hops)
-    shown, criteria, line = verdict(results, flow, control)
     cell_results = {name: by_cell(trajs, cells) for name, trajs in trajectories.items()}
     paired = paired_by_cell(
         trajectories["warm_start"], trajectories["grpo"], cells, cfg.bootstrap_resamples
     )
+    shown, criteria, line = verdict(paired["all"], flow, control, cfg.evaluate_on, cfg.k)
+    by_seed = {
+        name: paired_by_cell(
+            trajectories["warm_start"], trajectories[name], cells, cfg.bootstrap_resamples
+        )["all"]
+        for name in runs
+    }
+    seeds = over_seeds(by_seed, cfg.train_seeds)
     metrics = out / "train" / "metrics.jsonl"
     seconds["total"] = time.perf_counter() - t_start
     learning = {
@@ -609,34 +931,56 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             "train_ids": [t.id for t in train_tasks],
             "demonstration_ids": demo_ids,
             "eval_ids": [t.id for t in eval_tasks],
+            "config_hash": config_hash,
         },
+        # every figure below is on this split's instances (the control's sample too)
+        "split": cfg.evaluate_on,
+        "test_evaluations_before": tests_before,
         "policies": policies,
         "warm_start": warm_record,
         "results": results,
         "cells": cell_results,
         "paired_grpo_minus_warm_start": paired,
+        # every GRPO run over the warm start (one per training seed), and their mean and spread
+        "paired_by_seed": by_seed,
+        "over_seeds": seeds,
         "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},
+        "flow_per_hop": {
+            name: {
+                "resolved": flow_per_hop(trajs, per_hop, cells, resolved_only=True),
+                "every": flow_per_hop(trajs, per_hop, cells, resolved_only=False),
+            }
+            for name, trajs in trajectories.items()
+        },
         "control": control,
         "verdict": {"shown": shown, **criteria, "line": line},
         "training": step_timings(metrics) if metrics.is_file() else None,
+        "curves": training_curves(metrics) if metrics.is_file() else None,
         "seconds": seconds,
     }
-    (out / "learning.json").write_text(json.dumps(learning, indent=2))
-    plot(learning, out / "learning.png")
-    print(f"[learn] wrote {out / 'learning.json'} and {out / 'learning.png'}", flush=True)
-    both = paired["all"]
-    if both["instances"]:
+    # a look at the test split never overwrites the validation figures the knobs were chosen on
+    stem = "learning" if cfg.evaluate_on == "validation" else f"learning_{cfg.evaluate_on}"
+    (out / f"{stem}.json").write_text(json.dumps(learning, indent=2))
+    plot(learning, out / f"{stem}.png")
+    print(f"[learn] wrote {out / f'{stem}.json'} and {out / f'{stem}.png'}", flush=True)
+    # per (shape, hops) cell; the verdict line below gives the whole split
+    for cell, r in paired.items():
+        if cell != "all" and r["instances"]:
+            lo, hi = r["ci95"]
+            print(
+                f"[learn] {cell}: {r['instances']} {cfg.evaluate_on} instances, GRPO - warm start "
+                f"{r['diff']:+.3f} [{lo:+.3f},{hi:+.3f}]",
+                flush=True,
+            )
+    if seeds:
+        names = ",".join(map(str, seeds["seeds"]))
         print(
-            f"[learn] paired over {both['instances']} held-out instances (instance-level bootstrap): "
-            f"GRPO - warm start = {both['diff']:+.3f} [{both['ci95'][0]:+.3f},{both['ci95'][1]:+.3f}]",
-            flush=True,
-        )
-    else:
-        print(
-            "[learn] paired: no held-out instance has a scored episode of both the warm start and GRPO "
-            f"(scored for one only: {len(both['unpaired'])})",
+            f"[learn] over training seeds {names}: GRPO - warm start mean {seeds['mean']:+.3f}, "
+            f"sd {seeds['std']:.3f}, range [{seeds['min']:+.3f},{seeds['max']:+.3f}]; interval "
+            f"above 0 for {seeds['shown']} of {len(seeds['seeds'])}; the verdict below is seed "
+            f"{seeds['seeds'][0]}'s",
             flush=True,
         )
     print(line, flush=True)

@@ -49,10 +49,11 @@ from configs import (
 @dataclass
 class MultiTurnLearnConfig:
     """`make learn` (experiments/learn.py): multi-turn learning on the generated task family (tasks/family.py).
-    Train and held-out eval instances from disjoint seeds; a warm start from demonstrations on train instances
-    only; GRPO from it (train.py, the preset, flags after `--` override it); evaluation of the warm start and of
-    warm start + GRPO (and the base) on the held-out instances, with the preset's policy, rollout, sandbox and
-    reward sections and a sampling seed training never used; a control at max_turns = 1."""
+    Train, validation and test instances from disjoint generator seeds; a warm start from demonstrations on
+    train instances only; GRPO from it (train.py, the preset, flags after `--` override it); evaluation of the
+    warm start and of warm start + GRPO (and the base) on one held-out split (validation unless asked), with
+    the preset's policy, rollout, sandbox and reward sections and a sampling seed training never used; the
+    shortcut suite (tasks/shortcuts.py) on a sample of that split as the control."""
 
     # training preset (PRESETS): the policy, rollout, sandbox and GRPO settings of every stage
     preset: str = "cpu-learn-multiturn"
@@ -62,8 +63,15 @@ class MultiTurnLearnConfig:
     nproc: int = 2
     # train instances: seeds 0..train_instances-1 of the train split (GRPO trains on all of them)
     train_instances: int = 48
-    # held-out instances: seeds 0..eval_instances-1 of the eval split (disjoint generator seeds)
+    # held-out instances per held-out split: seeds 0..eval_instances-1 of the validation split into
+    # OUT/tasks/validation and of the family's eval split into OUT/tasks/test (disjoint generator seeds)
     eval_instances: int = 64
+    # the held-out split every evaluation runs on: validation (every choice of knobs is made here) or test
+    # (once per trained run, after training; OUT/test_evaluated.json records it)
+    evaluate_on: str = "validation"
+    # evaluate the test split again for a trained run whose test evaluation is already recorded in
+    # OUT/test_evaluated.json (refused without it: a second look at the test split is a choice made on it)
+    reevaluate_test: bool = False
     # the family's shapes (tasks/family.py SHAPES)
     shapes: tuple[str, ...] = ("pointer", "run", "config")
     # hops per instance, LO-HI or N (1-8; an instance takes hops + 2 turns with the write and DONE)
@@ -80,14 +88,20 @@ class MultiTurnLearnConfig:
     sft_lr: float = 3e-5
     # warm start: demonstrations per optimizer step
     sft_batch_size: int = 4
-    # episodes per held-out instance and policy (eval_instances x k >= 128 for the verdict)
-    k: int = 2
-    # episodes per held-out instance and policy in the control at rollout.max_turns = 1
-    control_k: int = 1
+    # episodes per held-out instance and policy: the verdict's unit is the instance (its mean over k
+    # episodes), so k >= 4 keeps each instance's mean from being a coin flip
+    k: int = 4
+    # the control: the shortcut suite (tasks/shortcuts.py) runs on the first shortcut_instances instances
+    # of the evaluated split (a sample: about 10 s an instance in real containers; 0 = every instance)
+    shortcut_instances: int = 12
     # episodes per held-out instance of the base policy (0 = the base is not evaluated)
     base_k: int = 1
     # False (--no-train): evaluate the policies already in <out_dir>/warm_start/hf and <out_dir>/train/hf
     train: bool = True
+    # GRPO once per training seed (train.py --seed), each from the one warm start, each evaluated on the
+    # same instances: learning.json reports the headline's mean and spread over them (() = one run at
+    # the preset's seed, or the --seed given after `--`); the first seed's run is "grpo", in OUT/train
+    train_seeds: tuple[int, ...] = ()
     # evaluation sampling seed (training mixes (seed, step, rank); 777 is not one of its seeds)
     seed: int = 777
     # percentile bootstrap of the mean reward's 95% interval
@@ -95,6 +109,9 @@ class MultiTurnLearnConfig:
     # progress bars on stderr (tqdm) during the warm start's demonstrations and SFT, and the evaluations
     progress: bool = True
 
+
+# the held-out splits `make learn` can evaluate on (folders under OUT/tasks)
+EVALUATION_SPLITS = ("validation", "test")
 
 MULTITURN_LEARN_RULES: list[Rule] = [
     ("preset", lambda v: v in PRESETS, f"unknown; choose one of {', '.join(PRESETS)}"),
@@ -106,7 +123,17 @@ MULTITURN_LEARN_RULES: list[Rule] = [
     ("sft_lr", lambda v: math.isfinite(v) and v > 0, "must be a finite number > 0"),
     ("sft_batch_size", lambda v: v >= 1, "must be >= 1"),
     ("k", lambda v: v >= 1, "must be >= 1"),
-    ("control_k", lambda v: v >= 1, "must be >= 1"),
+    (
+        "evaluate_on",
+        lambda v: v in EVALUATION_SPLITS,
+        f"must be one of {', '.join(EVALUATION_SPLITS)}",
+    ),
+    ("shortcut_instances", lambda v: v >= 0, "must be >= 0 (0 = every evaluated instance)"),
+    (
+        "train_seeds",
+        lambda v: len(set(v)) == len(v) and all(x >= 0 for x in v),
+        "must be distinct seeds >= 0",
+    ),
     ("base_k", lambda v: v >= 0, "must be >= 0 (0 = the base is not evaluated)"),
     ("seed", lambda v: v >= 0, "must be >= 0"),
     ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),

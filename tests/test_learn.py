@@ -12,7 +12,7 @@ import pytest
 import configs
 from experiments import learn
 from experiments.learn_single import policy_stats
-from tasks import family
+from tasks import family, shortcuts
 
 ROOT = Path(__file__).resolve().parent.parent
 # capture regexes of the shape oracle_turns.json uses (tasks/family.record_regex), in their simplest layout
@@ -184,7 +184,145 @@ def test_results_per_cell_and_paired_per_cell():
 
 
 # -----------------------------------------------------------------------------
-# the verdict
+# the flow per hop, the final write excluded
+
+# the records of a 3-hop chain, each read's own mark (tasks/family.record_regex)
+HOP1 = r"(?m)^next: (\S+) \(latest\)$"
+HOP2 = r"(?m)^next: (\S+) \(active\)$"
+HOP3 = rf"(?m)^code: ({family.CODE}) \(valid\)$"
+CHAIN = [[HOP1], [HOP2], [HOP3]]
+
+
+def three_hops(*last: tuple[str, str]) -> list[dict]:
+    """A 3-hop episode up to the second note read, then `last`."""
+    return conversation(
+        (
+            "cat /app/a/b/first.txt",
+            "exit code: 0\nnext: /app/a/old.txt (old)\nnext: /app/a/c/2.txt (latest)\n",
+        ),
+        ("cat /app/a/c/2.txt", "exit code: 0\nnext: /app/a/d/3.txt (active)\n"),
+        *last,
+    )
+
+
+def test_each_hop_counts_when_its_value_reaches_a_later_read_and_never_through_the_final_write():
+    read_on = three_hops(
+        ("cat /app/a/d/3.txt", "exit code: 0\ncode: lynx-4821 (valid)\n"),
+        ("echo lynx-4821 > /app/answer.txt", "exit code: 0"),
+    )
+    # hops 1 and 2 led to reads; hop 3's code only to the write, so it is not listed
+    assert learn.carried_hops(read_on, CHAIN) == [True, True]
+    # the note hop 2 revealed goes only into the answer write: no hop, whatever the write holds
+    written = three_hops(("cat /app/a/c/2.txt > /app/answer.txt", "exit code: 0"))
+    assert learn.carried_hops(written, CHAIN) == [True, False]
+    # the same value in a read joined to the write on one line is inside the write: left out too
+    joined = three_hops(("cat /app/a/d/3.txt > /app/answer.txt", "exit code: 0"))
+    assert learn.carried_hops(joined, CHAIN) == [True, False]
+    # a decoy (stale mark) is no revealed value, so reading it carries nothing
+    decoy = conversation(
+        ("cat /app/a/b/first.txt", "exit code: 0\nnext: /app/a/old.txt (old)\n"),
+        ("cat /app/a/old.txt", "exit code: 0"),
+    )
+    assert learn.carried_hops(decoy, CHAIN) == [False, False]
+    # a 1-hop instance has no hop that leads on
+    assert learn.carried_hops(read_on, [[HOP3]]) == []
+
+
+def test_flow_per_hop_over_resolved_and_every_scored_episode_per_cell():
+    full = three_hops(
+        ("cat /app/a/d/3.txt", "exit code: 0\ncode: lynx-4821 (valid)\n"),
+        ("echo lynx-4821 > /app/answer.txt", "exit code: 0"),
+    )
+    stopped = three_hops(("echo lynx-4821 > /app/answer.txt", "exit code: 0"))
+    one_hop = conversation(("cat /app/a/b/first.txt", "exit code: 0\ncode: lynx-4821 (valid)\n"))
+    trajectories = [
+        {"task_id": "p3", "reward": 1.0, "resolved": True, "messages": full},
+        {"task_id": "p3", "reward": 0.0, "resolved": False, "messages": stopped},
+        {"task_id": "p3", "reward": None, "resolved": False, "messages": full},
+        {"task_id": "c1", "reward": 1.0, "resolved": True, "messages": one_hop},
+    ]
+    patterns = {"p3": CHAIN, "c1": [[HOP3]]}
+    cells = {"p3": "pointer-h3", "c1": "config-h1"}
+    resolved = learn.flow_per_hop(trajectories, patterns, cells, resolved_only=True)
+    assert resolved == {
+        "episodes": 2,
+        "by_hop": {
+            1: {"episodes": 1, "carried": 1, "share": 1.0},
+            2: {"episodes": 1, "carried": 1, "share": 1.0},
+        },
+        "by_cell": {
+            "pointer-h3": {
+                1: {"episodes": 1, "carried": 1, "share": 1.0},
+                2: {"episodes": 1, "carried": 1, "share": 1.0},
+            }
+        },
+    }
+    every = learn.flow_per_hop(trajectories, patterns, cells, resolved_only=False)
+    assert every["episodes"] == 3
+    assert every["by_hop"] == {
+        1: {"episodes": 2, "carried": 2, "share": 1.0},
+        2: {"episodes": 2, "carried": 1, "share": 0.5},
+    }
+    with pytest.raises(KeyError, match="no capture regexes or cell for task p3"):
+        learn.flow_per_hop(trajectories, patterns, {"c1": "config-h1"}, resolved_only=False)
+
+
+# -----------------------------------------------------------------------------
+# the control: the shortcut suite
+
+
+def suite_summary(**changes) -> dict:
+    """A shortcut_control summary of 12 validation instances: every shortcut within a 48-token turn at
+    0%, the 1-turn shape oracle (66 tokens, over a turn) at 3 of 12, the oracle turn by turn at 12 of 12."""
+    out = {
+        "split": "validation",
+        "instances": 12,
+        "rates": {"grep-r": 0.0, "glob-run": 0.0, "shape-oracle-1turn": 0.25},
+        "tokens": {"grep-r": 11, "glob-run": 24, "shape-oracle-1turn": 66},
+        "turn_tokens": 48,
+        "oracle_rate": 1.0,
+    }
+    return {**out, **changes}
+
+
+def test_the_control_holds_when_no_shortcut_within_a_turn_resolves_and_the_oracle_does():
+    ok, text = learn.control_judgement(suite_summary())
+    assert ok is True
+    assert text == (
+        "control: shortcut suite on 12 validation instances, within a 48-token turn worst grep-r 0% "
+        "(<= 5% needed), oracle turn by turn 100% (100% needed): ok; over a turn, not judged: "
+        "shape-oracle-1turn"
+    )
+
+
+def test_the_control_fails_on_a_shortcut_within_a_turn_or_an_oracle_below_100_percent():
+    # 1 of 12 by a dump is 8%: above 5%
+    rates = {"grep-r": 1 / 12, "glob-run": 0.0, "shape-oracle-1turn": 0.25}
+    ok, text = learn.control_judgement(suite_summary(rates=rates))
+    assert ok is False and "worst grep-r 8% (<= 5% needed)" in text and ": FAILS" in text
+    # the same 1-turn shape oracle at 66 tokens fits a 96-token turn: judged, and it fails
+    ok, text = learn.control_judgement(suite_summary(turn_tokens=96))
+    assert ok is False and "worst shape-oracle-1turn 25%" in text and "not judged" not in text
+    # an oracle that misses an instance means the instances or the suite are broken
+    ok, text = learn.control_judgement(suite_summary(oracle_rate=11 / 12))
+    assert ok is False and "oracle turn by turn 92% (100% needed): FAILS" in text
+    assert learn.control_judgement(suite_summary(instances=0)) == (
+        None,
+        "control: no instance in the shortcut suite",
+    )
+    # a shortcut within a turn cut at its time limit measured nothing: no judgement either way
+    timed_out = {"grep-r": 0, "glob-run": 2, "shape-oracle-1turn": 5}
+    assert learn.control_judgement(suite_summary(timed_out=timed_out)) == (
+        None,
+        "control: shortcut suite on 12 validation instances not judged: glob-run cut at 3 s",
+    )
+    # one over the turn cap cut short changes nothing: it is not judged
+    ok, _ = learn.control_judgement(suite_summary(timed_out={"shape-oracle-1turn": 5}))
+    assert ok is True
+
+
+# -----------------------------------------------------------------------------
+# the verdict: the instance-level paired bootstrap
 
 
 def stats(resolved: int, n: int) -> dict:
@@ -195,49 +333,162 @@ def stats(resolved: int, n: int) -> dict:
     return policy_stats(trajectories, resamples=200)
 
 
-def test_verdict_is_shown_when_the_grpo_interval_lies_above_the_warm_starts():
-    # 60/128 = 0.469 [0.384, 0.555] vs 20/128 = 0.156 [0.103, 0.229]: apart
-    results = {"warm_start": stats(20, 128), "grpo": stats(60, 128)}
-    flow = {"resolved": 60, "flowed": 57, "share": 0.95}
-    control = {"warm_start": stats(0, 64), "grpo": stats(1, 64)}
-    shown, criteria, line = learn.verdict(results, flow, control)
+FLOW = {"resolved": 60, "flowed": 57, "share": 0.95}
+
+
+def paired(diff: float, lo: float, hi: float, n: int = 64, unpaired: int = 0) -> dict:
+    """paired_bootstrap's result with the warm start at 0.297 and GRPO 0.297 + diff."""
+    a = 0.297
+    return {"instances": n, "a": a, "b": a + diff, "diff": diff, "ci95": [lo, hi]} | {
+        "unpaired": [f"t{i}" for i in range(unpaired)]
+    }
+
+
+def test_the_verdict_is_learning_when_the_paired_interval_lies_above_0():
+    shown, criteria, line = learn.verdict(
+        paired(0.352, 0.199, 0.5), FLOW, suite_summary(), "validation", 4
+    )
     assert shown is True
     assert criteria == {"interval_above": True, "flow_real": True, "control_ok": True}
     assert line == (
-        "learning: warm start + GRPO vs warm start, resolved rate on held-out instances: "
-        "0.469 [0.384,0.555] vs 0.156 [0.103,0.229] (non-overlapping 95% CIs; 128 vs 128 episodes); "
-        "flow 57/60 = 95% of resolved episodes (real: >= 90% needed); "
-        "control at 1 turn: warm 0.0%, GRPO 1.6% (ok: <= 2%)"
+        "learning: GRPO - warm start, resolved share per instance on 64 validation instances (k = 4 "
+        "episodes each; paired bootstrap over instances): +0.352 [+0.199,+0.500], 95% interval above 0 "
+        "(warm start 0.297, GRPO 0.649); flow 57/60 = 95% of resolved episodes (real: >= 90% needed); "
+        + learn.control_judgement(suite_summary())[1]
     )
 
 
-def test_verdict_is_not_shown_when_the_intervals_overlap_and_says_what_failed():
-    # 30/128 = 0.234 [0.170, 0.314] vs 20/128: overlap
-    results = {"warm_start": stats(20, 128), "grpo": stats(30, 128)}
+def test_the_verdict_is_not_shown_when_the_paired_interval_contains_or_lies_below_0():
     flow = {"resolved": 30, "flowed": 24, "share": 0.8}
-    control = {"warm_start": stats(0, 64), "grpo": stats(3, 64)}
-    shown, criteria, line = learn.verdict(results, flow, control)
+    shown, criteria, line = learn.verdict(
+        paired(0.062, -0.016, 0.141, unpaired=2), flow, suite_summary(oracle_rate=0.5), "test", 4
+    )
     assert shown is False
     assert criteria == {"interval_above": False, "flow_real": False, "control_ok": False}
-    assert line.startswith("not shown: ") and "(95% CIs overlap; 128 vs 128 episodes)" in line
+    assert line.startswith(
+        "not shown: GRPO - warm start, resolved share per instance on 64 test instances (k = 4 "
+        "episodes each, 2 scored for one policy only left out; paired bootstrap over instances): "
+        "+0.062 [-0.016,+0.141], 95% interval contains 0 "
+    )
     assert "flow 24/30 = 80% of resolved episodes (not real: >= 90% needed)" in line
-    assert line.endswith("control at 1 turn: warm 0.0%, GRPO 4.7% (too high: <= 2%)")
-    # GRPO below the warm start: not shown, and the line says it is worse
-    shown, _, line = learn.verdict(
-        {"warm_start": stats(60, 128), "grpo": stats(20, 128)}, flow, control
-    )
-    assert shown is False and "non-overlapping 95% CIs; 128 vs 128 episodes; GRPO is worse" in line
+    # a lower bound exactly at 0 is not above it
+    assert learn.verdict(paired(0.1, 0.0, 0.2), FLOW, suite_summary(), "validation", 4)[0] is False
+    shown, _, line = learn.verdict(paired(-0.2, -0.3, -0.1), FLOW, suite_summary(), "validation", 4)
+    assert shown is False and "-0.200 [-0.300,-0.100], 95% interval below 0: GRPO is worse" in line
 
 
-def test_verdict_without_scored_episodes_is_not_shown():
-    empty = policy_stats([{"task_id": "t", "reward": None, "resolved": False}])
-    shown, criteria, line = learn.verdict(
-        {"warm_start": stats(2, 8), "grpo": empty},
-        {"resolved": 0, "flowed": 0, "share": None},
-        {"warm_start": stats(0, 8), "grpo": stats(0, 8)},
-    )
+def test_the_verdict_comes_from_instance_means_not_episodes():
+    # 8 instances, 4 episodes each: GRPO resolves one more episode than the warm start on every instance,
+    # so every paired difference is 0.25 and the interval is [0.25, 0.25]
+    warm = [e for i in range(8) for e in episodes(f"t{i}", i % 2 == 0, False, False, False)]
+    grpo = [e for i in range(8) for e in episodes(f"t{i}", i % 2 == 0, True, False, False)]
+    cells = {f"t{i}": "pointer-h2" for i in range(8)}
+    both = learn.paired_by_cell(warm, grpo, cells, resamples=200)["all"]
+    assert (both["instances"], both["diff"], both["ci95"]) == (8, 0.25, [0.25, 0.25])
+    shown, _, line = learn.verdict(both, FLOW, suite_summary(), "validation", 4)
+    assert shown is True and "on 8 validation instances (k = 4 episodes each;" in line
+
+
+def test_the_verdict_without_a_paired_instance_is_not_shown():
+    none = {"instances": 0, "diff": None, "ci95": None, "unpaired": ["t1", "t2"]}
+    flow = {"resolved": 0, "flowed": 0, "share": None}
+    shown, criteria, line = learn.verdict(none, flow, suite_summary(), "validation", 4)
     assert (shown, criteria["interval_above"]) == (False, None)
-    assert line == "not shown: no scored held-out episode of the GRPO policy"
+    assert line == (
+        "not shown: no validation instance has a scored episode of both the warm start and GRPO "
+        "(scored for one only: 2)"
+    )
+
+
+# -----------------------------------------------------------------------------
+# training seeds
+
+
+def test_each_training_seed_is_a_grpo_run_of_its_own_folder_and_seed(tmp_path):
+    argv = ["--preset", "p", "--out-dir", str(tmp_path / "train"), "--overwrite", "--steps", "4"]
+    assert learn.seed_runs(argv, (), tmp_path) == {"grpo": argv}
+    runs = learn.seed_runs(argv, (0, 1, 2), tmp_path)
+    assert list(runs) == ["grpo", "grpo_seed1", "grpo_seed2"]
+    assert runs["grpo"] == [*argv, "--seed", "0"]
+    assert runs["grpo_seed2"] == [
+        *["--preset", "p", "--out-dir", str(tmp_path / "train-seed2")],
+        *["--overwrite", "--steps", "4", "--seed", "2"],
+    ]
+    with pytest.raises(configs.ConfigError, match=r"train_seeds = \(1, 1\): must be distinct"):
+        learn.parse_args(["--train-seeds", "1", "1"])
+    with pytest.raises(configs.ConfigError, match="^train_seeds: a --seed after `--`"):
+        learn.parse_args(["--train-seeds", "0", "1", "--", "--seed", "3"])
+
+
+def test_the_headline_over_seeds_is_the_mean_and_spread_of_each_seeds_paired_difference():
+    by_seed = {
+        "grpo": paired(0.3, 0.1, 0.5),
+        "grpo_seed1": paired(0.1, -0.1, 0.3),
+        "grpo_seed2": paired(0.2, 0.05, 0.35),
+    }
+    seeds = learn.over_seeds(by_seed, (0, 1, 2))
+    assert seeds["diffs"] == [0.3, 0.1, 0.2]
+    assert seeds["mean"] == pytest.approx(0.2) and seeds["std"] == pytest.approx(0.1)
+    assert (seeds["min"], seeds["max"], seeds["shown"]) == (0.1, 0.3, 2)
+    assert learn.over_seeds({"grpo": by_seed["grpo"]}, ()) is None
+    none = {"instances": 0, "diff": None, "ci95": None, "unpaired": ["t1"]}
+    assert learn.over_seeds({**by_seed, "grpo_seed2": none}, (0, 1, 2)) is None
+
+
+# -----------------------------------------------------------------------------
+# the test split: once per trained run
+
+
+def test_a_second_test_evaluation_of_one_trained_run_is_refused_unless_asked(tmp_path):
+    assert learn.check_test_evaluation(tmp_path, "0123456789abcdef", again=False) == []
+    learn.record_test_evaluation(tmp_path, "0123456789abcdef", [])
+    with pytest.raises(ValueError) as e:
+        learn.check_test_evaluation(tmp_path, "0123456789abcdef", again=False)
+    message = str(e.value)
+    assert "\n" not in message
+    assert message.startswith(
+        f"{tmp_path / 'test_evaluated.json'}: the test split was already evaluated for this trained "
+        "run (config 0123456789abcdef, "
+    )
+    assert message.endswith("or look again with --reevaluate-test")
+    # the named override looks again, and the record keeps both looks
+    held = learn.check_test_evaluation(tmp_path, "0123456789abcdef", again=True)
+    assert len(learn.record_test_evaluation(tmp_path, "0123456789abcdef", held)) == 2
+    # another trained run is not this one
+    assert len(learn.check_test_evaluation(tmp_path, "fedcba9876543210", again=False)) == 2
+
+
+def test_the_training_hash_ignores_what_only_the_evaluation_changes():
+    cfg, rest = learn.parse_args(["--", "--steps", "4"])
+    argv = ["--preset", cfg.preset, "--overwrite", *rest]
+    base = learn.training_hash(cfg, argv)
+    assert len(base) == 16
+    for flags in (
+        ["--k", "8"],
+        ["--evaluate-on", "test"],
+        ["--seed", "5"],
+        ["--eval-instances", "9"],
+    ):
+        other, _ = learn.parse_args(flags)
+        assert learn.training_hash(other, argv) == base, flags
+    assert learn.training_hash(cfg, ["--preset", cfg.preset, "--resume", *rest]) == base
+    assert learn.training_hash(cfg, ["--preset", cfg.preset, "--steps", "5"]) != base
+    stronger, _ = learn.parse_args(["--sft-lr", "1e-4"])
+    assert learn.training_hash(stronger, argv) != base
+
+
+def test_the_run_refuses_a_second_test_evaluation_before_it_evaluates(tmp_path):
+    cfg, rest = learn.parse_args(
+        ["--out-dir", str(tmp_path), "--train-instances", "3", "--eval-instances", "2"]
+        + ["--demonstrations", "1", "--no-train", "--evaluate-on", "test", "--no-progress"]
+    )
+    (tmp_path / "trained_run.json").write_text(json.dumps({"config_hash": "0123456789abcdef"}))
+    learn.record_test_evaluation(tmp_path, "0123456789abcdef", [])
+    with pytest.raises(ValueError, match="already evaluated for this trained run"):
+        learn.run_multiturn_experiment(cfg, rest)
+    # nothing was evaluated: no eval folder, and the record still holds one look
+    assert not (tmp_path / "eval").exists()
+    assert len(json.loads((tmp_path / "test_evaluated.json").read_text())) == 1
 
 
 # -----------------------------------------------------------------------------
@@ -259,6 +510,9 @@ def test_bad_knobs_are_refused_naming_the_field():
     assert (cfg.train_instances, cfg.preset, rest) == (30, "cpu-learn-multiturn", ["--steps", "2"])
 
 
+CELLS = ("-pointer-h1", "-run-h1", "-config-h1", "-pointer-h2")
+
+
 def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_them(tmp_path):
     cfg, _ = learn.parse_args(
         ["--train-instances", "6", "--eval-instances", "4", "--demonstrations", "2"]
@@ -272,7 +526,16 @@ def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_the
         "mt-train-4-run-h2",
         "mt-train-5-config-h2",
     ]
-    assert [t.meta["rng_seed"] for t in held_out] == ["1000000", "1000001", "1000002", "1000003"]
+    # evaluated on validation by default; the test folder holds the family's eval split
+    assert [t.id for t in held_out] == [f"mt-validation-{s}" + c for s, c in enumerate(CELLS)]
+    assert [t.meta["rng_seed"] for t in held_out] == ["2000000", "2000001", "2000002", "2000003"]
+    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == ["test", "train", "validation"]
+    on_test, _ = learn.parse_args(
+        ["--train-instances", "6", "--eval-instances", "4", "--demonstrations", "2"]
+        + ["--evaluate-on", "test"]
+    )
+    _, test = learn.generate(on_test, tmp_path)
+    assert [t.meta["rng_seed"] for t in test] == ["1000000", "1000001", "1000002", "1000003"]
     # a second run finds the same folders and keeps them
     again, _ = learn.generate(cfg, tmp_path)
     assert [t.id for t in again] == [t.id for t in train]
@@ -291,6 +554,14 @@ def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_the
     )
     with pytest.raises(FileExistsError, match="seeds = \\[0, 6\\], asked \\[0, 8\\]"):
         learn.generate(bigger, tmp_path)
+    # the validation folder's manifest refuses another count of held-out instances, naming the folder
+    more_held_out, _ = learn.parse_args(
+        ["--train-instances", "6", "--eval-instances", "5", "--demonstrations", "2"]
+    )
+    with pytest.raises(
+        FileExistsError, match="tasks/validation was written for another experiment"
+    ):
+        learn.generate(more_held_out, tmp_path)
 
 
 def test_step_timings_average_the_metrics_records(tmp_path):
@@ -337,6 +608,41 @@ def test_step_timings_average_the_metrics_records(tmp_path):
         learn.step_timings(path)
 
 
+def test_training_curves_read_each_steps_health_and_the_figure_draws_them(tmp_path):
+    rows = [
+        {"step": 1, "entropy": 1.5, "clip_frac_low": 0.01, "clip_frac_high": 0.02}
+        | {"zero_variance_share": 0.5, "turns_mean": 3.25},
+        # a step that logged no entropy (no loss token) keeps its place as None
+        {"step": 2, "clip_frac_low": 0.0, "clip_frac_high": 0.04}
+        | {"zero_variance_share": 0.25, "turns_mean": 4.0},
+    ]
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curves = learn.training_curves(path)
+    assert curves == {
+        "step": [1, 2],
+        "entropy": [1.5, None],
+        "clip_frac_low": [0.01, 0.0],
+        "clip_frac_high": [0.02, 0.04],
+        "zero_variance_share": [0.5, 0.25],
+        "turns_mean": [3.25, 4.0],
+    }
+    learning = {
+        "results": {"warm_start": stats(10, 48), "grpo": stats(20, 48)},
+        "split": "validation",
+        "curves": curves,
+        "verdict": {"line": "not shown: ..."},
+    }
+    png = learn.plot(learning, tmp_path / "learning.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # two rows of panels (the curves below the rates): twice the height of the figure without them
+    from PIL import Image
+
+    tall = Image.open(png).size
+    short = Image.open(learn.plot({**learning, "curves": None}, tmp_path / "short.png")).size
+    assert (tall[0], tall[1]) == (short[0], 2 * short[1])
+
+
 # -----------------------------------------------------------------------------
 # end to end, tiny
 
@@ -363,8 +669,8 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
         "1",
         "--k",
         "1",
-        "--control-k",
-        "1",
+        "--shortcut-instances",
+        "2",
         "--base-k",
         "1",
         "--bootstrap-resamples",
@@ -390,7 +696,12 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
         "warm_start": str(out / "warm_start" / "hf"),
         "grpo": str(out / "train" / "hf"),
     }
-    assert learning["config"]["eval_ids"] == ["mt-eval-0-pointer-h1", "mt-eval-1-run-h1"]
+    assert learning["config"]["eval_ids"] == [
+        "mt-validation-0-pointer-h1",
+        "mt-validation-1-run-h1",
+    ]
+    assert learning["split"] == "validation" and learning["test_evaluations_before"] is None
+    assert not (out / "test_evaluated.json").exists()
     assert learning["config"]["demonstration_ids"] == learning["config"]["train_ids"]
     # the oracle resolves every demonstration instance
     assert (learning["warm_start"]["episodes"], learning["warm_start"]["resolved"]) == (3, 3)
@@ -398,12 +709,24 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
         s = learning["results"][name]
         assert s["episodes"] == 2 and s["scored"] + s["errors"] == 2
         assert learning["episodes"][name]["turns_mean"] >= 1.0
-    for name in ("warm_start", "grpo"):
-        assert learning["control"][name]["episodes"] == 2
+        flow = learning["flow_per_hop"][name]
+        assert flow["every"]["episodes"] == s["scored"] and flow["every"]["by_hop"] == {}
+    # the control: every shortcut and the oracle turn by turn on both validation instances
+    control = learning["control"]
+    assert (control["split"], control["task_ids"]) == ("validation", learning["config"]["eval_ids"])
+    assert set(control["rates"]) == set(shortcuts.DUMPS) | set(shortcuts.SOLVERS)
+    assert control["oracle_rate"] == 1.0
     assert learning["training"]["steps"] == 1
+    curves = learning["curves"]
+    assert len(curves["step"]) == 1 and set(curves) == {"step", *learn.CURVES}
+    assert 0.0 < curves["entropy"][0] and 1.0 <= curves["turns_mean"][0]
     # the verdict line is the one verdict() computes from the numbers written
     shown, criteria, line = learn.verdict(
-        learning["results"], learning["flow"]["grpo"], learning["control"]
+        learning["paired_grpo_minus_warm_start"]["all"],
+        learning["flow"]["grpo"],
+        learning["control"],
+        "validation",
+        1,
     )
     assert learning["verdict"] == {"shown": shown, **criteria, "line": line}
     assert p.stdout.rstrip().endswith(line)
@@ -426,7 +749,7 @@ def test_the_figure_draws_a_policy_that_resolved_nothing(tmp_path):
 def test_the_warm_start_shows_its_progress_unless_asked_not_to(tmp_path, flags, shown):
     cfg, _ = learn.parse_args(["--out-dir", str(tmp_path), *flags])
     train_cfg = configs.parse_cli(["--preset", cfg.preset], check_paths=False)
-    for split in ("train", "eval"):
+    for split in ("train", "validation"):
         (tmp_path / "tasks" / split).mkdir(parents=True)
     warm = learn.warm_start_config(cfg, train_cfg, ["mt-train-0-pointer-h1"], tmp_path)
     assert warm.progress is shown
