@@ -378,7 +378,11 @@ def plot(learning: dict, png: Path) -> Path:
     import matplotlib.pyplot as plt
 
     results = learning["results"]
-    names = [p for p in ("base", "warm_start", "grpo") if p in results and results[p]["scored"]]
+    names = [
+        p
+        for p in ("base", "warm_start", "sft_best", "grpo")
+        if p in results and results[p]["scored"]
+    ]
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     for ax, (key, title) in zip(
         axes, (("resolved_rate", "resolved rate"), ("mean_reward", "mean reward"))
@@ -471,6 +475,16 @@ def warm_start_config(
             out_dir=str(out / "warm_start"),
             run_id=sandbox.RUN_ID,
             progress=cfg.progress,
+            demo_max_hops=cfg.demo_max_hops,
+            sft_best=settings.SFTBestConfig(
+                tasks=str(out / "tasks" / "validation") if cfg.sft_best else "",
+                k=cfg.k,
+                seed=cfg.seed,
+                patience=cfg.sft_best_patience,
+                min_steps=train_cfg.steps if cfg.sft_best_min_steps < 0 else cfg.sft_best_min_steps,
+                max_epochs=cfg.sft_best_max_epochs,
+                bootstrap_resamples=cfg.bootstrap_resamples,
+            ),
         )
     )
 
@@ -535,7 +549,23 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         base_path = rest[rest.index("--policy.path") + 1]
     train_cfg.policy.path = base_path
 
-    demo_ids = [t.id for t in train_tasks[: cfg.demonstrations]]
+    demo_ids = [t.id for t in train_tasks if int(t.meta["hops"]) <= cfg.demo_max_hops]
+    demo_ids = demo_ids[: cfg.demonstrations]
+    if len(demo_ids) < cfg.demonstrations:
+        print(
+            f"[learn] only {len(demo_ids)} train instances of at most {cfg.demo_max_hops} hops to "
+            f"demonstrate (demonstrations = {cfg.demonstrations})",
+            flush=True,
+        )
+    if cfg.sft_best:
+        # the validation split the best SFT-only policy is chosen on (its own generator seeds)
+        family.generate_family(
+            out / "tasks" / "validation",
+            "validation",
+            range(cfg.sft_best_validation_instances),
+            tuple(s for s in cfg.shapes if s != cfg.held_out_shape),
+            family.parse_hops(cfg.hops),
+        )
     warm_record = None
     if cfg.train:
         t0 = time.perf_counter()
@@ -548,6 +578,8 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     policies = {"warm_start": str(out / "warm_start" / "hf"), "grpo": str(out / "train" / "hf")}
     if cfg.base_k:
         policies = {"base": base_path, **policies}
+    if cfg.sft_best:
+        policies["sft_best"] = str(out / "warm_start" / "sft_best" / "hf")
     # the capture regexes and cells before any evaluation: a task without them fails here, not after it
     patterns = revealed_patterns(eval_tasks)
     hops = {t.id: int(t.meta["hops"]) for t in eval_tasks}
@@ -615,6 +647,11 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         "results": results,
         "cells": cell_results,
         "paired_grpo_minus_warm_start": paired,
+        "paired_grpo_minus_sft_best": paired_by_cell(
+            trajectories["sft_best"], trajectories["grpo"], cells, cfg.bootstrap_resamples
+        )
+        if cfg.sft_best
+        else None,
         "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},
