@@ -464,16 +464,25 @@ def test_the_best_sft_policy_is_chosen_on_the_validation_split_and_recorded(
     oracle_run, tiny_dir, tmp_path
 ):
     _, trajectories = oracle_run
+    # two demonstrations (count-lines, find-code-quartz); the third task, whose image the oracle run
+    # built, is the validation set
     samples = demonstrations(trajectories)[:2]
-    family.generate_family(
-        tmp_path / "validation", "validation", range(1), ("pointer",), range(1, 2)
-    )
+    assert [t.task_id for t in trajectories] == [
+        "count-lines",
+        "find-code-quartz",
+        "write-hello-file",
+    ]
     cfg = settings.WarmStartConfig(
         policy=dataclasses.replace(settings.WarmStartConfig().policy, path=str(tiny_dir)),
         rollout=dataclasses.replace(CFG, max_context_tokens=2048, max_tokens_per_turn=16),
         sft=configs.SFTConfig(lr=1e-3, batch_size=2),
         sft_best=settings.SFTBestConfig(
-            tasks=str(tmp_path / "validation"), k=1, patience=1, min_steps=2, max_epochs=4
+            tasks=TASKS,
+            task_ids=("write-hello-file",),
+            k=1,
+            patience=1,
+            min_steps=2,
+            max_epochs=4,
         ),
         out_dir=str(tmp_path / "ws"),
         progress=False,
