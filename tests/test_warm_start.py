@@ -159,6 +159,9 @@ def test_a_demonstration_task_in_the_evaluation_set_is_refused(tmp_path):
         configs.ConfigError, match=r"in the evaluation set .*\['find-code-quartz'\]"
     ):
         refuse_eval_overlap(train, same_instruction)
+    # the validation set the best SFT-only policy is chosen on is refused the same way, by its name
+    with pytest.raises(configs.ConfigError, match=r"in the evaluation set sft_best\.tasks \(same"):
+        refuse_eval_overlap(train, same_instruction, "sft_best.tasks")
     refuse_eval_overlap(train, load_tasks(os.path.join(TASKS, "count-lines")))
 
 
