@@ -509,7 +509,7 @@ def plot(learning: dict, png: Path) -> Path:
     results = learning["results"]
     split = learning.get("split", "held-out")
     curves = learning.get("curves")
-    names = [p for p in ("base", "warm_start", "grpo") if p in results and results[p]["scored"]]
+    names = [p for p in ("base", "warm_start", "sft_best", "grpo") if p in results and results[p]["scored"]]
     rows = 2 if curves and curves["step"] else 1
     fig, axes = plt.subplots(rows, 2, figsize=(9, 4 * rows), squeeze=False)
     for ax, (key, title) in zip(
@@ -776,6 +776,16 @@ def warm_start_config(
             out_dir=str(out / "warm_start"),
             run_id=sandbox.RUN_ID,
             progress=cfg.progress,
+            demo_max_hops=cfg.demo_max_hops,
+            sft_best=settings.SFTBestConfig(
+                tasks=str(out / "tasks" / "validation") if cfg.sft_best else "",
+                k=cfg.k,
+                seed=cfg.seed,
+                patience=cfg.sft_best_patience,
+                min_steps=train_cfg.steps if cfg.sft_best_min_steps < 0 else cfg.sft_best_min_steps,
+                max_epochs=cfg.sft_best_max_epochs,
+                bootstrap_resamples=cfg.bootstrap_resamples,
+            ),
         )
     )
 
@@ -850,7 +860,14 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         else None
     )
 
-    demo_ids = [t.id for t in train_tasks[: cfg.demonstrations]]
+    demo_ids = [t.id for t in train_tasks if int(t.meta["hops"]) <= cfg.demo_max_hops]
+    demo_ids = demo_ids[: cfg.demonstrations]
+    if len(demo_ids) < cfg.demonstrations:
+        print(
+            f"[learn] only {len(demo_ids)} train instances of at most {cfg.demo_max_hops} hops to "
+            f"demonstrate (demonstrations = {cfg.demonstrations})",
+            flush=True,
+        )
     runs = seed_runs(train_argv, cfg.train_seeds, out)
     warm_record = None
     if cfg.train:
@@ -868,6 +885,8 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         policies[name] = str(Path(argv[argv.index("--out-dir") + 1]) / "hf")
     if cfg.base_k:
         policies = {"base": base_path, **policies}
+    if cfg.sft_best:
+        policies["sft_best"] = str(out / "warm_start" / "sft_best" / "hf")
     # the capture regexes and cells before any evaluation: a task without them fails here, not after it
     patterns = revealed_patterns(eval_tasks)
     per_hop = hop_patterns(eval_tasks)
@@ -944,6 +963,11 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         # every GRPO run over the warm start (one per training seed), and their mean and spread
         "paired_by_seed": by_seed,
         "over_seeds": seeds,
+        "paired_grpo_minus_sft_best": paired_by_cell(
+            trajectories["sft_best"], trajectories["grpo"], cells, cfg.bootstrap_resamples
+        )
+        if cfg.sft_best
+        else None,
         "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},

@@ -108,6 +108,18 @@ class MultiTurnLearnConfig:
     bootstrap_resamples: int = 10_000
     # progress bars on stderr (tqdm) during the warm start's demonstrations and SFT, and the evaluations
     progress: bool = True
+    # -- the demonstrations' horizon and the best SFT-only baseline (experiments/warm_start.py, SFTBestConfig)
+    # demonstrations only from train instances of at most this many hops (the first `demonstrations` of them)
+    demo_max_hops: int = 2
+    # also train the best SFT-only policy from the same demonstrations (early-stopped on the validation
+    # split OUT/tasks/validation, eval_instances of them) and evaluate it beside the others as "sft_best"
+    sft_best: bool = False
+    # evaluations on the validation split without improvement before it stops
+    sft_best_patience: int = 3
+    # optimizer steps it trains at least (-1 = GRPO's steps: the preset's, or `-- --steps N`)
+    sft_best_min_steps: int = -1
+    # passes over the demonstrations at most
+    sft_best_max_epochs: int = 30
 
 
 # the held-out splits `make learn` can evaluate on (folders under OUT/tasks)
@@ -137,6 +149,10 @@ MULTITURN_LEARN_RULES: list[Rule] = [
     ("base_k", lambda v: v >= 0, "must be >= 0 (0 = the base is not evaluated)"),
     ("seed", lambda v: v >= 0, "must be >= 0"),
     ("bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
+    ("demo_max_hops", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best_patience", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best_min_steps", lambda v: v >= -1, "must be >= 0 (-1 = GRPO's steps)"),
+    ("sft_best_max_epochs", lambda v: v >= 1, "must be >= 1"),
 ]
 
 
@@ -241,6 +257,52 @@ def parse_learn_single_cli(
 
 
 @dataclass
+class SFTBestConfig:
+    """The best SFT-only policy from the warm start's demonstrations (experiments/warm_start.py,
+    sft_best): the same SFT recipe (sft.*) from the same base, trained epoch after epoch, judged on a
+    validation split after every `eval_every` epochs, the best evaluation kept (early stopping).
+    The baseline a GRPO run from the warm start must beat to show what RL adds to imitation."""
+
+    # the validation tasks it is chosen on ('' = no SFT-best run); never the evaluation set
+    tasks: str = ""
+    # only these ids of tasks (empty = all)
+    task_ids: tuple[str, ...] = ()
+    # episodes per validation instance and evaluation
+    k: int = 4
+    # evaluation sampling seed (the same at every evaluation: checkpoints are compared on the same draws)
+    seed: int = 777
+    # peak learning rate of AdamW (0 = sft.lr, the warm start's)
+    lr: float = 0.0
+    # epochs between evaluations on the validation split
+    eval_every: int = 1
+    # evaluations without improvement of the validation resolved rate before it stops
+    patience: int = 3
+    # optimizer steps it trains at least, whatever patience says (e.g. GRPO's steps)
+    min_steps: int = 0
+    # passes over the demonstrations at most (the lr schedule spans them all)
+    max_epochs: int = 30
+    # percentile bootstrap of the validation resolved rate's 95% interval (over instances)
+    bootstrap_resamples: int = 10_000
+
+
+SFT_BEST_RULES: list[Rule] = [
+    ("sft_best.k", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best.seed", lambda v: v >= 0, "must be >= 0"),
+    (
+        "sft_best.lr",
+        lambda v: math.isfinite(v) and v >= 0,
+        "must be a finite number >= 0 (0 = sft.lr)",
+    ),
+    ("sft_best.eval_every", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best.patience", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best.min_steps", lambda v: v >= 0, "must be >= 0"),
+    ("sft_best.max_epochs", lambda v: v >= 1, "must be >= 1"),
+    ("sft_best.bootstrap_resamples", lambda v: v >= 1, "must be >= 1"),
+    ("demo_max_hops", lambda v: v >= 1, "must be >= 1"),
+]
+
+
+@dataclass
 class WarmStartConfig:
     """A warm start from demonstrations (`python -m experiments.warm_start`): each task's own solution
     acted out turn by turn by a reactive oracle through the real agent loop, the resolved episodes
@@ -278,6 +340,11 @@ class WarmStartConfig:
     run_id: str = ""
     # progress lines on stderr
     progress: bool = True
+    # demonstrations only from generated instances (tasks/family.py) of at most this many hops; the
+    # others are left out, counted in warm_start.json (a task without hops is kept)
+    demo_max_hops: int = 2
+    # the best SFT-only policy from the same demonstrations, early-stopped on a validation split
+    sft_best: SFTBestConfig = field(default_factory=SFTBestConfig)
 
 
 WARM_START_RULES: list[Rule] = [
@@ -292,6 +359,7 @@ WARM_START_RULES: list[Rule] = [
         lambda v: v == "cpu" or re.fullmatch(r"cuda(:\d+)?", v) is not None,
         "must be 'cpu' or 'cuda[:N]'",
     ),
+    *SFT_BEST_RULES,
 ]
 
 
@@ -306,6 +374,8 @@ def validate_warm_start(cfg: WarmStartConfig, check_paths: bool = True) -> WarmS
         check_model_path(cfg.policy.path)
         ok = not cfg.eval_tasks or Path(cfg.eval_tasks).exists()
         need(ok, "eval_tasks", cfg.eval_tasks, "path does not exist")
+        ok = not cfg.sft_best.tasks or Path(cfg.sft_best.tasks).exists()
+        need(ok, "sft_best.tasks", cfg.sft_best.tasks, "path does not exist")
     check_task_selection(cfg.tasks, cfg.difficulties, check_paths)
     return cfg
 

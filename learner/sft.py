@@ -16,6 +16,7 @@ warmup and lr schedule (learner.update.lr_factor).
 import random
 import sys
 import time
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor
@@ -101,19 +102,21 @@ def sft_epoch(
     return {"nll": nll_sum / max(tokens, 1.0), "tokens": tokens, "steps": steps}
 
 
-def train_sft(
+def sft_epochs(
     model: torch.nn.Module,
     samples: list[Sample],
     cfg: configs.SFTConfig,
     device: torch.device,
+    epochs: int,
     progress: bool = False,
-) -> list[dict[str, float]]:
-    """cfg.epochs passes of sft_epoch over `samples` (shuffled each epoch by cfg.seed), with AdamW
+) -> Iterator[dict[str, float]]:
+    """Up to `epochs` passes of sft_epoch over `samples` (shuffled each epoch by cfg.seed), with AdamW
     (lr cfg.lr, weight decay cfg.weight_decay, betas (0.9, 0.999)) and lr_factor's warmup and
-    schedule over all the optimizer steps. model: a model.Transformer with fp32 parameters on
-    `device`, trained in place. Returns one record per epoch: epoch (1-based), nll (nats per
-    action token, before each step), tokens, steps, seconds. Raises ValueError when samples hold
-    no action token."""
+    schedule over all `epochs` passes' optimizer steps. Yields each epoch's record after it trained
+    (epoch, 1-based; nll, nats per action token, before each step; tokens; steps; seconds), so a
+    caller may judge the policy between epochs and stop early by leaving the loop. model: a
+    model.Transformer with fp32 parameters on `device`, trained in place. Raises ValueError when
+    samples hold no action token."""
     if not any(sum(s.loss_mask) for s in samples):
         raise ValueError("samples: no demonstration with an action token to train on")
     model.train()
@@ -121,21 +124,33 @@ def train_sft(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.999), eps=1e-8
     )
     per_epoch = -(-len(samples) // cfg.batch_size)
-    total = cfg.epochs * per_epoch
+    total = epochs * per_epoch
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: lr_factor(s, cfg.warmup_steps, total, cfg.lr_schedule)
     )
     rng = random.Random(cfg.seed)
     order = list(samples)
     bar = tqdm(total=total, desc="sft", file=sys.stderr, disable=not progress, dynamic_ncols=True)
-    records = []
     try:
-        for epoch in range(1, cfg.epochs + 1):
+        for epoch in range(1, epochs + 1):
             rng.shuffle(order)
             t0 = time.monotonic()
             record = sft_epoch(model, optimizer, scheduler, order, cfg, device, bar)
-            records.append({"epoch": epoch, **record, "seconds": time.monotonic() - t0})
+            yield {"epoch": epoch, **record, "seconds": time.monotonic() - t0}
     finally:
         bar.close()
+
+
+def train_sft(
+    model: torch.nn.Module,
+    samples: list[Sample],
+    cfg: configs.SFTConfig,
+    device: torch.device,
+    progress: bool = False,
+) -> list[dict[str, float]]:
+    """cfg.epochs passes over `samples` (sft_epochs), then model.eval(). Returns one record per
+    epoch: epoch (1-based), nll (nats per action token, before each step), tokens, steps, seconds.
+    Raises ValueError when samples hold no action token."""
+    records = list(sft_epochs(model, samples, cfg, device, cfg.epochs, progress))
     model.eval()
     return records

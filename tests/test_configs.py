@@ -258,7 +258,8 @@ def test_every_knobs_help_is_the_comment_written_for_it(module, command, root):
         if dataclasses.is_dataclass(kind):
             # a section: titled "<name> options", described by its own comment or its class docstring
             expected = comments[(root.__name__, f.name)] or kind.__doc__
-            shown = texts.get(f"{f.name} options", "")
+            # tyro titles the section as it spells the flags: sft_best -> "sft-best options"
+            shown = texts.get(f"{f.name.replace('_', '-')} options", "")
             knobs = [(kind, g.name, f"--{f.name}.{g.name}") for g in dataclasses.fields(kind)]
         else:
             expected = None

@@ -1,6 +1,7 @@
 """The warm start from demonstrations: a task's oracle as turns (tasks/oracle.py), the reactive oracle
 (agent/oracle.py) through ScriptedEngine and the real agent loop, SFT on the action tokens
-(learner/sft.py), the exported policy, the command (experiments/warm_start.py).
+(learner/sft.py), the exported policy, the command (experiments/warm_start.py), the demonstrations'
+hop limit and the best SFT-only policy early-stopped on a validation split.
 
 Real Docker and real task folders (two shipped tasks with a solution.sh, one written here whose
 oracle_turns.json needs what an earlier observation showed), the real SmolLM2 tokenizer, a tiny real
@@ -27,10 +28,17 @@ from agent.oracle import OracleError, OracleReplies, reply_text
 from agent.tools import observations as observation_messages
 from engines import SamplingParams
 from experiments import settings
-from experiments.warm_start import oracle_plans, refuse_eval_overlap, warm_start
+from experiments.warm_start import (
+    demonstration_tasks,
+    early_stop,
+    oracle_plans,
+    refuse_eval_overlap,
+    sft_best,
+    warm_start,
+)
 from hf import weights
 from learner.packing import Sample, collate
-from learner.sft import demonstrations, masked_nll, masked_nll_sum, train_sft
+from learner.sft import demonstrations, masked_nll, masked_nll_sum, sft_epochs, train_sft
 from tasks import TaskError, family, load_tasks
 from tasks.oracle import oracle_steps, split_script
 
@@ -151,6 +159,9 @@ def test_a_demonstration_task_in_the_evaluation_set_is_refused(tmp_path):
         configs.ConfigError, match=r"in the evaluation set .*\['find-code-quartz'\]"
     ):
         refuse_eval_overlap(train, same_instruction)
+    # the validation set the best SFT-only policy is chosen on is refused the same way, by its name
+    with pytest.raises(configs.ConfigError, match=r"in the evaluation set sft_best\.tasks \(same"):
+        refuse_eval_overlap(train, same_instruction, "sft_best.tasks")
     refuse_eval_overlap(train, load_tasks(os.path.join(TASKS, "count-lines")))
 
 
@@ -185,6 +196,71 @@ def test_the_warm_start_refuses_an_infinite_lr_and_an_unknown_device_in_one_line
     with pytest.raises(configs.ConfigError) as e:
         settings.parse_warm_start_cli(["--tasks", TASKS, flag, value], check_paths=False)
     assert str(e.value) == why
+
+
+def test_demonstrations_keep_only_generated_instances_of_at_most_the_hop_limit(tmp_path):
+    family.generate_family(tmp_path / "train", "train", range(3), ("pointer",), range(1, 4))
+    tasks = load_tasks(str(tmp_path / "train"))
+    kept, left_out = demonstration_tasks(tasks, 2)
+    assert sorted(t.id for t in kept) == ["mt-train-0-pointer-h1", "mt-train-1-pointer-h2"]
+    assert left_out == ["mt-train-2-pointer-h3"]
+    # a task without hops (not generated) is kept whatever the limit
+    shipped = load_tasks(os.path.join(TASKS, "count-lines"))
+    assert demonstration_tasks(shipped, 1) == (shipped, [])
+    with pytest.raises(
+        configs.ConfigError,
+        match=r"^demo_max_hops = 2: every one of the 1 task\(s\) has more hops; none is left",
+    ):
+        demonstration_tasks([t for t in tasks if t.id.endswith("h3")], 2)
+
+
+# ----------------------------------------------------------------------------- the best SFT-only policy
+
+
+def _early_stops(rates, steps, patience, min_steps):
+    """early_stop after each evaluation of a run, as sft_best calls it: [(chosen, stop), ...]."""
+    return [
+        early_stop(rates[: i + 1], steps[: i + 1], patience, min_steps) for i in range(len(rates))
+    ]
+
+
+def test_early_stopping_keeps_the_first_best_and_stops_after_patience_evaluations_without_gain():
+    rates = [0.25, 0.5, 0.5, 0.375, 0.625, 0.5, 0.5]
+    steps = [6, 12, 18, 24, 30, 36, 42]
+    # the tie at 18 steps keeps 12's; 0.625 at 30 steps restarts the count; two stale ones stop it
+    assert _early_stops(rates, steps, 2, 0) == [
+        (0, False),
+        (1, False),
+        (1, False),
+        (1, True),
+        (4, False),
+        (4, False),
+        (4, True),
+    ]
+    # patience 3: the third stale evaluation after 12 steps would be at 30, which improves
+    assert _early_stops(rates, steps, 3, 0)[:5] == [
+        (0, False),
+        (1, False),
+        (1, False),
+        (1, False),
+        (4, False),
+    ]
+
+
+def test_early_stopping_never_stops_before_min_steps_and_still_chooses_an_earlier_evaluation():
+    rates = [0.5, 0.25, 0.25, 0.25, 0.25]
+    steps = [6, 12, 18, 24, 30]
+    # patience is spent at 12 steps; min_steps 24 holds the stop back until the evaluation at 24
+    assert _early_stops(rates, steps, 1, 24) == [
+        (0, False),
+        (0, False),
+        (0, False),
+        (0, True),
+        (0, True),
+    ]
+    assert early_stop([0.0], [1], 1, 0) == (0, False)
+    with pytest.raises(ValueError, match=r"^early_stop: need one step per validation rate, got 2"):
+        early_stop([0.1, 0.2], [6], 1, 0)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for a machine without CUDA")
@@ -384,3 +460,62 @@ def test_the_warm_start_command_demonstrates_trains_and_exports_a_policy(tmp_pat
     )
     assert r.returncode == 2
     assert "3 demonstration task(s) are in the evaluation set" in r.stderr
+
+
+@pytest.mark.docker
+def test_the_best_sft_policy_is_chosen_on_the_validation_split_and_recorded(
+    oracle_run, tiny_dir, tmp_path
+):
+    _, trajectories = oracle_run
+    # two demonstrations (count-lines, find-code-quartz); the third task, whose image the oracle run
+    # built, is the validation set
+    samples = demonstrations(trajectories)[:2]
+    assert [t.task_id for t in trajectories] == [
+        "count-lines",
+        "find-code-quartz",
+        "write-hello-file",
+    ]
+    cfg = settings.WarmStartConfig(
+        policy=dataclasses.replace(settings.WarmStartConfig().policy, path=str(tiny_dir)),
+        rollout=dataclasses.replace(CFG, max_context_tokens=2048, max_tokens_per_turn=16),
+        sft=configs.SFTConfig(lr=1e-3, batch_size=2),
+        sft_best=settings.SFTBestConfig(
+            tasks=TASKS,
+            task_ids=("write-hello-file",),
+            k=1,
+            patience=1,
+            min_steps=2,
+            max_epochs=4,
+        ),
+        out_dir=str(tmp_path / "ws"),
+        progress=False,
+    )
+    settings.validate_warm_start(cfg)
+    record = sft_best(cfg, samples, tiny_dir, tmp_path / "ws")
+    # the tiny random policy resolves nothing: the tie keeps the first evaluation, and patience 1
+    # stops at the second, at min_steps (one optimizer step per epoch: 2 demonstrations, batch 2)
+    assert [(e["step"], e["epoch"], e["resolved_rate"]) for e in record["evaluations"]] == [
+        (1, 1, 0.0),
+        (2, 2, 0.0),
+    ]
+    assert [(e["instances"], e["episodes"], e["errors"]) for e in record["evaluations"]] == [
+        (1, 1, 0),
+        (1, 1, 0),
+    ]
+    assert [e["resolved_rate_ci95"] for e in record["evaluations"]] == [[0.0, 0.0], [0.0, 0.0]]
+    nlls = [e["train_nll"] for e in record["evaluations"]]
+    assert nlls[1] < nlls[0]
+    assert (record["chosen"]["index"], record["chosen"]["step"]) == (0, 1)
+    assert (record["steps"], record["stop_reason"]) == (2, "patience")
+    assert record["sft"]["lr"] == 1e-3 and record["demonstrations"] == 2
+    written = tmp_path / "ws" / "sft_best"
+    assert json.loads((written / "sft_best.json").read_text()) == record
+    # only the chosen checkpoint is left, as the exported policy
+    assert sorted(p.name for p in written.iterdir()) == ["eval", "hf", "sft_best.json"]
+    # the exported policy is the first epoch's weights (the chosen), not the last's
+    model = weights.load_hf(tiny_dir)
+    sft_cfg = dataclasses.replace(cfg.sft, lr=1e-3)
+    next(sft_epochs(model, samples, sft_cfg, torch.device("cpu"), 4))
+    exported = weights.load_hf(written / "hf")
+    for (name, a), (_, b) in zip(model.state_dict().items(), exported.state_dict().items()):
+        assert torch.equal(a, b), name
