@@ -393,8 +393,10 @@ def test_the_family_command_writes_instances_and_refuses_to_overwrite_another(
 
 # ---------------------------------------------------------------- the oracle in real containers
 
-# One instance per shape (SHAPES), with the hop counts spread so that each kind of step appears.
-CASES = [("pointer", 3, 6), ("run", 4, 10), ("config", 2, 5)]
+# One instance per shape (SHAPES), with the hop counts spread so that each kind of step appears. They
+# are eval instances of the shortcut suite's sample (SUITE_SEEDS 12, 4 and 8, below): the suite then
+# reuses their images and the verifier's toolchain copies of them instead of building its own.
+CASES = [("pointer", 5, 12), ("run", 2, 4), ("config", 3, 8)]
 
 
 @pytest.fixture(scope="module")
@@ -404,7 +406,7 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("family")
     out = []
     for shape, hops, seed in CASES:
-        inst = make_instance("train", seed, shape, hops)
+        inst = make_instance("eval", seed, shape, hops)
         write_instance(inst, root)
         (task,) = load_tasks(root / inst.id)
         start = time.monotonic()
@@ -472,9 +474,9 @@ def test_the_oracle_turns_solve_the_instance_and_a_one_turn_guess_does_not(built
 def test_generated_instances_validate_with_their_solution_sh(built):
     results = asyncio.run(validate_tasks([task for _, task, _ in built], jobs=3))
     assert [(r.task_id, r.verdict) for r in results] == [
-        ("mt-train-6-pointer-h3", "valid"),
-        ("mt-train-10-run-h4", "valid"),
-        ("mt-train-5-config-h2", "valid"),
+        ("mt-eval-12-pointer-h5", "valid"),
+        ("mt-eval-4-run-h2", "valid"),
+        ("mt-eval-8-config-h3", "valid"),
     ]
 
 
@@ -514,8 +516,9 @@ def test_an_out_that_is_a_file_or_unwritable_gets_one_line_naming_out(tmp_path, 
 # ---------------------------------------------------------------- the shortcut suite in real containers
 
 # Eval instances spread over the cells: each shape at two hop counts (pointer 1 and 5, run 2 and 6,
-# config 3 and 7); one resolve among six is 17%, over the 5% bar. The whole eval split's figures come
-# from bench/bench_family.py (BENCHMARKS.md), which a test here would take minutes to repeat.
+# config 3 and 7; CASES above are three of them); one resolve among six is 17%, over the 5% bar. The
+# whole eval split's figures come from bench/bench_family.py (BENCHMARKS.md), which a test here would
+# take minutes to repeat.
 SUITE_SEEDS = range(0, 24, 4)
 
 

@@ -5,9 +5,7 @@ launcher that owns Ctrl-C (bookkeeping/launch.py), atomic checkpoints and what a
 import dataclasses
 import json
 import os
-import pty
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -185,84 +183,10 @@ def test_one_stop_notice_per_run_the_other_ranks_stop_silently(capsys):
 
 
 # -----------------------------------------------------------------------------
-# end to end: make train in a terminal, 2 gloo ranks, the tiny model, real containers
+# end to end: the launcher, 2 gloo ranks, the tiny model, real containers (Ctrl-C to make train in a
+# terminal and its resume: tests/test_resume_exact.py, which compares the resumed run with one never stopped)
 
 TINY = ["--policy.path", "tiny-random-qwen3", *E2E_ARGS, "--steps", "3", "--save-every", "10"]
-
-
-def _terminal(cmd: list[str], log: Path, stop_when, env: dict) -> tuple[int, float | None]:
-    """Run cmd in a new pseudo-terminal (its own session, as a shell's foreground job); type ^C
-    once stop_when() is true. Returns (exit status, time.monotonic() of the ^C or None); the
-    terminal's output goes to log."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(ROOT)
-        os.execvpe(cmd[0], cmd, env)
-    sent = None
-    with open(log, "wb") as out:
-        while True:
-            if select.select([fd], [], [], 0.2)[0]:
-                try:
-                    data = os.read(fd, 65536)
-                except OSError:  # EIO: every process of the terminal is gone
-                    break
-                if not data:
-                    break
-                out.write(data)
-                out.flush()
-            if sent is None and stop_when():
-                os.write(fd, b"\x03")  # the line discipline sends SIGINT to the foreground group
-                sent = time.monotonic()
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), sent
-
-
-@pytest.mark.model_run
-@pytest.mark.docker
-def test_ctrl_c_mid_rollout_stops_make_train_cleanly_and_its_resume_command_continues(tmp_path):
-    out = tmp_path / "run"
-    args = " ".join([*TINY, "--out-dir", str(out)])
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    rollout_2 = (
-        out / "trajectories" / "step_000002_rank0.jsonl"
-    )  # opened as step 2's rollout starts
-    # setup is what the run before this one did; -o keeps make from redoing it
-    make = ["make", "--no-print-directory", "-o", "setup", "train", f"ARGS={args}"]
-    code, sent = _terminal(make, tmp_path / "stop.log", rollout_2.exists, env)
-    log = (tmp_path / "stop.log").read_text(errors="replace")
-    assert sent is not None and code == 0, log[-4000:]
-    assert "Traceback" not in log and "SignalException" not in log and "forcefully" not in log
-    # every rank got the signal; rank 0 alone says so
-    assert log.count("SIGINT: cutting this step short") == 1
-    assert "stopped during the rollout of step 2; it is not trained on" in log
-    run_id = re.search(r"new run ([0-9a-f]{8}) in ", log).group(1)
-    kept = re.search(r"kept step 1 of run (\w+) in (\S+); resume: (.+)", log)
-    assert kept and kept.group(1) == run_id, log[-4000:]
-    ckpt = out / "checkpoints" / "step_000001"
-    assert Path(kept.group(2)) == ckpt and (ckpt / "COMPLETE").read_text() == "1\n"
-    assert checkpoints.read_meta(ckpt)["run_id"] == run_id
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step_000001"]
-    assert containers_of(run_ids_of(log)) == []
-    # a write a kill cut off is ignored and removed; a changed knob is refused by name
-    (out / "checkpoints" / "step_000002.tmp-deadbeef").mkdir()
-    resume = kept.group(3).strip().replace("make train", "make --no-print-directory -o setup train")
-    refused = subprocess.run(
-        resume.replace("--resume", "--lr 3e-6 --resume"),
-        shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert refused.returncode != 0 and "in lr (2e-06 -> 3e-06); resume" in refused.stderr
-    r = subprocess.run(
-        resume, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert f"resuming run {run_id} from step 1 ({ckpt})" in r.stdout
-    assert "step_000002.tmp-deadbeef: a partial checkpoint" in r.stdout
-    assert "step 2/3 | reward" in r.stdout and "step 3/3 | reward" in r.stdout
-    assert "step 1/3" not in r.stdout
-    steps = [json.loads(x)["step"] for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [1, 2, 3]
-    assert checkpoints.read_meta(out / "checkpoints" / "step_000003")["run_id"] == run_id
 
 
 @pytest.mark.model_run

@@ -137,8 +137,13 @@ def test_find_cycle_names_a_circle_and_none_in_a_tree():
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_the_import_graph_reads_from_imports_of_modules_and_of_names():
-    graph = import_graph()
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The repository's import graph, read once (it parses every module) for the tests that only read it."""
+    return import_graph()
+
+
+def test_the_import_graph_reads_from_imports_of_modules_and_of_names(graph):
     # `from training.setup import setup, teardown`: the module
     assert "training.setup" in graph["train"]
     # `from engines import decode` is the submodule, not the package's __init__
@@ -161,25 +166,22 @@ def test_the_import_graph_sees_an_import_inside_a_function(tmp_path, monkeypatch
     assert find_cycle(graph) == ["tasks.a", "tasks.b", "tasks.a"]
 
 
-def test_imports_point_one_way_with_no_circle():
-    assert find_cycle(import_graph()) is None
+def test_imports_point_one_way_with_no_circle(graph):
+    assert find_cycle(graph) is None
 
 
-def test_configs_imports_no_project_module():
-    assert import_graph()["configs"] == set()
+def test_configs_imports_no_project_module(graph):
+    assert graph["configs"] == set()
 
 
-def test_nothing_under_sandboxing_imports_sandbox_py():
+def test_nothing_under_sandboxing_imports_sandbox_py(graph):
     upward = {
-        m: sorted(t)
-        for m, t in import_graph().items()
-        if m.startswith("sandboxing.") and "sandbox" in t
+        m: sorted(t) for m, t in graph.items() if m.startswith("sandboxing.") and "sandbox" in t
     }
     assert upward == {}
 
 
-def test_no_module_imports_a_command_or_the_agent_loop_from_below():
-    graph = import_graph()
+def test_no_module_imports_a_command_or_the_agent_loop_from_below(graph):
     for module, targets in graph.items():
         allowed = {"evaluate"} if module.startswith("experiments.") else set()
         commands = targets & set(COMMANDS) - allowed

@@ -62,10 +62,13 @@ def build(docker_client, tmp_path: Path, name: str, lines: list[str], files: dic
     return tag
 
 
-@pytest.fixture
-def base(docker_client, tmp_path):
-    """The base image plus a file of this test's own in its site dir: a toolchain nobody else shares
-    (an attack that worked would poison only this test's copy)."""
+@pytest.fixture(scope="module")
+def base_image(docker_client, tmp_path_factory):
+    """The base image plus a file of this module's own in its site dir: a toolchain nobody else shares
+    (an attack that worked would poison only this module's copy, and the test that made it fails). Built
+    once, and its copy made once, for the module's tests; the test that changes the copy on purpose has
+    it made again, whole."""
+    tmp_path = tmp_path_factory.mktemp("base")
     tag = build(
         docker_client,
         tmp_path,
@@ -76,8 +79,15 @@ def base(docker_client, tmp_path):
         ],
         {},
     )
-    made = [tag]
-    yield tag, made
+    yield tag
+    docker_client.images.remove(tag, force=True)
+
+
+@pytest.fixture
+def base(docker_client, base_image):
+    """(the base image's tag, the list of images this test builds on it: removed after the test)."""
+    made = []
+    yield base_image, made
     for t in made:
         docker_client.images.remove(t, force=True)
     sandbox.reap(run_id=RUN_ID)
@@ -218,8 +228,11 @@ def test_the_size_a_task_image_reports_is_not_what_the_cache_counts(
     d = tmp_path / "liar"
     d.mkdir()
     (d / "python3").write_text(wrapper)
+    # a file of this test's own in the site dir: a copy no other test made, so that this test's fill
+    # writes it and the ledger holds what termrl measured (another image's copy would be shared)
     (d / "Dockerfile").write_text(
         f"FROM {base[0]}\nCOPY python3 /usr/local/bin/python3\nRUN chmod 755 /usr/local/bin/python3\n"
+        f"RUN echo liar > {SITE}/termrl_test_{tmp_path.name}.txt\n"
     )
     liar = f"termrl/test-tc-liar:{os.getpid()}"
     docker_client.images.build(
