@@ -491,11 +491,11 @@ def counterfactual(
     (name -> HF folder), with the scripted ORACLE_READER and TEMPLATE beside them (probe_policies).
     policy, rollout, sandbox: the preset's sections (policy's path replaced per policy); the prompts
     are recorded with the first policy's tokenizer. Returns {"config", "probes": [{task, cell, kind,
-    step, value, swap}], "skipped", "policies": {name: report}, "samples": {name: [...]}}; with
-    samples_path, the samples are written there instead (JSON lines, each with its "policy") and
-    "samples" is that path. Raises
-    configs.ConfigError for n < 1, no policy, or a policy whose tokenizer renders the prompts
-    otherwise; ValueError when no probe could be built."""
+    step, value, swap}], "skipped", "error", "policies": {name: report}, "samples": {name: [...]}};
+    with samples_path, the samples are written there instead (JSON lines, each with its "policy") and
+    "samples" is that path. error: None, or why no probe could be built (no oracle episode resolved;
+    no policy is asked then). Raises configs.ConfigError for n < 1, no policy, or a policy whose
+    tokenizer renders the prompts otherwise."""
     if n < 1:
         raise configs.ConfigError(f"n = {n}: must be >= 1")
     if not policies:
@@ -506,12 +506,14 @@ def counterfactual(
         record(tasks, tokenizer, policy, rollout, sandbox, run_id, progress)
     )
     probes, skipped = build_probes(tasks, steps, trajectories, chat, seed)
-    if not probes:
-        raise ValueError(f"counterfactual: no probe could be built; skipped: {skipped[:3]}")
-    plans = {t.instruction: steps[t.id] for t in tasks}
-    reports, samples = probe_policies(
-        policies, probes, plans, chat, policy, rollout, n, greedy, seed, resamples, device
-    )
+    reports, samples = {}, {}
+    # none: said in the result (make learn calls this after its evaluations), no policy asked
+    error = None if probes else f"no probe could be built; skipped: {skipped[:3]}"
+    if probes:
+        plans = {t.instruction: steps[t.id] for t in tasks}
+        reports, samples = probe_policies(
+            policies, probes, plans, chat, policy, rollout, n, greedy, seed, resamples, device
+        )
     if samples_path is not None:
         with open(samples_path, "w") as f:
             for name, rows in samples.items():
@@ -534,6 +536,7 @@ def counterfactual(
             for p in probes
         ],
         "skipped": skipped,
+        "error": error,
         "policies": reports,
         "samples": samples if samples_path is None else str(samples_path),
     }
@@ -591,7 +594,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: flags checked before anything runs, the control run, FILE.json written; this run's
-    containers reaped at the end. Returns 0."""
+    containers reaped at the end. Returns 0, or 1 when no probe could be built (the line says why)."""
     install_log_sanitiser()
     args = parse_args(argv)
     preset = configs.PRESETS[args.preset]
@@ -618,9 +621,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
+    if result["error"]:
+        print(f"error: {result['error']} (written to {out})", file=sys.stderr)
+        return 1
     counts = Counter(s["label"] for s in result["samples"][next(iter(args.policies))])
     print(
-        f"[counterfactual] wrote {out} ({len(result['probes'])} probes; first policy's labels {dict(counts)})"
+        f"[counterfactual] wrote {out} ({len(result['probes'])} probes; first policy's labels "
+        f"{dict(counts)})"
     )
     return 0
 
