@@ -51,6 +51,7 @@ import configs
 import evaluate
 import sandbox
 from bookkeeping.sanitise import install_log_sanitiser
+from experiments import counterfactual as counterfactual_lib
 from experiments import settings
 from experiments import warm_start as warm_start_lib
 from experiments.learn_single import TrainFailed, TrainStopped, policy_stats, run_train
@@ -918,6 +919,21 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     sample = eval_tasks[: cfg.shortcut_instances] if cfg.shortcut_instances else eval_tasks
     control = shortcut_control(sample, train_cfg, cfg.evaluate_on)
     seconds["control"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    counterfactual = counterfactual_lib.counterfactual(
+        policies,
+        eval_tasks[: counterfactual_lib.LEARN_INSTANCES],
+        train_cfg.policy,
+        train_cfg.rollout,
+        train_cfg.sandbox,
+        n=counterfactual_lib.LEARN_SAMPLES,
+        seed=cfg.seed,
+        resamples=cfg.bootstrap_resamples,
+        run_id=sandbox.RUN_ID,
+        progress=cfg.progress,
+        samples_path=out / "counterfactual_samples.jsonl",
+    )
+    seconds["counterfactual"] = time.perf_counter() - t0
     flow = flow_share(trajectories["grpo"], patterns, hops)
     flow_warm = flow_share(trajectories["warm_start"], patterns, hops)
     cell_results = {name: by_cell(trajs, cells) for name, trajs in trajectories.items()}
@@ -979,6 +995,7 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             for name, trajs in trajectories.items()
         },
         "control": control,
+        "counterfactual": counterfactual,
         "verdict": {"shown": shown, **criteria, "line": line},
         "training": step_timings(metrics) if metrics.is_file() else None,
         "curves": training_curves(metrics) if metrics.is_file() else None,
