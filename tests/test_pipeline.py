@@ -202,9 +202,7 @@ def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoi
     done = log.count("/5 | reward")  # 4 when the signal landed beside step 4's update
     assert done in (3, 4) and "step 5/5" not in log
     # the only checkpoint (save_every 10): the signal's
-    assert [p.name for p in (out / "checkpoints").iterdir() if p.name.startswith("step_")] == [
-        f"step_{done:06d}"
-    ]
+    assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == [f"step_{done:06d}"]
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == list(range(1, done + 1))
