@@ -157,8 +157,10 @@ def test_a_stopped_engine_fails_only_its_own_episodes_and_the_run_finishes_on_th
             "scripted",
             "--script",
             str(script),
+            # the second engine's episodes must still be waiting for their reply when it stops:
+            # the stop takes a second or two after the test sees both of them there
             "--script-delay-s",
-            "20",
+            "10",
             "--tasks",
             task_dir(tmp_path, "write-hello-file"),
             "--k",
@@ -250,6 +252,8 @@ def test_two_training_steps_over_both_engines(second_engine, tmp_path):
         "--steps",
         "2",
         *E2E_ARGS,
+        "--rollout.max-turns",  # one turn each: the placement is what is checked
+        "1",
         "--sandbox.docker-hosts",
         "local=1",
         f"{second_engine}=1",
