@@ -5,6 +5,9 @@ import json
 import math
 import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 import torch
@@ -120,24 +123,55 @@ def test_a_stale_rollout_is_trained_with_tis_weights_at_the_default_cap(tiny_dir
     assert out[True]["pg_loss"] == pytest.approx(1.5 * out[False]["pg_loss"], rel=1e-4)
 
 
+@pytest.fixture(scope="module")
+def stopped_overlapped_run(tiny_dir, tmp_path_factory):
+    """One overlapped 2-rank run (max_off_policy_steps 1, tis_cap 0 in the config) of 5 steps, its
+    workers sent SIGTERM once step 3 is logged: (the exit code, the out dir, the log). The steps
+    before the signal show the overlap, the stop shows what a signal does to it."""
+    out = tmp_path_factory.mktemp("overlapped") / "run"
+    proc, log_path = torchrun(
+        out,
+        tiny_dir,
+        "--steps",
+        "5",
+        "--save-every",
+        "10",
+        "--max-off-policy-steps",
+        "1",
+        "--grpo.tis-cap",
+        "0",
+    )
+    try:
+        deadline = time.monotonic() + 400
+        while "step 3/5 | reward" not in log_path.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
+            time.sleep(0.5)
+        # to the workers themselves: torchrun's own forwarding kills them 30 s later, and an update
+        # in flight plus closing sandboxes may take longer on a loaded machine
+        workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
+        for pid in workers.stdout.split():
+            os.kill(int(pid), signal.SIGTERM)
+        rc = proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return rc, out, log_path.read_text()
+
+
 @pytest.mark.model_run
 @pytest.mark.docker
 def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every_rollout(
-    tiny_dir, tmp_path
+    stopped_overlapped_run,
 ):
-    out = tmp_path / "run"
-    proc, log_path = torchrun(
-        out, tiny_dir, "--steps", "3", "--max-off-policy-steps", "1", "--grpo.tis-cap", "0"
-    )
-    assert proc.wait(timeout=400) == 0, log_path.read_text()[-4000:]
+    rc, out, log = stopped_overlapped_run
+    assert rc == 0, log[-4000:]
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    assert [r["step"] for r in records] == [1, 2, 3]
+    assert [r["step"] for r in records][:3] == [1, 2, 3]
     # step 1 trains on the first rollout (version 0) before any update; later ones lag by one
-    assert [(r["staleness_mean"], r["staleness_max"]) for r in records] == [
-        (0.0, 0.0),
-        (1.0, 1.0),
-        (1.0, 1.0),
-    ]
+    assert [(r["staleness_mean"], r["staleness_max"]) for r in records] == [(0.0, 0.0)] + [
+        (1.0, 1.0)
+    ] * (len(records) - 1)
     # TIS (tis_cap 0 in the config) comes on at the default cap 2 exactly when versions differ
     assert "tis_weight_mean" not in records[0]
     for r in records[1:]:
@@ -145,45 +179,30 @@ def test_overlapped_training_logs_staleness_of_at_most_one_step_and_trains_every
     for r in records:
         assert r["episodes"] == 4 and r["episodes_failed"] == 0 and r["skipped_update"] == 0.0
         assert r["num_tokens"] == r["generated_tokens"] > 0
-    for step, version in ((1, 0), (2, 0), (3, 1)):
+    # step s trains on a rollout of the policy after step s - 2: versions 0, 0, 1 (, 2)
+    for step in range(1, len(records) + 1):
         for rank in (0, 1):
             path = out / "trajectories" / f"step_{step:06d}_rank{rank}.jsonl"
             assert [json.loads(x)["policy_version"] for x in path.read_text().splitlines()] == [
-                version
+                max(step - 2, 0)
             ] * 2
-    assert (out / "checkpoints" / "step_000003" / "COMPLETE").read_text() == "3\n"
-    assert containers_of(run_ids_of(log_path.read_text())) == []
+    assert containers_of(run_ids_of(log)) == []
 
 
 @pytest.mark.model_run
 @pytest.mark.docker
 def test_sigterm_to_an_overlapped_run_finishes_the_update_in_flight_and_checkpoints_it(
-    tiny_dir, tmp_path
+    stopped_overlapped_run,
 ):
-    import signal
-    import subprocess
-    import time
-
-    out = tmp_path / "run"
-    proc, log_path = torchrun(
-        out, tiny_dir, "--steps", "3", "--save-every", "10", "--max-off-policy-steps", "1"
-    )
-    deadline = time.monotonic() + 300
-    while "step 1/3 | reward" not in log_path.read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()[-4000:]
-        time.sleep(0.5)
-    # to the workers themselves: torchrun's own forwarding kills them 30 s later, and an update
-    # in flight plus closing sandboxes may take longer on a loaded machine
-    workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True)
-    for pid in workers.stdout.split():
-        os.kill(int(pid), signal.SIGTERM)
+    rc, out, log = stopped_overlapped_run
     # a clean stop (bookkeeping/stop.py)
-    assert proc.wait(timeout=600) == 0, log_path.read_text()[-4000:]
-    log = log_path.read_text()
+    assert rc == 0, log[-4000:]
     # one notice per run (rank 0 says it)
     assert log.count("SIGTERM: cutting this step short") == 1
-    done = log.count("/3 | reward")  # 2 when the signal landed beside step 2's update
-    assert done in (1, 2) and "step 3/3" not in log
+    done = log.count("/5 | reward")  # 4 when the signal landed beside step 4's update
+    assert done in (3, 4) and "step 5/5" not in log
+    # the only checkpoint (save_every 10): the signal's
+    assert sorted(p.name for p in (out / "checkpoints").glob("step_*")) == [f"step_{done:06d}"]
     assert (out / "checkpoints" / f"step_{done:06d}" / "COMPLETE").read_text() == f"{done}\n"
     records = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == list(range(1, done + 1))
