@@ -201,7 +201,7 @@ class VLLMEngine(Engine):
         self._closed = False
         self.steps = 0  # engine steps run (statistics for tests and benches)
         self.max_running = 0  # most requests in the engine at once
-        self.aborted = 0  # requests aborted (cancelled generate calls and sleep())
+        self.aborted = 0  # requests aborted: generate calls cancelled before they finished, and sleep()'s
 
     def _set_device(self) -> None:
         if self.device.type == "cuda":
@@ -329,6 +329,9 @@ class VLLMEngine(Engine):
                 )  # else it finished: nothing to abort
                 if any(a[1] == rid for a in adds):  # cancelled before it reached the engine
                     adds = [a for a in adds if a[1] != rid]
+                    # counted all the same: whether a cancelled call's request reached the engine first
+                    # is a race with this thread, and the count must not depend on the machine's load
+                    self.aborted += 1
                 elif waiting:
                     aborts.append(rid)
         self.aborted += len(aborts)
@@ -374,11 +377,14 @@ class VLLMEngine(Engine):
             _post(loop, fut, result, error)
 
     def _refuse(self, items: list[tuple], error: Exception) -> None:
+        added = {item[1] for item in items if item[0] == "add"}
         for item in items:
             if item[0] == "add":
                 _post(item[4], item[5], None, error)
-            else:  # a cancelled request: nobody waits for it any more
-                self._waiters.pop(item[1], None)
+            # a cancelled request: nobody waits for it any more; counted as _take counts it, unless it had
+            # finished before the cancel came
+            elif self._waiters.pop(item[1], None) is not None or item[1] in added:
+                self.aborted += 1
 
     def _fail_all(self, error: Exception) -> None:
         waiters, self._waiters = self._waiters, {}

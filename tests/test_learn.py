@@ -717,6 +717,10 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
     assert set(control["rates"]) == set(shortcuts.DUMPS) | set(shortcuts.SOLVERS)
     assert control["oracle_rate"] == 1.0
     assert learning["training"]["steps"] == 1
+    # the counterfactual control ran with its two scripted bounds: a reader follows every swap, a template none
+    probes = learning["counterfactual"]["policies"]
+    assert probes["oracle_reader"]["swap_follows_swap"]["rate"] == 1.0
+    assert probes["template"]["swap_follows_swap"]["rate"] == 0.0
     curves = learning["curves"]
     assert len(curves["step"]) == 1 and set(curves) == {"step", *learn.CURVES}
     assert 0.0 < curves["entropy"][0] and 1.0 <= curves["turns_mean"][0]

@@ -9,6 +9,7 @@ weight-sync test runs last and puts the disk weights back. Marked model_run (tie
 
 import asyncio
 import os
+import time
 
 import pytest
 import torch
@@ -198,6 +199,31 @@ def test_the_engine_shows_the_weights_it_was_sent_though_vllm_cpu_packs_its_line
     held_total, held_squares = layout.parameters_checksum(held.items())
     assert held_total == pytest.approx(total, rel=1e-9)
     assert held_squares == pytest.approx(squares, rel=1e-9)
+
+
+@pytest.mark.timeout(300)
+def test_a_generate_cancelled_before_the_engine_took_it_counts_as_aborted(engine, prompts):
+    # the race a loaded machine loses: the call is cancelled before the engine thread took its request
+    async def cancelled_at_once():
+        with engine._lock:  # the engine thread cannot take its inbox: the add and its abort arrive together
+            call = asyncio.ensure_future(
+                engine.generate(prompts[0], SamplingParams(temperature=0.0, max_tokens=50))
+            )
+            await asyncio.sleep(0.2)
+            call.cancel()
+            await asyncio.sleep(0.2)
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    if engine._asleep:
+        engine.wake_up()
+    aborted = engine.aborted
+    asyncio.run(cancelled_at_once())
+    deadline = time.monotonic() + 60
+    while engine.aborted == aborted and time.monotonic() < deadline:  # the thread takes its inbox
+        time.sleep(0.05)
+    assert engine.aborted == aborted + 1
+    assert not engine.engine.has_unfinished_requests()
 
 
 @pytest.mark.timeout(300)
