@@ -392,13 +392,18 @@ def control_judgement(control: dict) -> tuple[bool | None, str]:
     )
 
 
-def verdict(paired: dict, flow: dict, control: dict, split: str, k: int) -> tuple[bool, dict, str]:
+def verdict(
+    paired: dict, flow: dict, control: dict, split: str, k: int, over_sft_best: dict | None = None
+) -> tuple[bool, dict, str]:
     """(shown, criteria, one line). The headline is the instance-level paired bootstrap of GRPO over the warm
     start (paired: paired_by_cell(...)["all"], on the `split` instances, k episodes each): learning is shown
     only when the 95% interval of the mean per-instance difference lies wholly above 0. flow: flow_share of
     GRPO's resolved episodes; control: the shortcut suite's summary (control_judgement). criteria:
     {"interval_above": lower bound > 0, "flow_real": share >= FLOW_REAL, "control_ok"} (None where there is
-    nothing to judge); the line names the instance count and says each."""
+    nothing to judge); the line names the instance count and says each. With over_sft_best (paired_by_cell(
+    sft_best, grpo)["all"], the best SFT-only policy from the same demonstrations) learning also needs that
+    interval wholly above 0: GRPO must beat more imitation, not only the warm start; criteria then has
+    "above_sft_best" (None when no instance pairs)."""
     n = paired["instances"]
     if not n:
         line = (
@@ -421,13 +426,29 @@ def verdict(paired: dict, flow: dict, control: dict, split: str, k: int) -> tupl
     control_ok, control_text = control_judgement(control)
     unpaired = len(paired.get("unpaired", []))
     unpaired_text = f", {unpaired} scored for one policy only left out" if unpaired else ""
+    criteria = {"interval_above": above, "flow_real": flow_real, "control_ok": control_ok}
+    sft_text = ""
+    if over_sft_best is not None:
+        if over_sft_best["instances"]:
+            s_lo, s_hi = over_sft_best["ci95"]
+            criteria["above_sft_best"] = s_lo > 0
+            where = "above 0" if s_lo > 0 else "below 0" if s_hi < 0 else "contains 0"
+            sft_text = (
+                f"; GRPO - SFT-best on {over_sft_best['instances']} instances: "
+                f"{over_sft_best['diff']:+.3f} [{s_lo:+.3f},{s_hi:+.3f}], {where}"
+            )
+        else:
+            criteria["above_sft_best"] = None
+            sft_text = "; GRPO - SFT-best: no instance scored for both"
+        above = above and criteria["above_sft_best"] is True
+        head = "learning" if above else "not shown"
     line = (
         f"{head}: GRPO - warm start, resolved share per instance on {n} {split} instances "
         f"(k = {k} episodes each{unpaired_text}; paired bootstrap over instances): "
         f"{paired['diff']:+.3f} [{lo:+.3f},{hi:+.3f}], 95% interval {relation} "
-        f"(warm start {paired['a']:.3f}, GRPO {paired['b']:.3f}); {flow_text}; {control_text}"
+        f"(warm start {paired['a']:.3f}, GRPO {paired['b']:.3f}){sft_text}; {flow_text}; {control_text}"
     )
-    return above, {"interval_above": above, "flow_real": flow_real, "control_ok": control_ok}, line
+    return above, criteria, line
 
 
 # -----------------------------------------------------------------------------
@@ -510,7 +531,11 @@ def plot(learning: dict, png: Path) -> Path:
     results = learning["results"]
     split = learning.get("split", "held-out")
     curves = learning.get("curves")
-    names = [p for p in ("base", "warm_start", "sft_best", "grpo") if p in results and results[p]["scored"]]
+    names = [
+        p
+        for p in ("base", "warm_start", "sft_best", "grpo")
+        if p in results and results[p]["scored"]
+    ]
     rows = 2 if curves and curves["step"] else 1
     fig, axes = plt.subplots(rows, 2, figsize=(9, 4 * rows), squeeze=False)
     for ax, (key, title) in zip(
@@ -940,7 +965,16 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     paired = paired_by_cell(
         trajectories["warm_start"], trajectories["grpo"], cells, cfg.bootstrap_resamples
     )
-    shown, criteria, line = verdict(paired["all"], flow, control, cfg.evaluate_on, cfg.k)
+    over_sft = (
+        paired_by_cell(
+            trajectories["sft_best"], trajectories["grpo"], cells, cfg.bootstrap_resamples
+        )
+        if cfg.sft_best
+        else None
+    )
+    shown, criteria, line = verdict(
+        paired["all"], flow, control, cfg.evaluate_on, cfg.k, over_sft and over_sft["all"]
+    )
     by_seed = {
         name: paired_by_cell(
             trajectories["warm_start"], trajectories[name], cells, cfg.bootstrap_resamples
@@ -979,11 +1013,7 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         # every GRPO run over the warm start (one per training seed), and their mean and spread
         "paired_by_seed": by_seed,
         "over_seeds": seeds,
-        "paired_grpo_minus_sft_best": paired_by_cell(
-            trajectories["sft_best"], trajectories["grpo"], cells, cfg.bootstrap_resamples
-        )
-        if cfg.sft_best
-        else None,
+        "paired_grpo_minus_sft_best": over_sft,
         "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},

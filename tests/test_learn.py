@@ -377,6 +377,27 @@ def test_the_verdict_is_not_shown_when_the_paired_interval_contains_or_lies_belo
     assert shown is False and "-0.200 [-0.300,-0.100], 95% interval below 0: GRPO is worse" in line
 
 
+def test_with_sft_best_learning_also_needs_grpo_above_the_best_sft_only_policy():
+    above_warm = paired(0.352, 0.199, 0.5)
+    shown, criteria, line = learn.verdict(
+        above_warm, FLOW, suite_summary(), "test", 4, paired(0.05, -0.02, 0.12, n=60)
+    )
+    assert (shown, criteria["interval_above"], criteria["above_sft_best"]) == (False, True, False)
+    assert line.startswith("not shown: GRPO - warm start")
+    assert (
+        "(warm start 0.297, GRPO 0.649); GRPO - SFT-best on 60 instances: +0.050 [-0.020,+0.120], contains 0;"
+        in line
+    )
+    shown, criteria, line = learn.verdict(
+        above_warm, FLOW, suite_summary(), "test", 4, paired(0.1, 0.03, 0.17, n=60)
+    )
+    assert (shown, criteria["above_sft_best"]) == (True, True) and line.startswith("learning:")
+    none = {"instances": 0, "diff": None, "ci95": None, "unpaired": []}
+    shown, criteria, line = learn.verdict(above_warm, FLOW, suite_summary(), "test", 4, none)
+    assert (shown, criteria["above_sft_best"]) == (False, None)
+    assert "GRPO - SFT-best: no instance scored for both;" in line
+
+
 def test_the_verdict_comes_from_instance_means_not_episodes():
     # 8 instances, 4 episodes each: GRPO resolves one more episode than the warm start on every instance,
     # so every paired difference is 0.25 and the interval is [0.25, 0.25]
