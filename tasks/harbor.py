@@ -469,21 +469,27 @@ _DEFAULTS = {"environment.build_timeout_sec": 600.0}  # harbor's own: nothing as
 _NETWORK = ("agent", "verifier")
 
 
-def _field_lines(task_id: str, data: dict, path: Path) -> None:
-    """One warning line per task.toml field harbor accepts and termrl does not act on, and per key
-    harbor does not know either (harbor ignores those too)."""
-    for table, known in _KNOWN.items():
+def _table_keys(data: dict, tables: dict[str, set[str]]):
+    """(dotted name, key, value, known) for every key of each table of `data` that `tables` names ("" is the
+    top level), known when `tables` lists it; a table that is absent or no table is skipped."""
+    for table, known in tables.items():
         section = data if not table else data.get(table)
         if not isinstance(section, dict):
             continue
-        for key in section:
-            name = f"{table}.{key}" if table else key
-            if key not in known:
-                log.warning(
-                    "task %s: %s is no harbor task.toml field; ignored [%s]", task_id, name, path
-                )
-            elif name in _WARNED and section[key] not in (None, [], {}, _DEFAULTS.get(name)):
-                log.warning("task %s: %s is not taken: %s [%s]", task_id, name, _WARNED[name], path)
+        for key, value in section.items():
+            yield (f"{table}.{key}" if table else key), key, value, key in known
+
+
+def _field_lines(task_id: str, data: dict, path: Path) -> None:
+    """One warning line per task.toml field harbor accepts and termrl does not act on, and per key
+    harbor does not know either (harbor ignores those too)."""
+    for name, _key, value, known in _table_keys(data, _KNOWN):
+        if not known:
+            log.warning(
+                "task %s: %s is no harbor task.toml field; ignored [%s]", task_id, name, path
+            )
+        elif name in _WARNED and value not in (None, [], {}, _DEFAULTS.get(name)):
+            log.warning("task %s: %s is not taken: %s [%s]", task_id, name, _WARNED[name], path)
     for table in _NETWORK:
         section = data.get(table)
         if not isinstance(section, dict):
@@ -830,37 +836,32 @@ def _step_lines(task_id: str, i: int, step: dict, path: Path) -> None:
             "a separate verifier environment is not supported",
             path,
         )
-    for table, known in _STEP_KNOWN.items():
-        section = step if not table else step.get(table)
-        if not isinstance(section, dict):
-            continue
-        for key in section:
-            name = f"{table}.{key}" if table else key
-            if key not in known:
-                log.warning(
-                    "task %s: steps[%d].%s is no harbor task.toml field; ignored [%s]",
-                    task_id,
-                    i,
-                    name,
-                    path,
-                )
-            elif name in _STEP_WARNED and section[key] not in (None, [], {}):
-                log.warning(
-                    "task %s: steps[%d].%s is not taken: %s [%s]",
-                    task_id,
-                    i,
-                    name,
-                    _STEP_WARNED[name],
-                    path,
-                )
-            elif key in ("network_mode", "allowed_hosts") and section[key] not in (None, []):
-                log.warning(
-                    "task %s: steps[%d].%s: termrl's sandboxes have no network [%s]",
-                    task_id,
-                    i,
-                    name,
-                    path,
-                )
+    for name, key, value, known in _table_keys(step, _STEP_KNOWN):
+        if not known:
+            log.warning(
+                "task %s: steps[%d].%s is no harbor task.toml field; ignored [%s]",
+                task_id,
+                i,
+                name,
+                path,
+            )
+        elif name in _STEP_WARNED and value not in (None, [], {}):
+            log.warning(
+                "task %s: steps[%d].%s is not taken: %s [%s]",
+                task_id,
+                i,
+                name,
+                _STEP_WARNED[name],
+                path,
+            )
+        elif key in ("network_mode", "allowed_hosts") and value not in (None, []):
+            log.warning(
+                "task %s: steps[%d].%s: termrl's sandboxes have no network [%s]",
+                task_id,
+                i,
+                name,
+                path,
+            )
 
 
 def _merged_tests(task_id: str, name: str, shared: Path | None, own: Path | None) -> Path:
