@@ -68,19 +68,10 @@ FLOW_REAL = 0.90
 # the flow share (pure)
 
 
-def revealed_patterns(tasks: list) -> dict[str, list[str]]:
-    """task id -> the capture regexes of its oracle_turns.json (tasks/checks.read_oracle_turns): each finds, in an
-    observation, a value (a path, a program, a key, the code) that a later command of the oracle needs.
-    Raises TaskError for a task without oracle_turns.json (every family instance has one)."""
-    out = {}
-    for task in tasks:
-        if task.oracle_turns is None:
-            raise configs.ConfigError(
-                f"tasks: {task.id} has no oracle_turns.json, so its revealed values are unknown"
-            )
-        steps = read_oracle_turns(task.id, Path(task.oracle_turns))
-        out[task.id] = [rx for step in steps for rx in step["capture"].values()]
-    return out
+def revealed_patterns(per_hop: dict[str, list[list[str]]]) -> dict[str, list[str]]:
+    """task id -> every capture regex of its oracle_turns.json, from hop_patterns' result: each finds, in an
+    observation, a value (a path, a program, a key, the code) that a later command of the oracle needs."""
+    return {task_id: [rx for hop in hops for rx in hop] for task_id, hops in per_hop.items()}
 
 
 def _commands(message: dict) -> str:
@@ -914,8 +905,8 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     if cfg.sft_best:
         policies["sft_best"] = str(out / "warm_start" / "sft_best" / "hf")
     # the capture regexes and cells before any evaluation: a task without them fails here, not after it
-    patterns = revealed_patterns(eval_tasks)
     per_hop = hop_patterns(eval_tasks)
+    patterns = revealed_patterns(per_hop)
     hops = {t.id: int(t.meta["hops"]) for t in eval_tasks}
     cells = {t.id: cell_of(t) for t in eval_tasks}
     eval_ids = tuple(t.id for t in eval_tasks)

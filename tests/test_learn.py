@@ -563,7 +563,7 @@ def test_generated_train_and_held_out_instances_are_disjoint_and_reruns_keep_the
     # the check the run makes: a held-out set holding a train instance is refused
     with pytest.raises(ValueError, match="held_out shares 1 generator seed"):
         family.check_disjoint(train, [*held_out, train[0]])
-    patterns = learn.revealed_patterns(train[:1])
+    patterns = learn.revealed_patterns(learn.hop_patterns(train[:1]))
     ((code_rx,),) = [
         tuple(s["capture"].values())
         for s in family.make_instance("train", 0, "pointer", 1).steps[:1]
