@@ -472,6 +472,7 @@ def step_timings(metrics_path: Path) -> dict:
         "generation_s": mean("generate_s"),
         "rollout_tail_s": mean("rollout_s") - mean("generate_s"),
         "update_s": mean("train_s") + mean("sync_s"),
+        "sync_s": mean("sync_s"),
         "tools_s_per_episode": mean("tools_s"),
         "verify_s_per_episode": mean("verify_s"),
         "agent_s_per_episode": mean("agent_s"),
@@ -575,6 +576,11 @@ def parse_args(argv: list[str]) -> tuple[settings.MultiTurnLearnConfig, list[str
             f"held_out_shape = {cfg.held_out_shape!r}: must be one of shapes "
             f"({' '.join(cfg.shapes)}), which must keep another shape to train on"
         )
+    if cfg.lora_rank and any(a.split("=")[0].startswith("--lora.") for a in argv[cut + 1 :]):
+        raise configs.ConfigError(
+            "lora_rank: a --lora.* flag after `--` makes every GRPO run a LoRA run; "
+            "give --lora-rank for a LoRA run beside the full fine-tune, or the --lora.* flags alone"
+        )
     if cfg.train_seeds and "--seed" in argv[cut + 1 :]:
         raise configs.ConfigError(
             "train_seeds: a --seed after `--` sets the training seed too; "
@@ -596,6 +602,39 @@ def seed_runs(train_argv: list[str], seeds: tuple[int, ...], out: Path) -> dict[
         argv = [*train_argv[:at], str(out / folder), *train_argv[at + 1 :], "--seed", str(seed)]
         runs[name] = argv
     return runs
+
+
+def lora_runs(train_argv: list[str], rank: int, lr: float, out: Path) -> dict[str, list[str]]:
+    """{} when rank is 0; else {"grpo_lora": train.py argv}: train_argv (the full fine-tune's, from the one
+    warm start) with its --out-dir value replaced by out/train-lora and `--lora.rank rank --lr lr` appended
+    (tyro keeps the last value given, so these override the preset's and the user's)."""
+    if not rank:
+        return {}
+    at = train_argv.index("--out-dir") + 1
+    argv = [*train_argv[:at], str(out / "train-lora"), *train_argv[at + 1 :]]
+    return {"grpo_lora": [*argv, "--lora.rank", str(rank), "--lr", repr(lr)]}
+
+
+def lora_line(lora: dict, full_training: dict | None, split: str) -> str:
+    """One line for the LoRA run beside the full fine-tune: its paired difference over the warm start and
+    over the full fine-tune (instance-level, 95%), and its seconds per step and weight-sync seconds per
+    step against the full fine-tune's (step_timings of each run's metrics.jsonl; "-" where a run has none)."""
+    over_warm = lora["paired_lora_minus_warm_start"]["all"]
+    over_full = lora["paired_lora_minus_full"]
+
+    def diff(p: dict) -> str:
+        if p["diff"] is None:
+            return "no paired instance"
+        return f"{p['diff']:+.3f} [{p['ci95'][0]:+.3f},{p['ci95'][1]:+.3f}]"
+
+    def per_step(t: dict | None) -> str:
+        return "-" if t is None else f"{t['step_s']:.1f} s/step (sync {t['sync_s']:.2f} s)"
+
+    return (
+        f"[learn] LoRA r={lora['rank']} lr {lora['lr']:g} on {over_warm['instances']} {split} instances: "
+        f"GRPO-LoRA - warm start {diff(over_warm)}; GRPO-LoRA - GRPO full {diff(over_full)}; "
+        f"LoRA {per_step(lora['training'])} vs full {per_step(full_training)}"
+    )
 
 
 def over_seeds(paired: dict[str, dict], seeds: tuple[int, ...]) -> dict | None:
@@ -886,19 +925,21 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             flush=True,
         )
     runs = seed_runs(train_argv, cfg.train_seeds, out)
+    lora_lr = cfg.lora_lr or 10 * train_cfg.lr
+    lora = lora_runs(runs["grpo"], cfg.lora_rank, lora_lr, out)
     warm_record = None
     if cfg.train:
         t0 = time.perf_counter()
         warm_record = warm_start_lib.warm_start(warm_start_config(cfg, train_cfg, demo_ids, out))
         seconds["warm_start"] = time.perf_counter() - t0
-        for name, argv in runs.items():
+        for name, argv in {**runs, **lora}.items():
             seconds[name] = run_train(cfg.nproc, argv)
         (out / TRAINED_RUN).write_text(json.dumps({"config_hash": config_hash}) + "\n")
     elif (out / "warm_start" / "warm_start.json").is_file():
         warm_record = json.loads((out / "warm_start" / "warm_start.json").read_text())
 
     policies = {"warm_start": str(out / "warm_start" / "hf")}
-    for name, argv in runs.items():
+    for name, argv in {**runs, **lora}.items():
         policies[name] = str(Path(argv[argv.index("--out-dir") + 1]) / "hf")
     if cfg.base_k:
         policies = {"base": base_path, **policies}
@@ -974,6 +1015,22 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     }
     seeds = over_seeds(by_seed, cfg.train_seeds)
     metrics = out / "train" / "metrics.jsonl"
+    lora_result = None
+    if lora:
+        lora_metrics = out / "train-lora" / "metrics.jsonl"
+        lora_result = {
+            "rank": cfg.lora_rank,
+            "lr": lora_lr,
+            "argv": lora["grpo_lora"],
+            "paired_lora_minus_warm_start": paired_by_cell(
+                trajectories["warm_start"], trajectories["grpo_lora"], cells, cfg.bootstrap_resamples
+            ),
+            # LoRA's GRPO against the full fine-tune's, instance by instance
+            "paired_lora_minus_full": paired_by_cell(
+                trajectories["grpo"], trajectories["grpo_lora"], cells, cfg.bootstrap_resamples
+            )["all"],
+            "training": step_timings(lora_metrics) if lora_metrics.is_file() else None,
+        }
     seconds["total"] = time.perf_counter() - t_start
     learning = {
         "config": {
@@ -1005,6 +1062,7 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
         "paired_by_seed": by_seed,
         "over_seeds": seeds,
         "paired_grpo_minus_sft_best": over_sft,
+        "lora": lora_result,
         "held_out_shape": held_out_shape_result(cfg, trajectories, cells),
         "episodes": shapes,
         "flow": {"grpo": flow, "warm_start": flow_warm},
@@ -1045,6 +1103,8 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             f"{seeds['seeds'][0]}'s",
             flush=True,
         )
+    if lora_result:
+        print(lora_line(lora_result, learning["training"], cfg.evaluate_on), flush=True)
     print(line, flush=True)
     return learning
 

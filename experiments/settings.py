@@ -120,6 +120,14 @@ class MultiTurnLearnConfig:
     sft_best_min_steps: int = -1
     # passes over the demonstrations at most
     sft_best_max_epochs: int = 30
+    # -- LoRA beside the full fine-tune (lora.py; issue 50)
+    # a second GRPO run from the one warm start with `--lora.rank lora_rank` (the preset's alpha and
+    # targets), into OUT/train-lora, evaluated on the same instances as "grpo_lora" and paired against the
+    # warm start and the full fine-tune (0 = no such run)
+    lora_rank: int = 0
+    # that run's learning rate (0 = 10 x the full fine-tune's: "LoRA Without Regret" (Schulman et al.,
+    # Thinking Machines 2025) finds LoRA's best learning rate about 10 x full fine-tuning's)
+    lora_lr: float = 0.0
 
 
 # the held-out splits `make learn` can evaluate on (folders under OUT/tasks)
@@ -153,6 +161,12 @@ MULTITURN_LEARN_RULES: list[Rule] = [
     ("sft_best_patience", lambda v: v >= 1, "must be >= 1"),
     ("sft_best_min_steps", lambda v: v >= -1, "must be >= 0 (-1 = GRPO's steps)"),
     ("sft_best_max_epochs", lambda v: v >= 1, "must be >= 1"),
+    ("lora_rank", lambda v: v >= 0, "must be >= 0 (0 = no LoRA run)"),
+    (
+        "lora_lr",
+        lambda v: math.isfinite(v) and v >= 0,
+        "must be a finite number >= 0 (0 = 10 x the full fine-tune's lr)",
+    ),
 ]
 
 

@@ -441,6 +441,25 @@ def test_each_training_seed_is_a_grpo_run_of_its_own_folder_and_seed(tmp_path):
         learn.parse_args(["--train-seeds", "0", "1", "--", "--seed", "3"])
 
 
+def test_the_lora_run_is_the_full_runs_argv_into_its_own_folder_with_rank_and_lr_last(tmp_path):
+    argv = ["--preset", "p", "--out-dir", str(tmp_path / "train"), "--lr", "1e-5", "--steps", "4"]
+    assert learn.lora_runs(argv, 0, 1e-4, tmp_path) == {}
+    assert learn.lora_runs(argv, 8, 1e-4, tmp_path) == {
+        "grpo_lora": [
+            *["--preset", "p", "--out-dir", str(tmp_path / "train-lora"), "--lr", "1e-5"],
+            *["--steps", "4", "--lora.rank", "8", "--lr", "0.0001"],
+        ]
+    }
+    # the last --lr is the one train.py takes
+    flags = learn.lora_runs(argv[2:], 8, 1e-4, tmp_path)["grpo_lora"]
+    run = configs.parse_cli(flags, check_paths=False)
+    assert (run.lr, run.lora.rank, run.out_dir) == (1e-4, 8, str(tmp_path / "train-lora"))
+    with pytest.raises(configs.ConfigError, match=r"lora_rank = -1: must be >= 0"):
+        learn.parse_args(["--lora-rank", "-1"])
+    with pytest.raises(configs.ConfigError, match="^lora_rank: a --lora.\\* flag after `--`"):
+        learn.parse_args(["--lora-rank", "8", "--", "--lora.alpha", "32"])
+
+
 def test_the_headline_over_seeds_is_the_mean_and_spread_of_each_seeds_paired_difference():
     by_seed = {
         "grpo": paired(0.3, 0.1, 0.5),
@@ -619,7 +638,7 @@ def test_step_timings_average_the_metrics_records(tmp_path):
         20.0,
         32.0,
     )
-    assert (t["tools_s_per_episode"], t["verify_s_per_episode"]) == (0.5, 8.0)
+    assert (t["tools_s_per_episode"], t["verify_s_per_episode"], t["sync_s"]) == (0.5, 8.0, 2.0)
     assert t["malformed_turn_rate"] == pytest.approx(0.15)
     assert (t["refill_rounds"], t["refill_episodes"]) == (3, 24)
     assert t["stop_reasons"] == {"finish": 20, "max_turns": 12}
@@ -696,6 +715,8 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
         "1",
         "--bootstrap-resamples",
         "200",
+        "--lora-rank",
+        "2",
         "--",
         "--policy.path",
         "tiny-random-qwen3",
@@ -716,7 +737,17 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
         "base": "tiny-random-qwen3",
         "warm_start": str(out / "warm_start" / "hf"),
         "grpo": str(out / "train" / "hf"),
+        "grpo_lora": str(out / "train-lora" / "hf"),
     }
+    # the LoRA run: GRPO from the same warm start with rank-2 adapters at 10 x the preset's lr (1e-5)
+    lora = learning["lora"]
+    assert (lora["rank"], lora["lr"]) == (2, pytest.approx(1e-4))
+    assert (out / "train-lora" / "hf" / "adapter" / "adapter_config.json").is_file()
+    assert lora["training"]["steps"] == 1
+    assert lora["paired_lora_minus_full"]["instances"] + len(
+        lora["paired_lora_minus_full"]["unpaired"]
+    ) == 2
+    assert learn.lora_line(lora, learning["training"], "validation") in p.stdout
     assert learning["config"]["eval_ids"] == [
         "mt-validation-0-pointer-h1",
         "mt-validation-1-run-h1",
@@ -726,7 +757,7 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
     assert learning["config"]["demonstration_ids"] == learning["config"]["train_ids"]
     # the oracle resolves every demonstration instance
     assert (learning["warm_start"]["episodes"], learning["warm_start"]["resolved"]) == (3, 3)
-    for name in ("base", "warm_start", "grpo"):
+    for name in ("base", "warm_start", "grpo", "grpo_lora"):
         s = learning["results"][name]
         assert s["episodes"] == 2 and s["scored"] + s["errors"] == 2
         assert learning["episodes"][name]["turns_mean"] >= 1.0
