@@ -1023,7 +1023,10 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
             "lr": lora_lr,
             "argv": lora["grpo_lora"],
             "paired_lora_minus_warm_start": paired_by_cell(
-                trajectories["warm_start"], trajectories["grpo_lora"], cells, cfg.bootstrap_resamples
+                trajectories["warm_start"],
+                trajectories["grpo_lora"],
+                cells,
+                cfg.bootstrap_resamples,
             ),
             # LoRA's GRPO against the full fine-tune's, instance by instance
             "paired_lora_minus_full": paired_by_cell(

@@ -744,9 +744,11 @@ def test_tiny_multiturn_learn_run_writes_learning_json_and_a_verdict_from_its_nu
     assert (lora["rank"], lora["lr"]) == (2, pytest.approx(1e-4))
     assert (out / "train-lora" / "hf" / "adapter" / "adapter_config.json").is_file()
     assert lora["training"]["steps"] == 1
-    assert lora["paired_lora_minus_full"]["instances"] + len(
-        lora["paired_lora_minus_full"]["unpaired"]
-    ) == 2
+    assert (
+        lora["paired_lora_minus_full"]["instances"]
+        + len(lora["paired_lora_minus_full"]["unpaired"])
+        == 2
+    )
     assert learn.lora_line(lora, learning["training"], "validation") in p.stdout
     assert learning["config"]["eval_ids"] == [
         "mt-validation-0-pointer-h1",
