@@ -450,24 +450,26 @@ async def guess(task, tag) -> float:
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("case", range(len(CASES)), ids=[shape for shape, _, _ in CASES])
-def test_the_oracle_turns_solve_the_instance_and_a_one_turn_guess_does_not(built, case):
-    inst, task, tag = built[case]
-
-    async def both():
-        return await asyncio.gather(act_out(task, tag), guess(task, tag))
+def test_the_oracle_turns_solve_the_instance_and_a_one_turn_guess_does_not(built):
+    # every case's oracle episode and guess at once: they wait on containers, not on the CPU
+    async def every():
+        return await asyncio.gather(
+            *(asyncio.gather(act_out(task, tag), guess(task, tag)) for _, task, tag in built)
+        )
 
     start = time.monotonic()
-    (values, observations, score), guessed = asyncio.run(both())
-    print(f"{inst.id}: oracle episode and guess in {time.monotonic() - start:.1f} s")
-    assert (score, guessed) == (1.0, 0.0)
-    assert values["code"] == inst.code
-    assert len(observations) == inst.hops + 1 == task.max_turns - 1
-    # every revealed value is in an earlier observation and in the next command
-    for var, value in values.items():
-        step = next(i for i, s in enumerate(inst.steps) if var in s.get("capture", {}))
-        assert value in observations[step]
-        assert value in observations[step + 1].splitlines()[0]
+    outcomes = asyncio.run(every())
+    print(f"{len(built)} oracle episodes and guesses in {time.monotonic() - start:.1f} s")
+    assert [inst.shape for inst, _, _ in built] == [shape for shape, _, _ in CASES]
+    for (inst, task, _), ((values, observations, score), guessed) in zip(built, outcomes):
+        assert (inst.id, score, guessed) == (inst.id, 1.0, 0.0)
+        assert values["code"] == inst.code
+        assert len(observations) == inst.hops + 1 == task.max_turns - 1
+        # every revealed value is in an earlier observation and in the next command
+        for var, value in values.items():
+            step = next(i for i, s in enumerate(inst.steps) if var in s.get("capture", {}))
+            assert value in observations[step]
+            assert value in observations[step + 1].splitlines()[0]
 
 
 @pytest.mark.docker
@@ -572,7 +574,9 @@ def test_no_shortcut_within_the_presets_caps_resolves_more_than_5_percent_and_th
 def test_the_suite_catches_a_tree_small_enough_to_dump(tmp_path, tokenizer):
     # the check made to fail: two 2-hop instances with 3 other files each instead of hundreds (config's
     # keys print in a dump as pointer's notes do; one of the two is enough to show the catch)
-    instances = [make_instance("eval", s, shape, 2, fillers=3) for s, shape in enumerate(SHAPES[:2])]
+    instances = [
+        make_instance("eval", s, shape, 2, fillers=3) for s, shape in enumerate(SHAPES[:2])
+    ]
     assert [i.shape for i in instances] == ["pointer", "run"]
     results = suite(instances, tmp_path, tokenizer)
     assert [r.oracle_score for r in results] == [1.0, 1.0]
