@@ -595,13 +595,18 @@ def seed_runs(train_argv: list[str], seeds: tuple[int, ...], out: Path) -> dict[
     appended (train_argv's --out-dir value replaced)."""
     if not seeds:
         return {"grpo": train_argv}
-    at = train_argv.index("--out-dir") + 1
     runs = {}
     for i, seed in enumerate(seeds):
         name, folder = ("grpo", "train") if i == 0 else (f"grpo_seed{seed}", f"train-seed{seed}")
-        argv = [*train_argv[:at], str(out / folder), *train_argv[at + 1 :], "--seed", str(seed)]
-        runs[name] = argv
+        runs[name] = [*with_out_dir(train_argv, out / folder), "--seed", str(seed)]
     return runs
+
+
+def with_out_dir(train_argv: list[str], folder: Path) -> list[str]:
+    """train_argv with the value of its --out-dir replaced by folder (a run of its own). Raises ValueError
+    when train_argv has no --out-dir."""
+    at = train_argv.index("--out-dir") + 1
+    return [*train_argv[:at], str(folder), *train_argv[at + 1 :]]
 
 
 def lora_runs(train_argv: list[str], rank: int, lr: float, out: Path) -> dict[str, list[str]]:
@@ -610,8 +615,7 @@ def lora_runs(train_argv: list[str], rank: int, lr: float, out: Path) -> dict[st
     (tyro keeps the last value given, so these override the preset's and the user's)."""
     if not rank:
         return {}
-    at = train_argv.index("--out-dir") + 1
-    argv = [*train_argv[:at], str(out / "train-lora"), *train_argv[at + 1 :]]
+    argv = with_out_dir(train_argv, out / "train-lora")
     return {"grpo_lora": [*argv, "--lora.rank", str(rank), "--lr", repr(lr)]}
 
 
@@ -927,19 +931,20 @@ def run_multiturn_experiment(cfg: settings.MultiTurnLearnConfig, rest: list[str]
     runs = seed_runs(train_argv, cfg.train_seeds, out)
     lora_lr = cfg.lora_lr or 10 * train_cfg.lr
     lora = lora_runs(runs["grpo"], cfg.lora_rank, lora_lr, out)
+    trained = {**runs, **lora}  # every GRPO run from the warm start, each into its own folder
     warm_record = None
     if cfg.train:
         t0 = time.perf_counter()
         warm_record = warm_start_lib.warm_start(warm_start_config(cfg, train_cfg, demo_ids, out))
         seconds["warm_start"] = time.perf_counter() - t0
-        for name, argv in {**runs, **lora}.items():
+        for name, argv in trained.items():
             seconds[name] = run_train(cfg.nproc, argv)
         (out / TRAINED_RUN).write_text(json.dumps({"config_hash": config_hash}) + "\n")
     elif (out / "warm_start" / "warm_start.json").is_file():
         warm_record = json.loads((out / "warm_start" / "warm_start.json").read_text())
 
     policies = {"warm_start": str(out / "warm_start" / "hf")}
-    for name, argv in {**runs, **lora}.items():
+    for name, argv in trained.items():
         policies[name] = str(Path(argv[argv.index("--out-dir") + 1]) / "hf")
     if cfg.base_k:
         policies = {"base": base_path, **policies}

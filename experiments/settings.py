@@ -120,7 +120,7 @@ class MultiTurnLearnConfig:
     sft_best_min_steps: int = -1
     # passes over the demonstrations at most
     sft_best_max_epochs: int = 30
-    # -- LoRA beside the full fine-tune (lora.py; issue 50)
+    # -- LoRA beside the full fine-tune (lora.py)
     # a second GRPO run from the one warm start with `--lora.rank lora_rank` (the preset's alpha and
     # targets), into OUT/train-lora, evaluated on the same instances as "grpo_lora" and paired against the
     # warm start and the full fine-tune (0 = no such run)
